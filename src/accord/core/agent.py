@@ -1,0 +1,106 @@
+"""Agent commands: the moves an agent makes on a task it works on, and its artifacts.
+
+Each returns the seed's outcome: ``moved`` / ``updated`` with one published event,
+``not-found`` (no such task), or ``wrong-state`` with the ``TaskStateConflict{state}`` payload
+when the lifecycle table has no such move from the task's state. Terminal tasks never change,
+so ``update_artifact`` on a terminal task is ``wrong-state`` too (the seed is silent there).
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from accord.core import lifecycle
+from accord.core._build import (
+    SEED_STATE_NAMES,
+    append,
+    artifact_published,
+    status_published,
+    task_not_found,
+    timestamp,
+)
+from accord.core.outcome import Outcome, refused
+from accord.core.records import TaskRecord
+from accord.wire.errors import A2AError, ErrorKind
+from accord.wire.model import (
+    UNSET,
+    Artifact,
+    Message,
+    Role,
+    TaskArtifactUpdateEvent,
+    TaskStatus,
+    TaskStatusUpdateEvent,
+)
+
+AGENT_MOVES = ("work", "complete", "fail", "reject", "require_input", "require_auth")
+
+
+def wrong_state(record: TaskRecord, action: str) -> Outcome:
+    state = record.state
+    error = A2AError(
+        ErrorKind.TASK_STATE_CONFLICT,
+        f"task {record.id!r} is {state.value}; {action} does not start from it",
+        {"taskId": record.id, "state": state.value},
+    )
+    return refused("wrong-state", error, {"state": SEED_STATE_NAMES[state]})
+
+
+def agent_message(message: Message, record: TaskRecord) -> Message:
+    """An agent's status message, bound to its task and context."""
+    return msgspec.structs.replace(
+        message,
+        role=Role.AGENT,
+        task_id=record.task.id,
+        context_id=record.task.context_id,
+    )
+
+
+def move(
+    record: TaskRecord | None,
+    move_name: str,
+    now_ms: int,
+    status_message: Message | None = None,
+    task_id: str = "",
+) -> Outcome:
+    """StartWorking / CompleteTask / FailTask / RejectTask / RequireInput / RequireAuth /
+    (with ``move_name="cancel"``) the state change of a cancel."""
+    if record is None:
+        return refused("not-found", task_not_found(task_id))
+    target = lifecycle.MOVES[move_name]
+    if record.state not in target.sources:
+        return wrong_state(record, move_name)
+    status = TaskStatus(
+        state=target.to,
+        message=agent_message(status_message, record) if status_message else UNSET,
+        timestamp=timestamp(now_ms),
+    )
+    update = TaskStatusUpdateEvent(
+        task_id=record.task.id, context_id=record.task.context_id, status=status
+    )
+    new, event = append(record, "status", update, now_ms)
+    return Outcome("moved", events=[event], record=new, published=[status_published(update)])
+
+
+def update_artifact(
+    record: TaskRecord | None,
+    artifact: Artifact,
+    now_ms: int,
+    *,
+    append_parts: bool = False,
+    last_chunk: bool = False,
+    task_id: str = "",
+) -> Outcome:
+    """UpdateArtifact: a new artifact, a replacement (same id, ``append=False``) or a chunk."""
+    if record is None:
+        return refused("not-found", task_not_found(task_id))
+    if lifecycle.is_terminal(record.state):
+        return wrong_state(record, "update_artifact")
+    update = TaskArtifactUpdateEvent(
+        task_id=record.task.id,
+        context_id=record.task.context_id,
+        artifact=artifact,
+        append=append_parts,
+        last_chunk=last_chunk,
+    )
+    new, event = append(record, "artifact", update, now_ms)
+    return Outcome("updated", events=[event], record=new, published=[artifact_published(update)])

@@ -1,0 +1,186 @@
+"""ProtoJSON encoding and decoding of the wire model.
+
+Decoding takes camelCase (the fast path: msgspec straight from bytes) and, as ProtoJSON
+requires, the proto's snake_case names too. Snake-case input is rare, so it is detected with
+one regex over the raw bytes and only then routed through a schema-aware rename, which touches
+field names of the model and never the free-form ``metadata`` / ``data`` values.
+
+Every failure becomes :class:`WireError` naming the offending field path in camelCase
+(``message.parts[0].text``), which the bindings turn into ``google.rpc.BadRequest`` field
+violations.
+"""
+
+from __future__ import annotations
+
+import re
+import types
+import typing
+from functools import cache
+from typing import Any, TypeVar
+
+import msgspec
+
+from accord.wire.model import FIELD_MARK, Wire
+
+T = TypeVar("T")
+
+_encoder = msgspec.json.Encoder()
+_plain_decoder = msgspec.json.Decoder()
+
+
+class WireError(ValueError):
+    """Input that is not a valid wire message.
+
+    ``field`` is the camelCase path of the offending field ("" when the whole document is at
+    fault); ``parse_error`` is true when the bytes are not JSON at all.
+    """
+
+    def __init__(self, description: str, field: str = "", *, parse_error: bool = False) -> None:
+        super().__init__(f"{field}: {description}" if field else description)
+        self.description = description
+        self.field = field
+        self.parse_error = parse_error
+
+
+def encode(value: Any) -> bytes:
+    """ProtoJSON bytes of a wire message (or of plain JSON-compatible data)."""
+    return _encoder.encode(value)
+
+
+def to_builtins(value: Any) -> Any:
+    """The wire message as plain dicts and lists, camelCase keys, as on the wire."""
+    return msgspec.to_builtins(value)
+
+
+_decoders: dict[Any, msgspec.json.Decoder[Any]] = {}
+
+
+def _decoder(type_: type[T]) -> msgspec.json.Decoder[T]:
+    decoder = _decoders.get(type_)
+    if decoder is None:
+        decoder = _decoders[type_] = msgspec.json.Decoder(type_)
+    return decoder
+
+
+def decode(data: bytes | str, type_: type[T]) -> T:
+    """Decode ProtoJSON ``data`` into ``type_``; raises :class:`WireError`."""
+    if isinstance(data, str):
+        data = data.encode()
+    if _snake_names().search(data) is None:
+        try:
+            return _decoder(type_).decode(data)
+        except msgspec.ValidationError as exc:
+            raise _wire_error(exc) from None
+        except msgspec.DecodeError as exc:
+            raise WireError(f"malformed JSON: {exc}", parse_error=True) from None
+    try:
+        raw = _plain_decoder.decode(data)
+    except msgspec.DecodeError as exc:
+        raise WireError(f"malformed JSON: {exc}", parse_error=True) from None
+    return convert(raw, type_)
+
+
+def convert(raw: Any, type_: type[T]) -> T:
+    """Build ``type_`` from already-parsed JSON (dicts and lists), camel or snake case."""
+    try:
+        return msgspec.convert(_camelize(raw, type_), type_)
+    except msgspec.ValidationError as exc:
+        raise _wire_error(exc) from None
+
+
+def decode_json(data: bytes | str) -> Any:
+    """Plain JSON to Python objects; raises :class:`WireError` (parse error) when malformed."""
+    try:
+        return _plain_decoder.decode(data)
+    except msgspec.DecodeError as exc:
+        raise WireError(f"malformed JSON: {exc}", parse_error=True) from None
+
+
+# --- error paths ---------------------------------------------------------------------------
+
+_AT = re.compile(r" - at `\$(.*)`$")
+_MISSING = re.compile(r"^Object missing required field `([^`]+)`")
+
+
+def _wire_error(exc: msgspec.ValidationError) -> WireError:
+    text = str(exc)
+    path = ""
+    match = _AT.search(text)
+    if match:
+        path = match.group(1).lstrip(".")
+        text = text[: match.start()]
+    missing = _MISSING.match(text)
+    if missing:
+        return WireError("required field is missing", _join(path, missing.group(1)))
+    if text.startswith(FIELD_MARK):
+        _, field, description = text.split(FIELD_MARK, 2)
+        return WireError(description, _join(path, field))
+    return WireError(text, path)
+
+
+def _join(path: str, field: str) -> str:
+    return f"{path}.{field}" if path else field
+
+
+# --- snake_case input ----------------------------------------------------------------------
+
+
+def _wire_types() -> list[type[Wire]]:
+    found: list[type[Wire]] = []
+    pending: list[type[Wire]] = [Wire]
+    while pending:
+        cls = pending.pop()
+        found.append(cls)
+        pending.extend(cls.__subclasses__())
+    return found
+
+
+@cache
+def _snake_names() -> re.Pattern[bytes]:
+    """Matches a JSON key that is the snake_case name of some field of the model."""
+    names = {
+        name for cls in _wire_types() for name in cls.__struct_fields__ if "_" in name.strip("_")
+    }
+    alternatives = "|".join(sorted(map(re.escape, names)))
+    return re.compile(rb'"(?:' + alternatives.encode() + rb')"\s*:')
+
+
+@cache
+def _field_types(cls: type[Wire]) -> dict[str, tuple[str, Any]]:
+    """For each accepted input key of ``cls``: (its camelCase key, its declared type)."""
+    hints = typing.get_type_hints(cls)
+    table: dict[str, tuple[str, Any]] = {}
+    for name, camel in zip(cls.__struct_fields__, cls.__struct_encode_fields__, strict=True):
+        table[camel] = (camel, hints[name])
+        table[name] = (camel, hints[name])
+    return table
+
+
+def _camelize(raw: Any, type_: Any) -> Any:
+    """Rename snake_case keys of model fields in ``raw`` (parsed JSON) to camelCase."""
+    origin = typing.get_origin(type_)
+    if origin in (typing.Union, types.UnionType):
+        for member in typing.get_args(type_):
+            if isinstance(member, type) and issubclass(member, Wire):
+                return _camelize(raw, member)
+            if typing.get_origin(member) in (list, dict):
+                return _camelize(raw, member)
+        return raw
+    if isinstance(type_, type) and issubclass(type_, Wire) and isinstance(raw, dict):
+        table = _field_types(type_)
+        out: dict[str, Any] = {}
+        for key, value in raw.items():
+            entry = table.get(key)
+            if entry is None:
+                out[key] = value  # unknown: msgspec ignores it
+            else:
+                camel, field_type = entry
+                out[camel] = _camelize(value, field_type)
+        return out
+    if origin is list and isinstance(raw, list):
+        (item,) = typing.get_args(type_)
+        return [_camelize(v, item) for v in raw]
+    if origin is dict and isinstance(raw, dict):
+        _, item = typing.get_args(type_)
+        return {k: _camelize(v, item) for k, v in raw.items()}
+    return raw

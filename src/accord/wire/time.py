@@ -1,0 +1,32 @@
+"""Timestamps on the wire: RFC 3339 in UTC with milliseconds and ``Z``.
+
+The core never reads the clock; callers pass times in as epoch milliseconds, and this module
+turns them into the wire form and back.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def format_timestamp(epoch_ms: int) -> str:
+    """``2026-11-29T15:31:56.123Z`` for the given epoch milliseconds."""
+    seconds, millis = divmod(epoch_ms, 1000)
+    moment = datetime.fromtimestamp(seconds, UTC)
+    return f"{moment:%Y-%m-%dT%H:%M:%S}.{millis:03d}Z"
+
+
+def parse_timestamp(text: str) -> int:
+    """Epoch milliseconds of an RFC 3339 timestamp (any offset, any fraction); ValueError."""
+    value = text.strip()
+    if not value or "T" not in value.upper():
+        raise ValueError(f"not an RFC 3339 timestamp: {text!r}")
+    if value[-1] in "zZ":
+        value = value[:-1] + "+00:00"
+    moment = datetime.fromisoformat(value)
+    if moment.tzinfo is None:
+        raise ValueError(f"timestamp needs a UTC offset or Z: {text!r}")
+    delta = moment - _EPOCH
+    return (delta.days * 86_400 + delta.seconds) * 1000 + delta.microseconds // 1000
