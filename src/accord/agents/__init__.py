@@ -1,0 +1,19 @@
+"""The executor API agents are written against, and the built-in agents."""
+
+from accord.agents.api import (
+    AgentError,
+    Executor,
+    ExecutorFunction,
+    RequestContext,
+    TaskHandle,
+    WrongStateError,
+)
+
+__all__ = [
+    "AgentError",
+    "Executor",
+    "ExecutorFunction",
+    "RequestContext",
+    "TaskHandle",
+    "WrongStateError",
+]

@@ -1,0 +1,153 @@
+"""Tasks with an executor running in this process, and the handle their executor drives.
+
+While an executor runs, the engine keeps the task's latest decided record here so the agent's
+commands are decided without a store read and appended back to back (the store's group commit
+then makes them durable together). Followers still read only what is durable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from accord.agents.api import AgentError, MessageLike, RequestContext
+from accord.core import agent as agent_commands
+from accord.core.outcome import Outcome
+from accord.core.records import TaskRecord
+from accord.wire.model import Artifact, Message, Part, Role
+
+if TYPE_CHECKING:
+    from accord.engine.engine import Engine
+
+
+@dataclass(eq=False)
+class Run:
+    """One execution of the agent for one incoming message."""
+
+    ctx: RequestContext
+    handle: LiveHandle
+    start: TaskRecord  # the task as this turn began (new, or with the message appended)
+    task: asyncio.Task[None] | None = None
+    reply: Message | None = None
+    finished: bool = False
+
+
+@dataclass(eq=False)
+class LiveTask:
+    task_id: str
+    tenant: str
+    record: TaskRecord | None  # latest decided; None means "reload from the store"
+    pending: Outcome | None = None  # a creation not yet appended (the agent has not answered)
+    runs: set[Run] = field(default_factory=set)
+    last_commit: asyncio.Future[None] | None = None
+    broken: BaseException | None = None
+
+    @property
+    def created(self) -> bool:
+        return self.pending is None
+
+
+def as_message(value: MessageLike, task_id: str = "", context_id: str = "") -> Message | None:
+    """A status or reply message from what an agent author passed."""
+    if value is None:
+        return None
+    if isinstance(value, Message):
+        return value
+    parts = [Part(text=value)] if isinstance(value, str) else list(value)
+    return Message(
+        message_id=uuid.uuid4().hex,
+        role=Role.AGENT,
+        parts=parts,
+        task_id=task_id,
+        context_id=context_id,
+    )
+
+
+class LiveHandle:
+    """The :class:`~accord.agents.api.TaskHandle` of a run: each method is one agent command."""
+
+    def __init__(self, engine: Engine, live: LiveTask, run_ref: Callable[[], Run]) -> None:
+        self._engine = engine
+        self._live = live
+        self._run = run_ref
+
+    @property
+    def task_id(self) -> str:
+        return self._live.task_id
+
+    @property
+    def context_id(self) -> str:
+        return self._run().ctx.context_id
+
+    def _move(self, move: str, message: MessageLike) -> Awaitable[Outcome]:
+        status = as_message(message, self.task_id, self.context_id)
+        return self._engine.agent_act(
+            self._live,
+            lambda record, now: agent_commands.move(record, move, now, status, self.task_id),
+        )
+
+    async def start_working(self, message: MessageLike = None) -> None:
+        await self._move("work", message)
+
+    async def require_input(self, message: MessageLike = None) -> None:
+        await self._move("require_input", message)
+
+    async def require_auth(self, message: MessageLike = None) -> None:
+        await self._move("require_auth", message)
+
+    async def complete(self, message: MessageLike = None) -> None:
+        await self._move("complete", message)
+
+    async def fail(self, message: MessageLike = None) -> None:
+        await self._move("fail", message)
+
+    async def reject(self, message: MessageLike = None) -> None:
+        await self._move("reject", message)
+
+    async def update_artifact(
+        self,
+        artifact: Artifact | None = None,
+        *,
+        text: str | None = None,
+        parts: list[Part] | None = None,
+        artifact_id: str | None = None,
+        name: str = "",
+        append: bool = False,
+        last_chunk: bool = False,
+    ) -> str:
+        if artifact is None:
+            if parts is None:
+                if text is None:
+                    raise AgentError("update_artifact needs an artifact, parts or text")
+                parts = [Part(text=text)]
+            if append and not artifact_id:
+                raise AgentError("appending a chunk needs the artifact_id of its artifact")
+            artifact = Artifact(artifact_id=artifact_id or uuid.uuid4().hex, parts=parts, name=name)
+        chosen = artifact
+
+        def decide(record: TaskRecord | None, now: int) -> Outcome:
+            return agent_commands.update_artifact(
+                record,
+                chosen,
+                now,
+                append_parts=append,
+                last_chunk=last_chunk,
+                task_id=self.task_id,
+            )
+
+        await self._engine.agent_act(self._live, decide)
+        return chosen.artifact_id
+
+    async def reply(self, message: MessageLike) -> None:
+        reply = as_message(message, context_id=self.context_id)
+        if reply is None:
+            raise AgentError("reply needs a message")
+        self._engine.agent_reply(self._live, self._run(), reply)
+
+    async def flush(self) -> None:
+        commit = self._live.last_commit
+        if commit is not None:
+            await asyncio.shield(commit)
