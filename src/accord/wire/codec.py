@@ -70,7 +70,10 @@ def decode(data: bytes | str, type_: type[T]) -> T:
         try:
             return _decoder(type_).decode(data)
         except msgspec.ValidationError as exc:
-            raise _wire_error(exc) from None
+            # msgspec reads only padded standard base64; ProtoJSON also allows URL-safe and
+            # unpadded forms, which the slow path below normalizes.
+            if "base64" not in str(exc):
+                raise _wire_error(exc) from None
         except msgspec.DecodeError as exc:
             raise WireError(f"malformed JSON: {exc}", parse_error=True) from None
     try:
@@ -80,10 +83,11 @@ def decode(data: bytes | str, type_: type[T]) -> T:
     return convert(raw, type_)
 
 
-def convert(raw: Any, type_: type[T]) -> T:
-    """Build ``type_`` from already-parsed JSON (dicts and lists), camel or snake case."""
+def convert(raw: Any, type_: type[T], *, from_strings: bool = False) -> T:
+    """Build ``type_`` from already-parsed JSON (dicts and lists), camel or snake case.
+    ``from_strings`` also accepts numbers and booleans written as strings (query parameters)."""
     try:
-        return msgspec.convert(_camelize(raw, type_), type_)
+        return msgspec.convert(_camelize(raw, type_), type_, strict=not from_strings)
     except msgspec.ValidationError as exc:
         raise _wire_error(exc) from None
 
@@ -156,11 +160,20 @@ def _field_types(cls: type[Wire]) -> dict[str, tuple[str, Any]]:
     return table
 
 
+def _standard_base64(text: str) -> str:
+    """URL-safe and unpadded base64 (both valid ProtoJSON) as padded standard base64."""
+    text = text.strip().replace("-", "+").replace("_", "/")
+    return text + "=" * (-len(text) % 4)
+
+
 def _camelize(raw: Any, type_: Any) -> Any:
-    """Rename snake_case keys of model fields in ``raw`` (parsed JSON) to camelCase."""
+    """Rename snake_case keys of model fields in ``raw`` (parsed JSON) to camelCase, and
+    normalize base64 for ``bytes`` fields."""
     origin = typing.get_origin(type_)
     if origin in (typing.Union, types.UnionType):
         for member in typing.get_args(type_):
+            if member is bytes and isinstance(raw, str):
+                return _standard_base64(raw)
             if isinstance(member, type) and issubclass(member, Wire):
                 return _camelize(raw, member)
             if typing.get_origin(member) in (list, dict):

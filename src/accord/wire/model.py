@@ -14,10 +14,13 @@ from __future__ import annotations
 
 import builtins
 import enum
+import re
 from typing import Any, ClassVar
 
 import msgspec
 from msgspec import UNSET, UnsetType
+
+from accord.wire.time import format_timestamp, parse_timestamp
 
 __all__ = [
     "UNSET",
@@ -216,6 +219,16 @@ class TaskStatus(Wire):
     def __post_init__(self) -> None:
         if type(self.state) is int:
             self.state = _enum_from_number(_TASK_STATE_BY_NUMBER, "state", self.state)
+        if type(self.timestamp) is str and _CANONICAL_TIME.fullmatch(self.timestamp) is None:
+            # A peer's timestamp in another valid form (no fraction, an offset) is kept in
+            # the one form accord writes; one that is no timestamp is refused.
+            try:
+                self.timestamp = format_timestamp(parse_timestamp(self.timestamp))
+            except ValueError:
+                raise invalid("timestamp", "not an RFC 3339 timestamp") from None
+
+
+_CANONICAL_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
 
 
 class Task(Wire):
@@ -365,14 +378,13 @@ class ListTasksRequest(Wire):
             self.status = _enum_from_number(_TASK_STATE_BY_NUMBER, "status", self.status)
 
 
-class ListTasksResponse(Wire):
+class ListTasksResponse(Wire, omit_defaults=False):
+    # Every field is REQUIRED (``nextPageToken`` is "" on the last page), so this response
+    # is encoded with its zero values, unlike ProtoJSON's default.
     tasks: list[Task] = []
     next_page_token: str = ""
     page_size: int = 0
     total_size: int = 0
-
-    # ProtoJSON omits zero values; this response marks every field REQUIRED, so it is
-    # encoded with its zeros (see codec.encode_list_tasks_response).
 
 
 class CancelTaskRequest(Wire):
