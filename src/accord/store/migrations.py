@@ -1,0 +1,117 @@
+"""The SQLite schema as an ordered list of migrations.
+
+A database records the versions applied to it in ``schema_version``; :func:`migrate` applies
+the missing ones, in order, in one transaction, when a store opens. A migration, once
+released, is never edited: a schema change is a new entry at the end of :data:`MIGRATIONS`.
+
+Task states are stored as their proto enum numbers (small integers keep the indexes small).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from accord.store.base import StoreError
+
+# (version, statements). Versions are 1, 2, 3 … with no gaps.
+MIGRATIONS: list[tuple[int, tuple[str, ...]]] = [
+    (
+        1,
+        (
+            """CREATE TABLE tasks (
+                id TEXT PRIMARY KEY,
+                tenant TEXT NOT NULL,
+                context_id TEXT NOT NULL,
+                state INTEGER NOT NULL,
+                created_ms INTEGER NOT NULL,
+                updated_ms INTEGER NOT NULL,
+                seq INTEGER NOT NULL,
+                snapshot BLOB NOT NULL
+            )""",
+            # ListTasks keyset paging, one index per filter shape.
+            "CREATE INDEX tasks_by_tenant ON tasks (tenant, updated_ms DESC, id DESC)",
+            "CREATE INDEX tasks_by_context ON tasks (tenant, context_id, updated_ms DESC, id DESC)",
+            "CREATE INDEX tasks_by_state ON tasks (tenant, state, updated_ms DESC, id DESC)",
+            # Recovery (tasks_in_states, by id) and retention (terminal, by status time).
+            "CREATE INDEX tasks_by_state_id ON tasks (state, id)",
+            "CREATE INDEX tasks_by_state_time ON tasks (state, updated_ms)",
+            """CREATE TABLE events (
+                task_id TEXT NOT NULL,
+                seq INTEGER NOT NULL,
+                kind TEXT NOT NULL,
+                at_ms INTEGER NOT NULL,
+                body BLOB NOT NULL,
+                PRIMARY KEY (task_id, seq)
+            ) WITHOUT ROWID""",
+            # rowid keeps insertion order: a task's configs are listed oldest first, and
+            # replacing a config keeps its place.
+            """CREATE TABLE push_configs (
+                task_id TEXT NOT NULL,
+                config_id TEXT NOT NULL,
+                tenant TEXT NOT NULL,
+                created_ms INTEGER NOT NULL,
+                body BLOB NOT NULL,
+                UNIQUE (task_id, config_id)
+            )""",
+            # Tasks per (tenant, state), kept in the writing transaction: totalSize without
+            # filters or with only a status filter, and count_tasks, read at most nine rows.
+            """CREATE TABLE task_counts (
+                tenant TEXT NOT NULL,
+                state INTEGER NOT NULL,
+                n INTEGER NOT NULL,
+                PRIMARY KEY (tenant, state)
+            ) WITHOUT ROWID""",
+            # Triggers keep the counters exact whatever statement changes ``tasks``.
+            """CREATE TRIGGER tasks_counted_insert AFTER INSERT ON tasks BEGIN
+                INSERT INTO task_counts VALUES (new.tenant, new.state, 1)
+                    ON CONFLICT (tenant, state) DO UPDATE SET n = n + 1;
+            END""",
+            """CREATE TRIGGER tasks_counted_update AFTER UPDATE OF state, tenant ON tasks
+            WHEN old.state IS NOT new.state OR old.tenant IS NOT new.tenant BEGIN
+                UPDATE task_counts SET n = n - 1 WHERE tenant = old.tenant AND state = old.state;
+                INSERT INTO task_counts VALUES (new.tenant, new.state, 1)
+                    ON CONFLICT (tenant, state) DO UPDATE SET n = n + 1;
+            END""",
+            """CREATE TRIGGER tasks_counted_delete AFTER DELETE ON tasks BEGIN
+                UPDATE task_counts SET n = n - 1 WHERE tenant = old.tenant AND state = old.state;
+            END""",
+        ),
+    ),
+]
+
+LATEST = MIGRATIONS[-1][0]
+
+
+def current_version(conn: sqlite3.Connection) -> int:
+    row = conn.execute("SELECT COALESCE(MAX(version), 0) FROM schema_version").fetchone()
+    return int(row[0])
+
+
+def migrate(conn: sqlite3.Connection, now_ms: int) -> int:
+    """Bring the schema to :data:`LATEST`; returns the version found before.
+
+    ``conn`` must be in autocommit mode (``isolation_level=None``); the whole upgrade is one
+    ``BEGIN IMMEDIATE`` transaction, so two processes opening the same file do not race.
+    """
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS schema_version ("
+            " version INTEGER PRIMARY KEY, applied_ms INTEGER NOT NULL)"
+        )
+        found = current_version(conn)
+        if found > LATEST:
+            raise StoreError(
+                f"the database has schema version {found}; this accord knows up to {LATEST}"
+            )
+        for version, statements in MIGRATIONS:
+            if version <= found:
+                continue
+            for statement in statements:
+                conn.execute(statement)
+            conn.execute("INSERT INTO schema_version VALUES (?, ?)", (version, now_ms))
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return found

@@ -1,0 +1,495 @@
+"""SQLite TaskStore (stdlib ``sqlite3``, WAL): the durable default.
+
+Writes go through one writer thread with group commit: every write waiting in the queue joins
+one transaction, which commits once (one fsync for the batch), and only then are the callers'
+futures resolved. Each write runs inside its own SAVEPOINT, so one failing write (a
+SeqConflict, a constraint) is rolled back alone and the rest of the batch still commits.
+
+Reads run synchronously on the caller's thread, on a separate connection with
+``query_only``: in WAL mode a reader never waits for the writer, and a point read takes
+microseconds, far less than a hop to a worker thread would (see docs/storage.md for the
+numbers). Nothing is cached beyond SQLite's bounded page cache, so memory does not grow with
+the number of stored tasks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import queue
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+
+from accord.core.events import Event
+from accord.core.lifecycle import TERMINAL
+from accord.core.records import PushConfigRecord, TaskRecord
+from accord.core.views import Cursor, TaskQuery
+from accord.store import migrations
+from accord.store._checks import check_append
+from accord.store.base import SeqConflict, StoreError, TaskPage
+from accord.wire.codec import encode
+from accord.wire.model import (
+    Message,
+    Task,
+    TaskArtifactUpdateEvent,
+    TaskPushNotificationConfig,
+    TaskState,
+    TaskStatusUpdateEvent,
+)
+
+# Task states as stored: the proto enum number.
+STATE_NUMBER: dict[TaskState, int] = {state: number for number, state in enumerate(TaskState)}
+STATE_BY_NUMBER: dict[int, TaskState] = dict(enumerate(TaskState))
+_TERMINAL_NUMBERS = tuple(sorted(STATE_NUMBER[s] for s in TERMINAL))
+
+# What this store wrote itself is canonical camelCase JSON, so it is decoded with plain typed
+# decoders; accord.wire.codec.decode would first scan every snapshot for snake_case keys, which
+# only untrusted input needs.
+_task_decoder = msgspec.json.Decoder(Task)
+_config_decoder = msgspec.json.Decoder(TaskPushNotificationConfig)
+_BODY_DECODERS: dict[str, msgspec.json.Decoder[Any]] = {
+    "task": _task_decoder,
+    "status": msgspec.json.Decoder(TaskStatusUpdateEvent),
+    "artifact": msgspec.json.Decoder(TaskArtifactUpdateEvent),
+    "message": msgspec.json.Decoder(Message),
+}
+
+_SYNCHRONOUS = ("FULL", "NORMAL")
+_BATCH_MAX = 1024  # writes per transaction; bounds how long one commit holds the lock
+
+_TASK_COLUMNS = "tenant, seq, created_ms, updated_ms, snapshot"
+_GET_ANY = f"SELECT {_TASK_COLUMNS} FROM tasks WHERE id = ?"
+_GET_SCOPED = f"SELECT {_TASK_COLUMNS} FROM tasks WHERE id = ? AND tenant = ?"
+
+Op = Callable[[sqlite3.Connection], Any]
+
+
+@dataclass(slots=True)
+class _Write:
+    op: Op
+    future: asyncio.Future[Any]
+
+
+class _Writer(threading.Thread):
+    """Owns the write connection; commits queued writes in batches."""
+
+    def __init__(self, path: str, synchronous: str) -> None:
+        super().__init__(name=f"accord-sqlite-writer:{path}", daemon=True)
+        self.path = path
+        self.synchronous = synchronous
+        self.queue: queue.SimpleQueue[_Write | None] = queue.SimpleQueue()
+        self.ready = threading.Event()
+        self.startup_error: BaseException | None = None
+        self.commits = 0  # transactions committed (each one fsync with synchronous=FULL)
+        self.writes = 0  # writes those transactions carried
+
+    def run(self) -> None:
+        try:
+            conn = _connect(self.path, self.synchronous)
+        except BaseException as exc:  # reported to open() through startup_error
+            self.startup_error = exc
+            self.ready.set()
+            return
+        self.ready.set()
+        try:
+            running = True
+            while running:
+                first = self.queue.get()
+                if first is None:
+                    break
+                batch = [first]
+                while len(batch) < _BATCH_MAX:
+                    try:
+                        item = self.queue.get_nowait()
+                    except queue.Empty:
+                        break
+                    if item is None:
+                        running = False
+                        break
+                    batch.append(item)
+                _resolve(self._commit(conn, batch))
+        finally:
+            conn.close()
+
+    def _commit(
+        self, conn: sqlite3.Connection, batch: list[_Write]
+    ) -> list[tuple[_Write, Any, BaseException | None]]:
+        done: list[tuple[_Write, Any, BaseException | None]] = []
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            for write in batch:
+                conn.execute("SAVEPOINT w")
+                try:
+                    value = write.op(conn)
+                except Exception as exc:
+                    conn.execute("ROLLBACK TO w")
+                    conn.execute("RELEASE w")
+                    done.append((write, None, _store_error(exc)))
+                else:
+                    conn.execute("RELEASE w")
+                    done.append((write, value, None))
+            conn.execute("COMMIT")
+            self.commits += 1
+            self.writes += len(batch)
+        except Exception as exc:
+            if conn.in_transaction:
+                with contextlib.suppress(sqlite3.Error):
+                    conn.execute("ROLLBACK")
+            error = StoreError(f"commit failed: {exc}")
+            return [(write, None, error) for write in batch]
+        return done
+
+
+def _store_error(exc: Exception) -> Exception:
+    if isinstance(exc, StoreError):
+        return exc
+    error = StoreError(f"{type(exc).__name__}: {exc}")
+    error.__cause__ = exc
+    return error
+
+
+def _resolve(done: list[tuple[_Write, Any, BaseException | None]]) -> None:
+    """Hand the results to each caller's event loop (one wake-up per loop per batch)."""
+    by_loop: dict[asyncio.AbstractEventLoop, list[tuple[_Write, Any, BaseException | None]]] = {}
+    for item in done:
+        by_loop.setdefault(item[0].future.get_loop(), []).append(item)
+    for loop, items in by_loop.items():
+        # A closed loop raises RuntimeError: nobody is waiting there any more.
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(_settle, items)
+
+
+def _settle(items: list[tuple[_Write, Any, BaseException | None]]) -> None:
+    for write, value, error in items:
+        future = write.future
+        if future.done():  # the caller was cancelled; the write itself stands
+            continue
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(value)
+
+
+def _connect(path: str, synchronous: str) -> sqlite3.Connection:
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    conn.execute("PRAGMA busy_timeout = 10000")
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute(f"PRAGMA synchronous = {synchronous}")
+    conn.execute("PRAGMA journal_size_limit = 67108864")
+    return conn
+
+
+def _task_record(row: tuple[Any, ...]) -> TaskRecord:
+    tenant, seq, created_ms, updated_ms, snapshot = row
+    return TaskRecord(
+        task=_task_decoder.decode(snapshot),
+        tenant=tenant,
+        seq=seq,
+        created_ms=created_ms,
+        updated_ms=updated_ms,
+    )
+
+
+def _config_record(row: tuple[Any, ...]) -> PushConfigRecord:
+    tenant, created_ms, body = row
+    return PushConfigRecord(
+        config=_config_decoder.decode(body), tenant=tenant, created_ms=created_ms
+    )
+
+
+class SqliteStore:
+    """A TaskStore in one SQLite file.
+
+    ``synchronous`` is ``"FULL"`` (the default: a commit is on disk before anyone is told, so
+    it survives a power loss too) or ``"NORMAL"`` (a commit is in the OS before anyone is told:
+    it survives the process being killed, not the machine losing power).
+    ``cache_kib`` bounds SQLite's page cache per connection.
+    """
+
+    def __init__(self, path: str, *, synchronous: str = "FULL", cache_kib: int = 2048) -> None:
+        synchronous = synchronous.upper()
+        if synchronous not in _SYNCHRONOUS:
+            raise ValueError(f"synchronous must be one of {_SYNCHRONOUS}, not {synchronous!r}")
+        self.path = path
+        self.synchronous = synchronous
+        self.cache_kib = cache_kib
+        self._writer: _Writer | None = None
+        self._reader: sqlite3.Connection | None = None
+
+    async def open(self) -> None:
+        if self._writer is not None:
+            return
+        await asyncio.to_thread(self._migrate)
+        writer = _Writer(self.path, self.synchronous)
+        writer.start()
+        await asyncio.to_thread(writer.ready.wait)
+        if writer.startup_error is not None:
+            raise StoreError(f"cannot open {self.path}: {writer.startup_error}")
+        self._writer = writer
+        reader = _connect(self.path, self.synchronous)
+        reader.execute("PRAGMA query_only = 1")
+        reader.execute(f"PRAGMA cache_size = -{self.cache_kib}")
+        self._reader = reader
+
+    def _migrate(self) -> None:
+        try:
+            conn = _connect(self.path, self.synchronous)
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open {self.path}: {exc}") from exc
+        try:
+            migrations.migrate(conn, int(time.time() * 1000))
+        finally:
+            conn.close()
+
+    async def close(self) -> None:
+        writer, self._writer = self._writer, None
+        if writer is not None:
+            writer.queue.put(None)  # after every write already queued
+            await asyncio.to_thread(writer.join)
+        reader, self._reader = self._reader, None
+        if reader is not None:
+            reader.close()
+
+    @property
+    def commit_stats(self) -> tuple[int, int]:
+        """(transactions committed, writes they carried) since open: group commit at work."""
+        writer = self._writer
+        return (writer.commits, writer.writes) if writer is not None else (0, 0)
+
+    @property
+    def schema_version(self) -> int:
+        return migrations.current_version(self._read())
+
+    # --- plumbing --------------------------------------------------------------------------
+
+    def _read(self) -> sqlite3.Connection:
+        if self._reader is None:
+            raise StoreError("the store is not open")
+        return self._reader
+
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        # fetchall() runs each statement to its end, so no read transaction stays open.
+        return self._read().execute(sql, params).fetchall()
+
+    async def _write(self, op: Op) -> Any:
+        writer = self._writer
+        if writer is None:
+            raise StoreError("the store is not open")
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        writer.queue.put(_Write(op, future))
+        return await future
+
+    # --- tasks and their logs --------------------------------------------------------------
+
+    async def append(self, record: TaskRecord, events: Sequence[Event], expected_seq: int) -> None:
+        check_append(record, events, expected_seq)
+        task = record.task
+        task_id = task.id
+        state = STATE_NUMBER[record.state]
+        snapshot = encode(task)
+        rows = [(task_id, e.seq, e.kind, e.at_ms, encode(e.body)) for e in events]
+
+        def op(conn: sqlite3.Connection) -> None:
+            if expected_seq == 0:
+                cursor = conn.execute(
+                    "INSERT INTO tasks VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
+                    (
+                        task_id,
+                        record.tenant,
+                        task.context_id,
+                        state,
+                        record.created_ms,
+                        record.updated_ms,
+                        record.seq,
+                        snapshot,
+                    ),
+                )
+            else:
+                cursor = conn.execute(
+                    "UPDATE tasks SET state = ?, updated_ms = ?, seq = ?, snapshot = ?"
+                    " WHERE id = ? AND seq = ?",
+                    (state, record.updated_ms, record.seq, snapshot, task_id, expected_seq),
+                )
+            if cursor.rowcount != 1:
+                found = conn.execute("SELECT seq FROM tasks WHERE id = ?", (task_id,)).fetchall()
+                raise SeqConflict(task_id, expected_seq, found[0][0] if found else 0)
+            if len(rows) == 1:
+                conn.execute("INSERT INTO events VALUES (?, ?, ?, ?, ?)", rows[0])
+            else:
+                conn.executemany("INSERT INTO events VALUES (?, ?, ?, ?, ?)", rows)
+
+        await self._write(op)
+
+    async def get_task(self, task_id: str, tenant: str | None) -> TaskRecord | None:
+        conn = self._read()
+        if tenant is None:
+            rows = conn.execute(_GET_ANY, (task_id,)).fetchall()
+        else:
+            rows = conn.execute(_GET_SCOPED, (task_id, tenant)).fetchall()
+        return _task_record(rows[0]) if rows else None
+
+    async def read_events(self, task_id: str, after_seq: int, limit: int = 1000) -> list[Event]:
+        rows = self._rows(
+            "SELECT seq, kind, at_ms, body FROM events WHERE task_id = ? AND seq > ?"
+            " ORDER BY seq LIMIT ?",
+            (task_id, after_seq, limit),
+        )
+        return [
+            Event(
+                task_id=task_id,
+                seq=seq,
+                kind=kind,
+                body=_BODY_DECODERS[kind].decode(body),
+                at_ms=at_ms,
+            )
+            for seq, kind, at_ms, body in rows
+        ]
+
+    async def list_tasks(self, query: TaskQuery) -> TaskPage:
+        where = ["tenant = ?"]
+        params: list[Any] = [query.tenant]
+        if query.context_id:
+            where.append("context_id = ?")
+            params.append(query.context_id)
+        if query.status is not None:
+            where.append("state = ?")
+            params.append(STATE_NUMBER[query.status])
+        if query.updated_after_ms is not None:
+            where.append("updated_ms >= ?")
+            params.append(query.updated_after_ms)
+        conn = self._read()
+        total = self._total_size(conn, query, where, params)
+        if query.after is not None:
+            where.append("(updated_ms, id) < (?, ?)")
+            params += (query.after.updated_ms, query.after.task_id)
+        rows = conn.execute(
+            f"SELECT {_TASK_COLUMNS}, id FROM tasks WHERE {' AND '.join(where)}"
+            " ORDER BY updated_ms DESC, id DESC LIMIT ?",
+            (*params, query.page_size + 1),
+        ).fetchall()
+        next_cursor = None
+        if len(rows) > query.page_size:
+            del rows[query.page_size :]
+            next_cursor = Cursor(rows[-1][3], rows[-1][5])
+        records = [_task_record(row[:5]) for row in rows]
+        return TaskPage(records=records, total_size=total, next_cursor=next_cursor)
+
+    @staticmethod
+    def _total_size(
+        conn: sqlite3.Connection, query: TaskQuery, where: list[str], params: list[Any]
+    ) -> int:
+        if query.context_id or query.updated_after_ms is not None:
+            # Counted through the filter's index: proportional to the matching tasks.
+            sql = f"SELECT COUNT(*) FROM tasks WHERE {' AND '.join(where)}"
+            return int(conn.execute(sql, params).fetchall()[0][0])
+        if query.status is not None:
+            rows = conn.execute(
+                "SELECT n FROM task_counts WHERE tenant = ? AND state = ?",
+                (query.tenant, STATE_NUMBER[query.status]),
+            ).fetchall()
+            return int(rows[0][0]) if rows else 0
+        return _tenant_count(conn, query.tenant)
+
+    async def count_tasks(self, tenant: str) -> int:
+        return _tenant_count(self._read(), tenant)
+
+    async def tasks_in_states(
+        self, states: frozenset[TaskState], limit: int = 1000, after_id: str = ""
+    ) -> list[TaskRecord]:
+        if not states:
+            return []
+        numbers = sorted(STATE_NUMBER[s] for s in states)
+        marks = ", ".join("?" * len(numbers))
+        rows = self._rows(
+            f"SELECT {_TASK_COLUMNS} FROM tasks WHERE state IN ({marks}) AND id > ?"
+            " ORDER BY id LIMIT ?",
+            (*numbers, after_id, limit),
+        )
+        return [_task_record(row) for row in rows]
+
+    async def delete_terminal_before(self, cutoff_ms: int, limit: int = 1000) -> int:
+        marks = ", ".join("?" * len(_TERMINAL_NUMBERS))
+
+        def op(conn: sqlite3.Connection) -> int:
+            ids = conn.execute(
+                f"SELECT id FROM tasks WHERE state IN ({marks}) AND updated_ms < ? LIMIT ?",
+                (*_TERMINAL_NUMBERS, cutoff_ms, limit),
+            ).fetchall()
+            conn.executemany("DELETE FROM events WHERE task_id = ?", ids)
+            conn.executemany("DELETE FROM push_configs WHERE task_id = ?", ids)
+            conn.executemany("DELETE FROM tasks WHERE id = ?", ids)
+            return len(ids)
+
+        deleted: int = await self._write(op)
+        return deleted
+
+    # --- push-notification configs ---------------------------------------------------------
+
+    async def put_push_config(self, config: PushConfigRecord) -> None:
+        params = (
+            config.config.task_id,
+            config.config.id,
+            config.tenant,
+            config.created_ms,
+            encode(config.config),
+        )
+
+        def op(conn: sqlite3.Connection) -> None:
+            conn.execute(
+                "INSERT INTO push_configs (task_id, config_id, tenant, created_ms, body)"
+                " VALUES (?, ?, ?, ?, ?) ON CONFLICT (task_id, config_id) DO UPDATE SET"
+                " tenant = excluded.tenant, created_ms = excluded.created_ms,"
+                " body = excluded.body",
+                params,
+            )
+
+        await self._write(op)
+
+    async def get_push_config(self, task_id: str, config_id: str) -> PushConfigRecord | None:
+        rows = self._rows(
+            "SELECT tenant, created_ms, body FROM push_configs WHERE task_id = ? AND config_id = ?",
+            (task_id, config_id),
+        )
+        return _config_record(rows[0]) if rows else None
+
+    async def list_push_configs(self, task_id: str) -> list[PushConfigRecord]:
+        rows = self._rows(
+            "SELECT tenant, created_ms, body FROM push_configs WHERE task_id = ? ORDER BY rowid",
+            (task_id,),
+        )
+        return [_config_record(row) for row in rows]
+
+    async def delete_push_config(self, task_id: str, config_id: str) -> bool:
+        def op(conn: sqlite3.Connection) -> bool:
+            cursor = conn.execute(
+                "DELETE FROM push_configs WHERE task_id = ? AND config_id = ?",
+                (task_id, config_id),
+            )
+            return cursor.rowcount > 0
+
+        deleted: bool = await self._write(op)
+        return deleted
+
+    async def all_push_configs(
+        self, limit: int = 1000, after: tuple[str, str] = ("", "")
+    ) -> list[PushConfigRecord]:
+        rows = self._rows(
+            "SELECT tenant, created_ms, body FROM push_configs"
+            " WHERE (task_id, config_id) > (?, ?) ORDER BY task_id, config_id LIMIT ?",
+            (*after, limit),
+        )
+        return [_config_record(row) for row in rows]
+
+
+def _tenant_count(conn: sqlite3.Connection, tenant: str) -> int:
+    """All of a tenant's tasks, from the per-state counters."""
+    rows = conn.execute(
+        "SELECT COALESCE(SUM(n), 0) FROM task_counts WHERE tenant = ?", (tenant,)
+    ).fetchall()
+    return int(rows[0][0])

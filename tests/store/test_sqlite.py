@@ -1,0 +1,131 @@
+"""What only the durable backend promises: files that reopen, migrations, group commit, URLs."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from accord.core.views import TaskQuery
+from accord.store import DEFAULT_URL, MemoryStore, SqliteStore, StoreError, migrations, open_store
+from accord.wire.model import TaskState
+
+from .records import commit, moved, new_task, push_config
+
+
+async def test_reopening_the_file_keeps_everything(tmp_path: Path) -> None:
+    path = str(tmp_path / "accord.db")
+    store = SqliteStore(path)
+    await store.open()
+    done = await new_task(store, "done", tenant="alice", moves=("work", "complete"))
+    waiting = await new_task(store, "waiting", tenant="bob", moves=("require_input",))
+    config = push_config("waiting", "c1", tenant="bob")
+    await store.put_push_config(config)
+    events = await store.read_events("done", 0)
+    await store.close()
+    await store.close()  # idempotent
+
+    reopened = SqliteStore(path)
+    await reopened.open()
+    try:
+        assert await reopened.get_task("done", "alice") == done
+        assert await reopened.get_task("waiting", "bob") == waiting
+        assert await reopened.read_events("done", 0) == events
+        assert await reopened.list_push_configs("waiting") == [config]
+        assert await reopened.count_tasks("alice") == 1
+        page = await reopened.list_tasks(TaskQuery(tenant="alice", status=TaskState.COMPLETED))
+        assert page.records == [done] and page.total_size == 1
+        # and it keeps taking writes where the log stopped
+        await commit(reopened, waiting, moved(waiting, "work", 9000))
+        assert [e.seq for e in await reopened.read_events("waiting", 0)] == [1, 2, 3]
+    finally:
+        await reopened.close()
+
+
+async def test_migrations_apply_once(tmp_path: Path) -> None:
+    path = str(tmp_path / "accord.db")
+    for _ in range(3):
+        store = SqliteStore(path)
+        await store.open()
+        assert store.schema_version == migrations.LATEST
+        await store.close()
+    conn = sqlite3.connect(path)
+    versions = [row[0] for row in conn.execute("SELECT version FROM schema_version")]
+    conn.close()
+    assert versions == [version for version, _ in migrations.MIGRATIONS]
+
+
+async def test_a_database_from_a_newer_accord_is_refused(tmp_path: Path) -> None:
+    path = str(tmp_path / "accord.db")
+    store = SqliteStore(path)
+    await store.open()
+    await store.close()
+    conn = sqlite3.connect(path)
+    conn.execute("INSERT INTO schema_version VALUES (?, 0)", (migrations.LATEST + 1,))
+    conn.commit()
+    conn.close()
+    with pytest.raises(StoreError, match="schema version"):
+        await SqliteStore(path).open()
+
+
+async def test_concurrent_writes_share_commits(tmp_path: Path) -> None:
+    store = SqliteStore(str(tmp_path / "accord.db"))
+    await store.open()
+    try:
+        await asyncio.gather(*(new_task(store, f"task-{i}", moves=("work",)) for i in range(300)))
+        commits, writes = store.commit_stats
+        assert writes == 600
+        assert commits < writes
+    finally:
+        await store.close()
+
+
+async def test_writes_queued_before_close_are_committed(tmp_path: Path) -> None:
+    path = str(tmp_path / "accord.db")
+    store = SqliteStore(path)
+    await store.open()
+    pending = [asyncio.ensure_future(new_task(store, f"task-{i}")) for i in range(50)]
+    await asyncio.sleep(0)  # every append is queued
+    await store.close()
+    await asyncio.gather(*pending)
+    reopened = SqliteStore(path)
+    await reopened.open()
+    assert await reopened.count_tasks("t1") == 50
+    await reopened.close()
+
+
+async def test_a_closed_store_refuses_calls(tmp_path: Path) -> None:
+    store = SqliteStore(str(tmp_path / "accord.db"))
+    await store.open()
+    await store.close()
+    with pytest.raises(StoreError):
+        await store.get_task("x", None)
+    with pytest.raises(StoreError):
+        await new_task(store, "x")
+
+
+def test_store_urls() -> None:
+    assert isinstance(open_store("memory://"), MemoryStore)
+    relative = open_store("sqlite:///data/accord.db")
+    assert isinstance(relative, SqliteStore) and relative.path == "data/accord.db"
+    absolute = open_store("sqlite:////var/lib/accord.db")
+    assert isinstance(absolute, SqliteStore) and absolute.path == "/var/lib/accord.db"
+    assert relative.synchronous == "FULL"
+    relaxed = open_store("sqlite:///a.db?synchronous=normal")
+    assert isinstance(relaxed, SqliteStore) and relaxed.synchronous == "NORMAL"
+    default = open_store()
+    assert isinstance(default, SqliteStore) and default.path == "accord.db"
+    assert DEFAULT_URL == "sqlite:///accord.db"
+    for bad in (
+        "accord.db",
+        "postgres://x",
+        "sqlite://accord.db",
+        "sqlite:///",
+        "memory://x",
+        "sqlite:///a.db?synchronous=off",
+        "sqlite:///a.db?cache=1",
+    ):
+        with pytest.raises(ValueError):
+            open_store(bad)
