@@ -93,6 +93,14 @@ class ErrorKind(enum.Enum):
     VERSION_NOT_SUPPORTED = ErrorRow(
         "VersionNotSupportedError", -32009, "FAILED_PRECONDITION", 400, "VERSION_NOT_SUPPORTED"
     )
+    # The request body's own media type (HTTP level): 415, as HTTP defines it.
+    UNSUPPORTED_MEDIA_TYPE = ErrorRow(
+        "ContentTypeNotSupportedError",
+        -32005,
+        "INVALID_ARGUMENT",
+        415,
+        "CONTENT_TYPE_NOT_SUPPORTED",
+    )
     # The seed's errors.
     RESOURCE_EXHAUSTED = ErrorRow(
         "ResourceExhaustedError", -32010, "RESOURCE_EXHAUSTED", 429, "RESOURCE_EXHAUSTED"

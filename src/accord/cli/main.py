@@ -1,0 +1,89 @@
+"""``accord``: run an A2A server, or talk to any A2A agent."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import Any
+
+import click
+
+from accord import __version__
+
+
+@click.group()
+@click.version_option(__version__, prog_name="accord")
+def main() -> None:
+    """accord: a fast, durable A2A 1.0 platform."""
+
+
+@main.command()
+@click.option("--host", help="Address to bind (default 127.0.0.1).")
+@click.option("--port", type=int, help="HTTP port (default 9999).")
+@click.option("--store", help="sqlite:///path (default sqlite:///accord.db) or memory://.")
+@click.option("--agent", help="A built-in agent (echo, conformance) or module:attribute.")
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(exists=True, dir_okay=False),
+    help="A TOML settings file.",
+)
+@click.option("--public-url", help="The base URL the agent card advertises.")
+@click.option("--grpc-port", type=int, help="Also serve gRPC on this port.")
+@click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]))
+def serve(config_path: str | None, **flags: Any) -> None:
+    """Run an A2A server (JSON-RPC, HTTP+JSON and SSE; gRPC with --grpc-port)."""
+    import uvicorn
+
+    from accord.server.build import build_app
+    from accord.server.settings import load
+
+    try:
+        settings = load(config_path, flags)
+        app = build_app(settings)
+    except (ValueError, OSError, ImportError, AttributeError) as exc:
+        click.echo(f"accord: {exc}", err=True)
+        sys.exit(2)
+    logging.basicConfig(
+        level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    log = logging.getLogger("accord")
+    if not settings.api_keys and not settings.bearer_tokens:
+        if not settings.loopback_only:
+            click.echo(
+                "accord: refusing to serve without authentication on a non-loopback address "
+                f"({settings.host}); configure api_keys or bearer_tokens",
+                err=True,
+            )
+            sys.exit(2)
+        log.warning("no authentication configured: serving open, on loopback only")
+    log.info(
+        "accord %s serving agent %r on %s (store %s)",
+        __version__,
+        settings.agent,
+        settings.advertised_url,
+        settings.store,
+    )
+    uvicorn.run(
+        app,
+        host=settings.host,
+        port=settings.port,
+        loop="uvloop",
+        http="httptools",
+        log_level=settings.log_level,
+        access_log=False,
+        lifespan="on",
+    )
+
+
+def _register_optional_commands() -> None:
+    import importlib
+
+    try:
+        client_commands = importlib.import_module("accord.cli.client_commands")
+    except ImportError:
+        return
+    client_commands.register(main)
+
+
+_register_optional_commands()

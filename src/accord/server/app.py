@@ -1,0 +1,85 @@
+"""The ASGI application: agent card, JSON-RPC at ``POST /``, HTTP+JSON paths, lifespan."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from accord.server.auth import Authenticator, NoAuthentication
+from accord.server.card import CardEndpoint
+from accord.server.errors import rest_error
+from accord.server.http import JSON, Receive, Request, Scope, Send, respond
+from accord.server.jsonrpc import JsonRpcBinding
+from accord.server.operations import Service
+from accord.server.rest import RestBinding, route
+from accord.wire.codec import encode
+from accord.wire.errors import A2AError, ErrorKind
+
+log = logging.getLogger("accord.server")
+
+CARD_PATH = "/.well-known/agent-card.json"
+
+
+class A2AApplication:
+    def __init__(
+        self,
+        service: Service,
+        auth: Authenticator | None = None,
+        *,
+        require_auth: bool = True,
+        jsonrpc_path: str = "/",
+        manage_engine: bool = True,
+    ) -> None:
+        self.service = service
+        auth = auth or NoAuthentication()
+        self.card = CardEndpoint(service.card)
+        self.jsonrpc = JsonRpcBinding(service, auth, require_auth)
+        self.rest = RestBinding(service, auth, require_auth)
+        self.jsonrpc_path = jsonrpc_path
+        self.manage_engine = manage_engine
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        kind = scope["type"]
+        if kind == "http":
+            await self._http(scope, receive, send)
+        elif kind == "lifespan":
+            await self._lifespan(receive, send)
+
+    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        request = Request(scope, receive)
+        path = request.path
+        method = request.method
+        if path == CARD_PATH and method in ("GET", "HEAD"):
+            await self.card.handle(request, send)
+            return
+        if method == "POST" and path.rstrip("/") == self.jsonrpc_path.rstrip("/"):
+            await self.jsonrpc.handle(request, send)
+            return
+        routed = route(method, path)
+        if routed is not None:
+            await self.rest.handle(request, send, routed)
+            return
+        error = A2AError(ErrorKind.METHOD_NOT_FOUND, f"no operation at {method} {path}")
+        await respond(send, 404, encode(rest_error(error)), JSON)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                try:
+                    if self.manage_engine:
+                        await self.service.engine.start()
+                except Exception as exc:
+                    log.exception("startup failed")
+                    await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                    return
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                if self.manage_engine:
+                    await self.service.engine.stop()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+
+def create_app(service: Service, **options: Any) -> A2AApplication:
+    return A2AApplication(service, **options)

@@ -1,0 +1,49 @@
+"""What every HTTP binding does before its operation runs: authenticate, negotiate the
+version and extensions, and note where a stream resumes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from accord.core.caller import ANONYMOUS, Caller
+from accord.server.auth import Authenticator
+from accord.server.http import Request
+from accord.server.operations import Call, Service, negotiate
+from accord.wire.errors import A2AError, ErrorKind
+
+
+@dataclass
+class Binding:
+    service: Service
+    auth: Authenticator
+    require_auth: bool = True
+
+    def authenticate(self, request: Request) -> Caller:
+        caller = self.auth.authenticate(request.headers) if self.auth.configured else None
+        if caller is not None:
+            return caller
+        if self.auth.configured and (self.require_auth or _presented_credentials(request)):
+            raise A2AError(ErrorKind.UNAUTHENTICATED, "missing or invalid credentials")
+        return ANONYMOUS
+
+    def prepare(self, request: Request) -> Call:
+        caller = self.authenticate(request)
+        extensions = negotiate(
+            self.service,
+            request.service_parameter("a2a-version"),
+            request.service_parameter("a2a-extensions"),
+        )
+        last_event_id = request.headers.get("last-event-id")
+        resume = int(last_event_id) if last_event_id and last_event_id.isdigit() else None
+        return Call(caller=caller, extensions=extensions, last_event_id=resume)
+
+    @staticmethod
+    def response_headers(extensions: list[str]) -> list[tuple[bytes, bytes]]:
+        if not extensions:
+            return []
+        return [(b"a2a-extensions", ",".join(extensions).encode())]
+
+
+def _presented_credentials(request: Request) -> bool:
+    headers = request.headers
+    return "authorization" in headers or "x-api-key" in headers

@@ -1,0 +1,122 @@
+"""Assemble a running server from Settings: store, engine, cards, bindings."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from accord.core.caller import Caller
+from accord.core.limits import Limits
+from accord.engine import Engine, EngineConfig
+from accord.server.app import A2AApplication
+from accord.server.auth import StaticTokens
+from accord.server.bounds import Bounds
+from accord.server.card import CardSettings, build_card
+from accord.server.operations import Service
+from accord.server.settings import Principal, Settings
+from accord.store import open_store
+from accord.wire.model import (
+    APIKeySecurityScheme,
+    HTTPAuthSecurityScheme,
+    SecurityRequirement,
+    SecurityScheme,
+    StringList,
+)
+
+BUILTIN_AGENTS = {
+    "echo": "accord.agents.echo:echo",
+    "conformance": "accord.agents.conformance:ConformanceAgent",
+}
+
+
+def load_agent(spec: str) -> Any:
+    """A built-in agent by name, or ``module:attribute``. A class is instantiated."""
+    target = BUILTIN_AGENTS.get(spec, spec)
+    module_name, sep, attribute = target.partition(":")
+    if not sep:
+        raise ValueError(
+            f"agent {spec!r}: use a built-in name ({', '.join(BUILTIN_AGENTS)}) or module:attribute"
+        )
+    agent = getattr(importlib.import_module(module_name), attribute)
+    return agent() if isinstance(agent, type) else agent
+
+
+def _callers(table: dict[str, Principal]) -> dict[str, Caller]:
+    return {
+        secret: Caller(identity=p.identity, tenant=p.tenant, authenticated=True)
+        for secret, p in table.items()
+    }
+
+
+def build_app(settings: Settings, agent: Any = None) -> A2AApplication:
+    auth = StaticTokens(
+        api_keys=_callers(settings.api_keys), bearer_tokens=_callers(settings.bearer_tokens)
+    )
+    schemes: dict[str, SecurityScheme] = {}
+    if settings.api_keys:
+        schemes["apiKey"] = SecurityScheme(
+            api_key_security_scheme=APIKeySecurityScheme(location="header", name="X-API-Key")
+        )
+    if settings.bearer_tokens:
+        schemes["bearer"] = SecurityScheme(
+            http_auth_security_scheme=HTTPAuthSecurityScheme(scheme="Bearer")
+        )
+    requirements = (
+        [SecurityRequirement(schemes={name: StringList()}) for name in schemes]
+        if settings.require_auth
+        else []
+    )
+    card_settings = CardSettings(
+        name=settings.name,
+        description=settings.description,
+        public_url=settings.advertised_url,
+        grpc_url=f"{settings.host}:{settings.grpc_port}" if settings.grpc_port else None,
+        streaming=settings.streaming,
+        push_notifications=settings.push_notifications,
+        extended_card=settings.extended_card,
+        input_modes=settings.input_modes,
+        output_modes=settings.output_modes,
+        security_schemes=schemes,
+        security_requirements=requirements,
+    )
+    card = build_card(card_settings)
+    extended = None
+    if settings.extended_card:
+        extended = build_card(
+            CardSettings(
+                **{
+                    **card_settings.__dict__,
+                    "description": settings.description
+                    + " (extended card for authenticated clients)",
+                }
+            )
+        )
+    engine = Engine(
+        open_store(settings.store),
+        agent if agent is not None else load_agent(settings.agent),
+        EngineConfig(
+            limits=Limits(
+                tasks_per_tenant=settings.tasks_per_tenant,
+                messages_per_task=settings.messages_per_task,
+                push_configs_per_task=settings.push_configs_per_task,
+            ),
+            streaming=settings.streaming,
+            push_notifications=settings.push_notifications,
+            input_modes=tuple(settings.input_modes) if settings.strict_input_modes else None,
+            retention_ms=int(settings.retention_days * 86_400_000)
+            if settings.retention_days is not None
+            else None,
+        ),
+    )
+    service = Service(
+        engine=engine,
+        card=card,
+        extended_card=extended,
+        bounds=Bounds(
+            max_body_bytes=settings.max_body_bytes,
+            max_parts=settings.max_parts,
+            max_depth=settings.max_depth,
+        ),
+        heartbeat_s=settings.heartbeat_s,
+    )
+    return A2AApplication(service, auth, require_auth=settings.require_auth)

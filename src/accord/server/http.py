@@ -1,0 +1,117 @@
+"""The few ASGI pieces the bindings share: reading a bounded body, headers, responses."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from typing import Any
+from urllib.parse import parse_qsl
+
+from accord.wire.errors import A2AError, ErrorKind
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+JSON = b"application/json"
+A2A_JSON = b"application/a2a+json"
+EVENT_STREAM = b"text/event-stream"
+
+
+class Request:
+    """What a binding needs of an HTTP request, read lazily from the ASGI scope."""
+
+    __slots__ = ("_headers", "_query", "receive", "scope")
+
+    def __init__(self, scope: Scope, receive: Receive) -> None:
+        self.scope = scope
+        self.receive = receive
+        self._headers: dict[str, str] | None = None
+        self._query: list[tuple[str, str]] | None = None
+
+    @property
+    def method(self) -> str:
+        return str(self.scope["method"])
+
+    @property
+    def path(self) -> str:
+        return str(self.scope["path"])
+
+    @property
+    def headers(self) -> dict[str, str]:
+        """Header names lower-cased; repeated headers joined with commas."""
+        if self._headers is None:
+            headers: dict[str, str] = {}
+            for raw_name, raw_value in self.scope["headers"]:
+                name = raw_name.decode("latin-1").lower()
+                value = raw_value.decode("latin-1")
+                headers[name] = f"{headers[name]},{value}" if name in headers else value
+            self._headers = headers
+        return self._headers
+
+    @property
+    def query(self) -> list[tuple[str, str]]:
+        if self._query is None:
+            raw = self.scope.get("query_string", b"").decode("latin-1")
+            self._query = parse_qsl(raw, keep_blank_values=True)
+        return self._query
+
+    def query_value(self, name: str) -> str | None:
+        lowered = name.lower()
+        for key, value in self.query:
+            if key.lower() == lowered:
+                return value
+        return None
+
+    def service_parameter(self, name: str) -> str | None:
+        """An ``A2A-*`` service parameter from its header or, failing that, the query."""
+        value = self.headers.get(name.lower())
+        return value if value is not None else self.query_value(name)
+
+    def accepts(self, media_type: str) -> bool:
+        return media_type in self.headers.get("accept", "")
+
+    async def body(self, limit: int) -> bytes:
+        """The whole body; PAYLOAD_TOO_LARGE past ``limit`` bytes (checked as it arrives)."""
+        declared = self.headers.get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            raise _too_large(limit)
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await self.receive()
+            if message["type"] == "http.disconnect":
+                break
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > limit:
+                raise _too_large(limit)
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        return b"".join(chunks)
+
+
+def _too_large(limit: int) -> A2AError:
+    return A2AError(ErrorKind.PAYLOAD_TOO_LARGE, f"request body exceeds {limit} bytes")
+
+
+async def respond(
+    send: Send,
+    status: int,
+    body: bytes,
+    content_type: bytes = JSON,
+    headers: Iterable[tuple[bytes, bytes]] = (),
+) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", content_type),
+                (b"content-length", str(len(body)).encode()),
+                *headers,
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})

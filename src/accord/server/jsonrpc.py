@@ -1,0 +1,114 @@
+"""The JSON-RPC 2.0 binding: one POST endpoint, methods by their PascalCase names."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import msgspec
+
+from accord.server import sse
+from accord.server.binding import Binding
+from accord.server.errors import from_wire_error, internal_error, jsonrpc_error
+from accord.server.http import JSON, Request, Send, respond
+from accord.server.operations import OPERATIONS
+from accord.wire.codec import WireError, decode, encode
+from accord.wire.errors import A2AError, ErrorKind
+
+log = logging.getLogger("accord.server")
+
+RequestId = str | int | None
+
+
+class Envelope(msgspec.Struct, gc=False):
+    jsonrpc: str
+    method: str
+    id: RequestId = None
+    params: msgspec.Raw = msgspec.Raw(b"{}")
+
+
+_envelope = msgspec.json.Decoder(Envelope)
+_any = msgspec.json.Decoder()
+
+
+def _result(request_id: RequestId, result: bytes) -> bytes:
+    return b'{"jsonrpc":"2.0","id":' + encode(request_id) + b',"result":' + result + b"}"
+
+
+def _error(request_id: RequestId, error: A2AError) -> bytes:
+    return encode({"jsonrpc": "2.0", "id": request_id, "error": jsonrpc_error(error)})
+
+
+def _recover_id(body: bytes) -> RequestId:
+    """The id of a request whose envelope is invalid, if it has a usable one."""
+    try:
+        raw = _any.decode(body)
+    except msgspec.DecodeError:
+        return None
+    if isinstance(raw, dict):
+        value = raw.get("id")
+        if isinstance(value, str | int) and not isinstance(value, bool):
+            return value
+    return None
+
+
+class JsonRpcBinding(Binding):
+    async def handle(self, request: Request, send: Send) -> None:
+        request_id: RequestId = None
+        headers = self.response_headers([])
+        try:
+            content_type = request.headers.get("content-type", "application/json")
+            if "json" not in content_type:
+                raise A2AError(
+                    ErrorKind.UNSUPPORTED_MEDIA_TYPE,
+                    f"JSON-RPC requests must be application/json, not {content_type}",
+                )
+            body = await request.body(self.service.bounds.max_body_bytes)
+            try:
+                envelope = _envelope.decode(body)
+            except msgspec.ValidationError as exc:
+                request_id = _recover_id(body)
+                raise A2AError(
+                    ErrorKind.INVALID_REQUEST, f"not a JSON-RPC 2.0 request: {exc}"
+                ) from None
+            except msgspec.DecodeError as exc:
+                raise A2AError(ErrorKind.PARSE_ERROR, f"malformed JSON: {exc}") from None
+            request_id = envelope.id
+            if envelope.jsonrpc != "2.0":
+                raise A2AError(ErrorKind.INVALID_REQUEST, 'jsonrpc must be "2.0"')
+            operation = OPERATIONS.get(envelope.method)
+            if operation is None:
+                raise A2AError(ErrorKind.METHOD_NOT_FOUND, f"no method {envelope.method!r}")
+            call = self.prepare(request)
+            headers = self.response_headers(call.extensions)
+            try:
+                params = decode(bytes(envelope.params), operation.request_type)
+            except WireError as exc:
+                raise (
+                    from_wire_error(exc)
+                    if not exc.parse_error
+                    else A2AError(ErrorKind.INVALID_PARAMS, exc.description)
+                ) from None
+            result = await operation.handler(self.service, params, call)
+        except A2AError as error:
+            await respond(send, 200, _error(request_id, error), JSON, headers)
+            return
+        except Exception:
+            log.exception("JSON-RPC request failed")
+            await respond(send, 200, _error(request_id, internal_error()), JSON, headers)
+            return
+        if operation.streaming:
+            rid = request_id
+            await sse.stream(
+                send,
+                result,
+                lambda item: _result(rid, encode(item.response)),
+                lambda error: _error(rid, error),
+                headers,
+            )
+            return
+        await respond(send, 200, _result(request_id, encode(result)), JSON, headers)
+
+
+def error_body(error: A2AError, request_id: Any = None) -> bytes:
+    return _error(request_id, error)

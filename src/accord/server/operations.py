@@ -1,0 +1,236 @@
+"""The eleven A2A operations, once, for every binding.
+
+A binding decodes its request into the operation's wire message, establishes the :class:`Call`
+(who asks, which extensions, where a stream resumes) and calls the handler; it then encodes
+the result, a stream, or the :class:`A2AError` the handler raised, its own way.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from accord.core import client as client_commands
+from accord.core import negotiation, views
+from accord.core.caller import Caller
+from accord.engine import Engine, StreamItem
+from accord.server.bounds import Bounds
+from accord.wire.errors import A2AError, ErrorKind
+from accord.wire.model import (
+    AgentCard,
+    CancelTaskRequest,
+    DeleteTaskPushNotificationConfigRequest,
+    GetExtendedAgentCardRequest,
+    GetTaskPushNotificationConfigRequest,
+    GetTaskRequest,
+    ListTaskPushNotificationConfigsRequest,
+    ListTaskPushNotificationConfigsResponse,
+    ListTasksRequest,
+    SendMessageRequest,
+    SendMessageResponse,
+    SubscribeToTaskRequest,
+    Task,
+    TaskPushNotificationConfig,
+)
+
+Stream = AsyncIterator[StreamItem | None]
+
+
+@dataclass
+class Service:
+    """Everything the operations need: the engine, the cards, the bounds."""
+
+    engine: Engine
+    card: AgentCard
+    extended_card: AgentCard | None = None
+    bounds: Bounds = field(default_factory=Bounds)
+    heartbeat_s: float = 15.0
+
+    @property
+    def streaming(self) -> bool:
+        return self.card.capabilities.streaming is True
+
+    @property
+    def push_notifications(self) -> bool:
+        return self.card.capabilities.push_notifications is True
+
+
+@dataclass(slots=True)
+class Call:
+    caller: Caller
+    extensions: list[str] = field(default_factory=list)
+    last_event_id: int | None = None
+
+
+def negotiate(service: Service, version: str | None, extensions_header: str | None) -> list[str]:
+    """Version and extension checks every operation passes first; the activated extensions."""
+    error = negotiation.check_version(version)
+    if error is not None:
+        raise error
+    requested = negotiation.parse_extensions([extensions_header] if extensions_header else [])
+    check = negotiation.check_extensions(requested, service.card.capabilities.extensions)
+    if check.error is not None:
+        raise check.error
+    return check.activated
+
+
+def scoped(call: Call, tenant: str) -> Caller:
+    """The caller acting in the request's tenant. An authenticated caller is bound to its
+    own tenant; naming another one finds nothing of it."""
+    caller = call.caller
+    if not tenant or tenant == caller.tenant:
+        return caller
+    if caller.authenticated and caller.tenant:
+        raise A2AError(
+            ErrorKind.PERMISSION_DENIED, "the request names a tenant the caller does not belong to"
+        )
+    return dataclasses.replace(caller, tenant=tenant)
+
+
+# --- handlers ------------------------------------------------------------------------------
+
+
+async def send_message(service: Service, request: SendMessageRequest, call: Call) -> Any:
+    service.bounds.check_message(request.message)
+    result = await service.engine.send_message(
+        request, scoped(call, request.tenant), call.extensions
+    )
+    if isinstance(result, Task):
+        return SendMessageResponse(task=result)
+    return SendMessageResponse(message=result)
+
+
+async def send_streaming_message(
+    service: Service, request: SendMessageRequest, call: Call
+) -> Stream:
+    if not service.streaming:
+        raise A2AError(ErrorKind.UNSUPPORTED_OPERATION, "this agent does not stream")
+    service.bounds.check_message(request.message)
+    return await service.engine.send_streaming_message(
+        request, scoped(call, request.tenant), call.extensions, service.heartbeat_s
+    )
+
+
+async def get_task(service: Service, request: GetTaskRequest, call: Call) -> Any:
+    history_length = views.history_length(request.history_length)
+    return await service.engine.get_task(request.id, scoped(call, request.tenant), history_length)
+
+
+async def list_tasks(service: Service, request: ListTasksRequest, call: Call) -> Any:
+    response = await service.engine.list_tasks(request, scoped(call, request.tenant))
+    # Every field of ListTasksResponse is REQUIRED, so the zero values are written too.
+    return {
+        "tasks": response.tasks,
+        "nextPageToken": response.next_page_token,
+        "pageSize": response.page_size,
+        "totalSize": response.total_size,
+    }
+
+
+async def cancel_task(service: Service, request: CancelTaskRequest, call: Call) -> Any:
+    return await service.engine.cancel_task(request.id, scoped(call, request.tenant))
+
+
+async def subscribe_to_task(
+    service: Service, request: SubscribeToTaskRequest, call: Call
+) -> Stream:
+    if not service.streaming:
+        raise A2AError(ErrorKind.UNSUPPORTED_OPERATION, "this agent does not stream")
+    return await service.engine.subscribe(
+        request.id, scoped(call, request.tenant), call.last_event_id, service.heartbeat_s
+    )
+
+
+def _require_push(service: Service) -> None:
+    if not service.push_notifications:
+        raise A2AError(
+            ErrorKind.PUSH_NOT_SUPPORTED, "this agent does not support push notifications"
+        )
+
+
+async def create_push_config(
+    service: Service, request: TaskPushNotificationConfig, call: Call
+) -> Any:
+    _require_push(service)
+    return await service.engine.create_push_config(request, scoped(call, request.tenant))
+
+
+async def get_push_config(
+    service: Service, request: GetTaskPushNotificationConfigRequest, call: Call
+) -> Any:
+    _require_push(service)
+    return await service.engine.get_push_config(
+        request.task_id, request.id, scoped(call, request.tenant)
+    )
+
+
+async def list_push_configs(
+    service: Service, request: ListTaskPushNotificationConfigsRequest, call: Call
+) -> Any:
+    _require_push(service)
+    configs = await service.engine.list_push_configs(request.task_id, scoped(call, request.tenant))
+    return ListTaskPushNotificationConfigsResponse(configs=configs)
+
+
+async def delete_push_config(
+    service: Service, request: DeleteTaskPushNotificationConfigRequest, call: Call
+) -> Any:
+    _require_push(service)
+    await service.engine.delete_push_config(
+        request.task_id, request.id, scoped(call, request.tenant)
+    )
+    return {}
+
+
+async def get_extended_card(
+    service: Service, request: GetExtendedAgentCardRequest, call: Call
+) -> Any:
+    outcome = client_commands.get_extended_card(
+        declared=service.card.capabilities.extended_agent_card is True,
+        configured=service.extended_card is not None,
+    )
+    if outcome.error is not None:
+        raise outcome.error
+    if not call.caller.authenticated:
+        raise A2AError(ErrorKind.UNAUTHENTICATED, "the extended agent card needs authentication")
+    return service.extended_card
+
+
+@dataclass(frozen=True, slots=True)
+class Operation:
+    name: str
+    request_type: type[Any]
+    handler: Callable[[Service, Any, Call], Awaitable[Any]]
+    streaming: bool = False
+
+
+OPERATIONS: dict[str, Operation] = {
+    op.name: op
+    for op in (
+        Operation("SendMessage", SendMessageRequest, send_message),
+        Operation("SendStreamingMessage", SendMessageRequest, send_streaming_message, True),
+        Operation("GetTask", GetTaskRequest, get_task),
+        Operation("ListTasks", ListTasksRequest, list_tasks),
+        Operation("CancelTask", CancelTaskRequest, cancel_task),
+        Operation("SubscribeToTask", SubscribeToTaskRequest, subscribe_to_task, True),
+        Operation(
+            "CreateTaskPushNotificationConfig", TaskPushNotificationConfig, create_push_config
+        ),
+        Operation(
+            "GetTaskPushNotificationConfig", GetTaskPushNotificationConfigRequest, get_push_config
+        ),
+        Operation(
+            "ListTaskPushNotificationConfigs",
+            ListTaskPushNotificationConfigsRequest,
+            list_push_configs,
+        ),
+        Operation(
+            "DeleteTaskPushNotificationConfig",
+            DeleteTaskPushNotificationConfigRequest,
+            delete_push_config,
+        ),
+        Operation("GetExtendedAgentCard", GetExtendedAgentCardRequest, get_extended_card),
+    )
+}

@@ -1,0 +1,141 @@
+"""The HTTP+JSON binding: the checklist's paths, each also under a ``/{tenant}`` prefix.
+
+Non-path fields come from the JSON body (POST) or from camelCase query parameters (GET and
+DELETE); path fields always win over both.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from accord.server import sse
+from accord.server.binding import Binding
+from accord.server.errors import from_wire_error, internal_error, rest_error
+from accord.server.http import A2A_JSON, JSON, Request, Send, respond
+from accord.server.operations import OPERATIONS, Operation
+from accord.wire.codec import WireError, convert, decode, decode_json, encode
+from accord.wire.errors import A2AError, ErrorKind
+
+log = logging.getLogger("accord.server")
+
+PUSH = "pushNotificationConfigs"
+
+
+def match(method: str, segments: list[str]) -> tuple[str, dict[str, str]] | None:
+    """The operation and path fields for a path (without tenant prefix), or None."""
+    n = len(segments)
+    head = segments[0] if segments else ""
+    if n == 1:
+        if head == "message:send" and method == "POST":
+            return "SendMessage", {}
+        if head == "message:stream" and method == "POST":
+            return "SendStreamingMessage", {}
+        if head == "tasks" and method == "GET":
+            return "ListTasks", {}
+        if head == "extendedAgentCard" and method == "GET":
+            return "GetExtendedAgentCard", {}
+        return None
+    if head != "tasks" or not segments[1]:
+        return None
+    if n == 2:
+        task, _, verb = segments[1].rpartition(":")
+        if task and verb == "cancel" and method == "POST":
+            return "CancelTask", {"id": task}
+        if task and verb == "subscribe" and method in ("GET", "POST"):
+            return "SubscribeToTask", {"id": task}
+        if method == "GET":
+            return "GetTask", {"id": segments[1]}
+        return None
+    if segments[2] != PUSH:
+        return None
+    if n == 3:
+        if method == "POST":
+            return "CreateTaskPushNotificationConfig", {"taskId": segments[1]}
+        if method == "GET":
+            return "ListTaskPushNotificationConfigs", {"taskId": segments[1]}
+    if n == 4 and segments[3]:
+        if method == "GET":
+            return "GetTaskPushNotificationConfig", {"taskId": segments[1], "id": segments[3]}
+        if method == "DELETE":
+            return "DeleteTaskPushNotificationConfig", {"taskId": segments[1], "id": segments[3]}
+    return None
+
+
+def route(method: str, path: str) -> tuple[Operation, dict[str, str]] | None:
+    segments = path.strip("/").split("/")
+    found = match(method, segments)
+    if found is None and len(segments) > 1:
+        found = match(method, segments[1:])
+        if found is not None:
+            found[1]["tenant"] = segments[0]
+    if found is None:
+        return None
+    return OPERATIONS[found[0]], found[1]
+
+
+class RestBinding(Binding):
+    async def handle(
+        self, request: Request, send: Send, routed: tuple[Operation, dict[str, str]]
+    ) -> None:
+        operation, path_fields = routed
+        content_type = A2A_JSON if request.accepts("application/a2a+json") else JSON
+        headers = self.response_headers([])
+        try:
+            call = self.prepare(request)
+            headers = self.response_headers(call.extensions)
+            params = await self._params(request, operation, path_fields)
+            result = await operation.handler(self.service, params, call)
+        except A2AError as error:
+            await self._error(send, error, headers)
+            return
+        except Exception:
+            log.exception("HTTP+JSON request failed")
+            await self._error(send, internal_error(), headers)
+            return
+        if operation.streaming:
+            await sse.stream(
+                send,
+                result,
+                lambda item: encode(item.response),
+                lambda error: encode(rest_error(error)),
+                headers,
+            )
+            return
+        await respond(send, 200, encode(result), content_type, headers)
+
+    async def _params(
+        self, request: Request, operation: Operation, path_fields: dict[str, str]
+    ) -> Any:
+        try:
+            if request.method != "POST":
+                fields: dict[str, Any] = {}
+                for key, value in request.query:
+                    if key.lower().startswith("a2a-"):
+                        continue
+                    fields[key] = value
+                fields.update(path_fields)
+                return convert(fields, operation.request_type, from_strings=True)
+            body = await request.body(self.service.bounds.max_body_bytes)
+            if body.strip():
+                content_type = request.headers.get("content-type", "application/json")
+                if "json" not in content_type:
+                    raise A2AError(
+                        ErrorKind.UNSUPPORTED_MEDIA_TYPE,
+                        f"request bodies must be application/json, not {content_type}",
+                    )
+                if not path_fields:
+                    return decode(body, operation.request_type)
+                raw = decode_json(body)
+                if not isinstance(raw, dict):
+                    raise A2AError(ErrorKind.INVALID_PARAMS, "the body must be a JSON object")
+            else:
+                raw = {}
+            raw.update(path_fields)
+            return convert(raw, operation.request_type)
+        except WireError as exc:
+            raise from_wire_error(exc) from None
+
+    @staticmethod
+    async def _error(send: Send, error: A2AError, headers: list[tuple[bytes, bytes]]) -> None:
+        await respond(send, error.kind.http_status, encode(rest_error(error)), JSON, headers)
