@@ -1,0 +1,55 @@
+"""accord's A2A client: ``Client`` (async), ``SyncClient`` (blocking), and their errors.
+
+    async with Client.connect("http://localhost:8000") as client:
+        task = await client.send("hello")
+        async for event in client.stream("hello again"):
+            ...
+
+See docs/client.md.
+"""
+
+from accord.client.card import fetch_card, select_interface
+from accord.client.client import Client, text_message
+from accord.client.credentials import (
+    ApiKey,
+    BearerToken,
+    CombinedCredentials,
+    CredentialsProvider,
+    StaticHeaders,
+)
+from accord.client.errors import *  # noqa: F403
+from accord.client.errors import __all__ as _errors_all
+from accord.client.options import CallOptions, ResumePolicy, Timeouts
+from accord.client.sse import ServerSentEvent, SSEParser
+from accord.client.sync import SyncClient
+from accord.client.transport import (
+    CallMeta,
+    StreamItem,
+    Transport,
+    TransportContext,
+    register_transport,
+)
+
+__all__ = [
+    "ApiKey",
+    "BearerToken",
+    "CallMeta",
+    "CallOptions",
+    "Client",
+    "CombinedCredentials",
+    "CredentialsProvider",
+    "ResumePolicy",
+    "SSEParser",
+    "ServerSentEvent",
+    "StaticHeaders",
+    "StreamItem",
+    "SyncClient",
+    "Timeouts",
+    "Transport",
+    "TransportContext",
+    "fetch_card",
+    "register_transport",
+    "select_interface",
+    "text_message",
+    *_errors_all,
+]

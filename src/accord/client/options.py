@@ -1,0 +1,48 @@
+"""Timeouts, resume policy and per-call options."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, slots=True)
+class Timeouts:
+    """Seconds; ``None`` means wait forever.
+
+    ``request`` bounds each read of a unary call; ``stream_idle`` bounds the silence between two
+    bytes of a stream, and is unbounded by default because agents may think for a long time
+    (servers send keep-alive comments, which count as bytes).
+    """
+
+    connect: float | None = 10.0
+    request: float | None = 300.0
+    stream_idle: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ResumePolicy:
+    """How a broken stream is resumed.
+
+    A broken stream is retried up to ``max_attempts`` times in a row (the count starts again
+    after a reconnection that delivers something new), waiting ``initial_delay`` seconds,
+    doubled each time up to ``max_delay``. A server's SSE ``retry:`` value replaces the initial
+    delay. ``max_attempts=0`` turns resumption off.
+    """
+
+    max_attempts: int = 5
+    initial_delay: float = 0.2
+    max_delay: float = 5.0
+
+    def delay(self, attempt: int, server_retry_ms: int | None = None) -> float:
+        base = server_retry_ms / 1000 if server_retry_ms is not None else self.initial_delay
+        return float(min(self.max_delay, base * (2 ** max(0, attempt - 1))))
+
+
+@dataclass(frozen=True, slots=True)
+class CallOptions:
+    """Per-call additions: extra headers, extra extensions, a different timeout."""
+
+    headers: Mapping[str, str] = field(default_factory=dict)
+    extensions: Sequence[str] = ()
+    timeout: float | None = None  # replaces Timeouts.request (unary) / stream_idle (streams)

@@ -1,0 +1,65 @@
+"""Start the SDK echo server as a subprocess on free loopback ports."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+ECHO_SERVER = Path(__file__).with_name("echo_server.py")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass(frozen=True)
+class RunningServer:
+    url: str
+    port: int
+    grpc_port: int
+
+
+@contextmanager
+def sdk_echo_server(startup_timeout: float = 30.0) -> Iterator[RunningServer]:
+    port, grpc_port = free_port(), free_port()
+    log = tempfile.TemporaryFile()  # a file, not a pipe: a full pipe would block the server
+    process = subprocess.Popen(
+        [sys.executable, str(ECHO_SERVER), "--port", str(port), "--grpc-port", str(grpc_port)],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + startup_timeout
+        while True:
+            if process.poll() is not None:
+                log.seek(0)
+                raise RuntimeError(f"SDK echo server exited: {log.read().decode()[-2000:]}")
+            try:
+                if httpx.get(f"{url}/.well-known/agent-card.json", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError("SDK echo server did not start")
+            time.sleep(0.1)
+        yield RunningServer(url, port, grpc_port)
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        log.close()
