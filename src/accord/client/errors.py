@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from accord.wire.errors import ERROR_INFO_TYPE, ErrorKind, kind_for_jsonrpc_code, kind_for_reason
+from accord.wire.errors import ERROR_INFO_TYPE, ErrorKind
 
 __all__ = [
     "ERROR_CLASSES",
@@ -208,10 +208,11 @@ class PayloadTooLargeError(A2AClientError):
     kind_for_class = ErrorKind.PAYLOAD_TOO_LARGE
 
 
+_CLASS_BY_NAME = {cls.__name__: cls for cls in A2AClientError.__subclasses__()}
+
+# Rows sharing an error name (a 415 variant of ContentTypeNotSupportedError) share a class.
 ERROR_CLASSES: dict[ErrorKind, type[A2AClientError]] = {
-    cls.kind_for_class: cls
-    for cls in A2AClientError.__subclasses__()
-    if cls.kind_for_class is not None
+    kind: _CLASS_BY_NAME[kind.error_name] for kind in ErrorKind
 }
 
 
@@ -252,8 +253,13 @@ class StreamBrokenError(TransportError):
 
 # --- building protocol errors from each binding's shape ----------------------------------------
 
-# Several rows share -32602; a bare code means the generic one.
-_CODE_PREFERENCE = {ErrorKind.INVALID_PARAMS.jsonrpc_code: ErrorKind.INVALID_PARAMS}
+# Several rows may share a reason or a code; the first row declared is the canonical one,
+# except that a bare -32602 means the generic invalid-params error.
+_BY_REASON: dict[str, ErrorKind] = {}
+_BY_CODE: dict[int, ErrorKind] = {ErrorKind.INVALID_PARAMS.jsonrpc_code: ErrorKind.INVALID_PARAMS}
+for _kind in ErrorKind:
+    _BY_REASON.setdefault(_kind.reason, _kind)
+    _BY_CODE.setdefault(_kind.jsonrpc_code, _kind)
 
 # REST bodies without an ErrorInfo: only statuses that name one error unambiguously.
 _HTTP_FALLBACK = {
@@ -295,7 +301,7 @@ def _kind_from_details(details: list[dict[str, Any]]) -> ErrorKind | None:
         if _is_error_info(detail):
             reason = detail.get("reason")
             if isinstance(reason, str):
-                return kind_for_reason(reason)
+                return _BY_REASON.get(reason)
     return None
 
 
@@ -321,7 +327,7 @@ def error_from_jsonrpc(error: Any) -> A2AClientError:
     details = _details(error.get("data"))
     kind = _kind_from_details(details)
     if kind is None and isinstance(code, int):
-        kind = _CODE_PREFERENCE.get(code) or kind_for_jsonrpc_code(code)
+        kind = _BY_CODE.get(code)
     return make_error(kind, message, details, code if isinstance(code, int) else None)
 
 
