@@ -16,9 +16,11 @@ import inspect
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+import msgspec
 
 from accord.agents.api import (
     AgentError,
@@ -36,7 +38,7 @@ from accord.core.caller import Caller
 from accord.core.events import Event
 from accord.core.limits import Limits
 from accord.core.outcome import Outcome
-from accord.core.records import TaskRecord
+from accord.core.records import PushConfigRecord, TaskRecord
 from accord.engine.live import LiveHandle, LiveTask, Run, as_message
 from accord.store.base import SeqConflict, TaskStore
 from accord.wire.errors import A2AError, ErrorKind
@@ -119,6 +121,7 @@ class Engine:
         self._execute, self._cancel = _as_executor(agent)
         self._live: dict[str, LiveTask] = {}
         self._background: set[asyncio.Task[Any]] = set()
+        self._commit_listeners: list[Callable[[str], None]] = []
         self._started = False
 
     # --- life ------------------------------------------------------------------------------
@@ -188,20 +191,41 @@ class Engine:
 
     # --- deciding and committing -------------------------------------------------------------
 
-    def _submit(self, outcome: Outcome, expected_seq: int) -> asyncio.Future[None]:
-        """Append the outcome's events (ordered behind every earlier submit) and wake the
-        task's followers once they are durable."""
+    def _submit(
+        self,
+        outcome: Outcome,
+        expected_seq: int,
+        configs: Sequence[PushConfigRecord] = (),
+    ) -> asyncio.Future[None]:
+        """Append the outcome's events (ordered behind every earlier submit), then store the
+        push configs that came with the message, then wake the task's followers."""
         record = outcome.record
         assert record is not None
         live = self._live.get(record.id)
         if live is not None:
             live.record = record
-        commit = asyncio.ensure_future(self.store.append(record, outcome.events, expected_seq))
+        commit = asyncio.ensure_future(self._write(record, outcome.events, expected_seq, configs))
         if live is not None:
             live.last_commit = commit
         task_id = record.id
         commit.add_done_callback(lambda done: self._committed(task_id, done))
         return commit
+
+    async def _write(
+        self,
+        record: TaskRecord,
+        events: Sequence[Event],
+        expected_seq: int,
+        configs: Sequence[PushConfigRecord],
+    ) -> None:
+        # store.append enqueues before its first await, so writes keep submission order.
+        await self.store.append(record, events, expected_seq)
+        for config in configs:
+            await self.store.put_push_config(config)
+
+    def add_commit_listener(self, listener: Callable[[str], None]) -> None:
+        """Call ``listener(task_id)`` after every durable append (push delivery uses it)."""
+        self._commit_listeners.append(listener)
 
     def _committed(self, task_id: str, commit: asyncio.Future[None]) -> None:
         if commit.cancelled():
@@ -215,7 +239,11 @@ class Engine:
                     live.broken = error
             if not isinstance(error, SeqConflict):
                 log.error("append to task %s failed: %s", task_id, error)
+            self.bus.notify(task_id)
+            return
         self.bus.notify(task_id)
+        for listener in self._commit_listeners:
+            listener(task_id)
 
     async def _current(self, task_id: str, tenant: str | None) -> TaskRecord | None:
         live = self._live.get(task_id)
@@ -269,7 +297,7 @@ class Engine:
                 raise _agent_error(outcome)
             outcome.events = [*created.events, *outcome.events]
             outcome.published = [*created.published, *outcome.published]
-            self._submit(outcome, 0)
+            self._submit(outcome, 0, live.pending_configs)
             return outcome
         if live.record is None:
             live.record = await self.store.get_task(live.task_id, None)
@@ -365,12 +393,25 @@ class Engine:
 
         extensions: list[str] = []
         metadata = request.metadata if request.metadata is not UNSET else {}
+        inline = (
+            request.configuration.task_push_notification_config
+            if request.configuration is not UNSET
+            else UNSET
+        )
+        if inline is not UNSET and not self.config.push_notifications:
+            raise A2AError(
+                ErrorKind.PUSH_NOT_SUPPORTED, "this agent does not support push notifications"
+            )
         if message.task_id:
             outcome = await self._decide(message.task_id, tenant, decide)
             if outcome.error is not None:
                 raise outcome.error
             record = outcome.record
             assert record is not None
+            if inline is not UNSET:
+                existing = await self.store.list_push_configs(record.id)
+                config = self._inline_config(record, inline, tenant, existing)
+                await self.store.put_push_config(config)
             live = self._live.get(record.id) or LiveTask(record.id, tenant, record)
             ctx = RequestContext(
                 message=record.task.history[-1],
@@ -388,6 +429,8 @@ class Engine:
         record = outcome.record
         assert record is not None
         live = LiveTask(record.id, tenant, None, pending=outcome)
+        if inline is not UNSET:
+            live.pending_configs.append(self._inline_config(record, inline, tenant, []))
         ctx = RequestContext(
             message=record.task.history[-1],
             task_id=record.id,
@@ -397,6 +440,29 @@ class Engine:
             metadata=metadata,
         )
         return live, self._start_run(live, ctx, record)
+
+    def _inline_config(
+        self,
+        record: TaskRecord,
+        config: TaskPushNotificationConfig,
+        tenant: str,
+        existing: Sequence[PushConfigRecord],
+    ) -> PushConfigRecord:
+        """A push config sent inline with a message, checked as CreateTaskPushNotificationConfig
+        would check it."""
+        outcome = client_commands.create_push_config(
+            record,
+            msgspec.structs.replace(config, task_id=record.id),
+            tenant=tenant,
+            existing=existing,
+            new_id=self.new_id(),
+            now_ms=self.clock(),
+            limits=self.config.limits,
+        )
+        if outcome.error is not None:
+            raise outcome.error
+        assert outcome.config is not None
+        return outcome.config
 
     async def send_message(
         self, request: SendMessageRequest, caller: Caller, extensions: list[str] | None = None
@@ -417,7 +483,7 @@ class Engine:
                 if immediate and live.pending is not None:
                     created = live.pending
                     live.pending = None
-                    await self._submit(created, 0)
+                    await self._submit(created, 0, live.pending_configs)
                     continue
                 record = await self.store.get_task(live.task_id, caller.tenant)
                 if record is not None and record.seq >= run.start.seq:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from accord.agents.api import AgentError, MessageLike, RequestContext
 from accord.core import agent as agent_commands
 from accord.core.outcome import Outcome
-from accord.core.records import TaskRecord
+from accord.core.records import PushConfigRecord, TaskRecord
 from accord.wire.model import Artifact, Message, Part, Role
 
 if TYPE_CHECKING:
@@ -41,6 +41,7 @@ class LiveTask:
     tenant: str
     record: TaskRecord | None  # latest decided; None means "reload from the store"
     pending: Outcome | None = None  # a creation not yet appended (the agent has not answered)
+    pending_configs: list[PushConfigRecord] = field(default_factory=list)  # stored with it
     runs: set[Run] = field(default_factory=set)
     last_commit: asyncio.Future[None] | None = None
     broken: BaseException | None = None
