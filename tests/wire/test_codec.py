@@ -76,6 +76,31 @@ def test_decodes_snake_case_and_camel_case_alike() -> None:
     assert convert(snake, w.SendMessageRequest) == from_camel
 
 
+@pytest.mark.parametrize(
+    ("doc", "type_", "attr", "value"),
+    [
+        (b'{"id": "t", "history_length" : 2}', w.GetTaskRequest, "history_length", 2),
+        (
+            b'{"flows": {"implicit": {}}, "oauth2_metadata_url": "u"}',
+            w.OAuth2SecurityScheme,
+            "oauth2_metadata_url",
+            "u",
+        ),
+        (b'{"open_id_connect_url":"x"}', w.OpenIdConnectSecurityScheme, "open_id_connect_url", "x"),
+        (
+            json.dumps({"text": 'a_b"_c": "', "media_type": "t/p"}).encode(),
+            w.Part,
+            "media_type",
+            "t/p",
+        ),
+    ],
+)
+def test_a_single_snake_case_key_anywhere_is_read(
+    doc: bytes, type_: type[Any], attr: str, value: Any
+) -> None:
+    assert getattr(decode(doc, type_), attr) == value
+
+
 def test_free_form_keys_with_underscores_are_not_renamed() -> None:
     free = {"task_id": 1, "nested": {"context_id": ["x"], "media_type": None}}
     doc = {
