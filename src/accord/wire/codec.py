@@ -2,8 +2,9 @@
 
 Decoding takes camelCase (the fast path: msgspec straight from bytes) and, as ProtoJSON
 requires, the proto's snake_case names too. Snake-case input is rare, so it is detected with
-one regex over the raw bytes and only then routed through a schema-aware rename, which touches
-field names of the model and never the free-form ``metadata`` / ``data`` values.
+one cheap scan of the raw bytes for keys with an underscore, and only then routed through a
+schema-aware rename, which touches field names of the model and never the free-form
+``metadata`` / ``data`` values.
 
 Every failure becomes :class:`WireError` naming the offending field path in camelCase
 (``message.parts[0].text``), which the bindings turn into ``google.rpc.BadRequest`` field
@@ -66,7 +67,7 @@ def decode(data: bytes | str, type_: type[T]) -> T:
     """Decode ProtoJSON ``data`` into ``type_``; raises :class:`WireError`."""
     if isinstance(data, str):
         data = data.encode()
-    if _snake_names().search(data) is None:
+    if not _has_snake_names(data):
         try:
             return _decoder(type_).decode(data)
         except msgspec.ValidationError as exc:
@@ -140,13 +141,33 @@ def _wire_types() -> list[type[Wire]]:
 
 
 @cache
-def _snake_names() -> re.Pattern[bytes]:
-    """Matches a JSON key that is the snake_case name of some field of the model."""
-    names = {
-        name for cls in _wire_types() for name in cls.__struct_fields__ if "_" in name.strip("_")
-    }
-    alternatives = "|".join(sorted(map(re.escape, names)))
-    return re.compile(rb'"(?:' + alternatives.encode() + rb')"\s*:')
+def _snake_names() -> frozenset[bytes]:
+    """The snake_case names of the model's fields that differ from their camelCase form."""
+    return frozenset(
+        name.encode()
+        for cls in _wire_types()
+        for name in cls.__struct_fields__
+        if "_" in name.strip("_")
+    )
+
+
+# The tail of a JSON key from its first underscore: ``_id":`` in ``"message_id":``.
+_KEY_TAIL = re.compile(rb'_[a-z0-9_]*"\s*:')
+
+
+def _has_snake_names(data: bytes) -> bool:
+    """True when some JSON key in ``data`` is the snake_case name of a model field.
+
+    Cheap on camelCase input: only keys with an underscore are looked at, each by walking
+    back to its opening quote (a field name holds no quote), instead of trying every field
+    name at every quote of the document.
+    """
+    names = _snake_names()
+    for match in _KEY_TAIL.finditer(data):
+        start = data.rfind(b'"', 0, match.start()) + 1
+        if data[start : match.end()].split(b'"', 1)[0] in names:
+            return True
+    return False
 
 
 @cache
