@@ -5,7 +5,9 @@ oracle of what each command must answer. After every step it checks: the outcome
 oracle's; an accepted command appends exactly its declared events (a new task one ``task``
 event, a continuation one ``message``, a move or cancel one ``status``, an artifact one
 ``artifact``); a refused one carries nothing and changes nothing; terminal tasks never change;
-sequence numbers are 1..n without gaps; and folding the log gives the snapshot.
+sequence numbers are 1..n without gaps; and folding the log gives the snapshot. Push-config
+commands run alongside against their own store: they append no events, honour the per-task
+limit (a same-id create replaces) and never cross tenants.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from hypothesis.stateful import (
     rule,
 )
 
-from accord.core import Limits, Outcome, TaskRecord, agent, client, lifecycle
+from accord.core import Limits, Outcome, PushConfigRecord, TaskRecord, agent, client, lifecycle
 from accord.core.events import Event, fold
 from accord.wire.codec import encode
 from accord.wire.model import (
@@ -33,13 +35,19 @@ from accord.wire.model import (
     Part,
     Role,
     SendMessageRequest,
+    TaskPushNotificationConfig,
     TaskState,
 )
 
 TENANTS = ["acme", "globex", ""]
 TASK_LIMIT = 4
 MESSAGE_LIMIT = 2
-LIMITS = Limits(tasks_per_tenant=TASK_LIMIT, messages_per_task=MESSAGE_LIMIT)
+CONFIG_LIMIT = 2
+LIMITS = Limits(
+    tasks_per_tenant=TASK_LIMIT,
+    messages_per_task=MESSAGE_LIMIT,
+    push_configs_per_task=CONFIG_LIMIT,
+)
 DECLARED_KIND = {
     "task-created": "task",
     "continued": "message",
@@ -77,6 +85,7 @@ class TaskLifecycle(RuleBasedStateMachine):
         self.records: dict[str, TaskRecord] = {}
         self.logs: dict[str, list[Event]] = {}
         self.expected: dict[str, Expected] = {}
+        self.configs: dict[str, dict[str, PushConfigRecord]] = {}
         self.now = 1_700_000_000_000
         self.counter = 0
 
@@ -226,6 +235,76 @@ class TaskLifecycle(RuleBasedStateMachine):
             assert sub.name == ("task-terminal" if terminal else "subscribed")
         assert got.events == [] and sub.events == []
 
+    # --- push-notification configs (no events; their own store) ----------------------------
+
+    def visible(self, task_id: str, tenant: str) -> bool:
+        oracle = self.expected.get(task_id)
+        return oracle is not None and oracle.tenant == tenant
+
+    @rule(
+        task_id=tasks,
+        tenant=st.sampled_from(TENANTS),
+        config_id=st.sampled_from(["", "h1", "h2", "h3"]),
+    )
+    def create_config(self, task_id: str, tenant: str, config_id: str) -> None:
+        self.counter += 1
+        existing = self.configs.setdefault(task_id, {})
+        outcome = client.create_push_config(
+            self.records.get(task_id),
+            TaskPushNotificationConfig(url="https://hook.example/", id=config_id, task_id=task_id),
+            tenant=tenant,
+            existing=list(existing.values()),
+            new_id=f"gen-{self.counter}",
+            now_ms=self.tick(),
+            limits=LIMITS,
+        )
+        final_id = config_id or f"gen-{self.counter}"
+        if not self.visible(task_id, tenant):
+            expected = "task-not-found"
+        elif final_id not in existing and len(existing) >= CONFIG_LIMIT:
+            expected = "config-limit"
+        else:
+            expected = "created" if config_id else "assigned"
+        assert outcome.name == expected, (outcome.name, expected)
+        assert outcome.events == []
+        if expected in ("created", "assigned"):
+            assert outcome.config is not None
+            assert outcome.config.config.id == final_id
+            assert outcome.config.config.task_id == task_id
+            assert outcome.config.tenant == tenant
+            existing[final_id] = outcome.config
+        else:
+            assert outcome.error is not None
+            assert (outcome.config, outcome.published) == (None, [])
+
+    @rule(
+        task_id=tasks,
+        tenant=st.sampled_from(TENANTS),
+        config_id=st.sampled_from(["h1", "h2", "gen-1"]),
+    )
+    def read_and_delete_config(self, task_id: str, tenant: str, config_id: str) -> None:
+        record = self.records.get(task_id)
+        existing = self.configs.setdefault(task_id, {})
+        got = client.get_push_config(
+            record, existing.get(config_id), tenant=tenant, task_id=task_id, config_id=config_id
+        )
+        listed = client.list_push_configs(
+            record, list(existing.values()), tenant=tenant, task_id=task_id
+        )
+        deleted = client.delete_push_config(
+            record, tenant=tenant, task_id=task_id, config_id=config_id
+        )
+        if not self.visible(task_id, tenant):
+            assert got.name == "not-found"
+            assert listed.name == ("task-not-found" if record is None else "other-tenant")
+            assert deleted.name == "task-not-found"
+            return
+        assert got.name == ("found" if config_id in existing else "config-not-found")
+        assert listed.name == "listed"
+        assert [c.id for c in listed.configs] == list(existing)
+        assert deleted.name == "deleted"
+        existing.pop(config_id, None)
+
     # --- agent commands --------------------------------------------------------------------
 
     @rule(task_id=tasks, move=st.sampled_from(agent.AGENT_MOVES), with_message=st.booleans())
@@ -317,6 +396,9 @@ class TaskLifecycle(RuleBasedStateMachine):
             assert len(record.task.history) == oracle.history
         for tenant in TENANTS:
             assert self.count(tenant) <= TASK_LIMIT
+        for task_id, configs in self.configs.items():
+            assert len(configs) <= CONFIG_LIMIT
+            assert all(c.tenant == self.expected[task_id].tenant for c in configs.values())
 
 
 TaskLifecycle.TestCase.settings = settings(max_examples=150, stateful_step_count=40, deadline=None)
