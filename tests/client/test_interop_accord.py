@@ -1,0 +1,190 @@
+"""accord's client against ``accord serve`` (JSON-RPC and HTTP+JSON), through a cutting proxy."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from client_events import describe
+from cutting_proxy import CuttingProxy, cutting_proxy
+
+from accord.client import (
+    BearerToken,
+    Client,
+    ResumePolicy,
+    TaskNotCancelableError,
+    TaskNotFoundError,
+    UnauthenticatedError,
+    UnsupportedOperationError,
+)
+from accord.wire.model import Task, TaskState
+from sdk_servers.fixtures import free_port
+
+HERE = Path(__file__).resolve().parent
+TOKEN = "client-test-token"
+CONFIG = f"""
+[accord]
+extended_card = true
+heartbeat_s = 1.0
+
+[accord.bearer_tokens]
+"{TOKEN}" = "tester"
+"""
+
+
+@pytest.fixture(scope="module")
+def accord_server() -> Iterator[CuttingProxy]:
+    """``accord serve`` with the slow echo agent, reached through a cutting proxy."""
+    port = free_port()
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        cutting_proxy(port) as proxy,
+        Path(tmp, "serve.log").open("wb") as log,
+    ):
+        config = Path(tmp, "accord.toml")
+        config.write_text(CONFIG)
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]),
+        }
+        process = subprocess.Popen(
+            [
+                str(Path(sys.executable).with_name("accord")), "serve",
+                "--port", str(port),
+                "--store", "memory://",
+                "--agent", "accord_agents:slow_echo",
+                "--config", str(config),
+                "--public-url", f"http://127.0.0.1:{proxy.port}",
+                "--log-level", "warning",
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
+        )  # fmt: skip
+        try:
+            deadline = time.monotonic() + 30
+            while True:
+                if process.poll() is not None:
+                    raise RuntimeError(Path(tmp, "serve.log").read_text()[-2000:])
+                try:
+                    if httpx.get(f"http://127.0.0.1:{port}/.well-known/agent-card.json").is_success:
+                        break
+                except httpx.HTTPError:
+                    pass
+                if time.monotonic() > deadline:
+                    raise RuntimeError("accord serve did not start")
+                time.sleep(0.1)
+            yield proxy
+        finally:
+            process.terminate()
+            process.wait(10)
+
+
+@pytest.fixture(params=["JSONRPC", "HTTP+JSON"])
+async def client(
+    request: pytest.FixtureRequest, accord_server: CuttingProxy
+) -> AsyncIterator[Client]:
+    url = f"http://127.0.0.1:{accord_server.port}"
+    async with Client.connect(
+        url,
+        binding=request.param,
+        credentials=BearerToken(TOKEN),
+        resume=ResumePolicy(initial_delay=0.05),
+    ) as c:
+        yield c
+
+
+def text_of(task: Task) -> str:
+    return "".join(str(p.text) for a in task.artifacts for p in a.parts)
+
+
+async def test_send_get_and_stream(client: Client) -> None:
+    task = await client.send("hello")
+    assert isinstance(task, Task) and task.status.state is TaskState.COMPLETED
+    assert text_of(task) == "echo: hello"
+    assert (await client.get_task(task.id)).id == task.id
+    events = [describe(e) async for e in client.stream("hi")]
+    assert events[0] == "task:TASK_STATE_SUBMITTED" or events[0].startswith("task:")
+    assert events[-1] == "status:TASK_STATE_COMPLETED"
+
+
+async def test_list_tasks_pages(client: Client) -> None:
+    context_id = str(uuid.uuid4())
+    ids = set()
+    for i in range(5):
+        sent = await client.send(f"t{i}", context_id=context_id)
+        assert isinstance(sent, Task)
+        ids.add(sent.id)
+    first = await client.list_tasks_page(context_id=context_id, page_size=2)
+    assert len(first.tasks) == 2 and first.next_page_token and first.total_size == 5
+    assert {t.id async for t in client.list_tasks(context_id=context_id, page_size=2)} == ids
+
+
+async def test_cancel_and_subscribe(client: Client) -> None:
+    started = await client.send("slow", return_immediately=True)
+    assert isinstance(started, Task)
+    watcher = client.subscribe(started.id)
+    first = await watcher.__anext__()
+    assert first.which == "task"
+    canceled = await client.cancel(started.id)
+    assert canceled.status.state is TaskState.CANCELED
+    rest = [describe(e) async for e in watcher]
+    assert rest[-1] == "status:TASK_STATE_CANCELED"
+    with pytest.raises(TaskNotCancelableError):
+        await client.cancel(started.id)
+    with pytest.raises(UnsupportedOperationError):
+        async for _ in client.subscribe(started.id):
+            pass
+
+
+async def test_push_config_crud(client: Client) -> None:
+    started = await client.send("slow:5", return_immediately=True)
+    assert isinstance(started, Task)
+    created = await client.create_push_config(
+        started.id, "https://hooks.example.com/a2a", token="t"
+    )
+    assert created.id and created.task_id == started.id
+    assert (await client.get_push_config(started.id, created.id)).url == created.url
+    assert [c.id for c in await client.list_push_configs(started.id)] == [created.id]
+    await client.delete_push_config(started.id, created.id)
+    assert await client.list_push_configs(started.id) == []
+    await client.cancel(started.id)
+
+
+async def test_extended_card_and_errors(client: Client) -> None:
+    card = await client.get_extended_card()
+    assert card.name
+    with pytest.raises(TaskNotFoundError):
+        await client.get_task("no-such-task")
+
+
+async def test_missing_credentials_are_refused(accord_server: CuttingProxy) -> None:
+    async with Client.connect(f"http://127.0.0.1:{accord_server.port}") as anonymous:
+        with pytest.raises(UnauthenticatedError):
+            await anonymous.get_task("anything")
+
+
+async def test_stream_cut_by_the_network_resumes_with_last_event_id(
+    client: Client, accord_server: CuttingProxy
+) -> None:
+    def shape(description: str) -> str:  # artifact ids differ from task to task
+        kind, *_, content = description.split(":")
+        return f"{kind}:{content}"
+
+    baseline = [shape(describe(e)) async for e in client.stream("chunks:4")]
+    assert baseline[-1] == "status:TASK_STATE_COMPLETED"
+    assert len(baseline) == 7  # task, working, 4 chunks, completed
+    cuts = accord_server.cuts
+    accord_server.arm(cut_after=2)
+    events = [shape(describe(e)) async for e in client.stream("chunks:4")]
+    assert accord_server.cuts == cuts + 1
+    assert events == baseline
+    assert any(b"last-event-id" in chunk.lower() for chunk in accord_server.requests)
