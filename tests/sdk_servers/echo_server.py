@@ -19,7 +19,6 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 
-import grpc
 import uvicorn
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
@@ -38,6 +37,8 @@ from a2a.types import (
     a2a_pb2_grpc,
 )
 from starlette.applications import Starlette
+
+import grpc
 
 SLOW_DEFAULT_SECONDS = 60.0
 
@@ -90,9 +91,12 @@ def make_card(host: str, port: int, grpc_port: int) -> AgentCard:
         description="Echoes text back as an artifact (a2a-sdk).",
         version="1.0.0",
         supported_interfaces=[
-            AgentInterface(protocol_binding="JSONRPC", protocol_version="1.0", url=f"{base}/a2a/jsonrpc"),
-            AgentInterface(protocol_binding="HTTP+JSON", protocol_version="1.0", url=f"{base}/a2a/rest"),
-            AgentInterface(protocol_binding="GRPC", protocol_version="1.0", url=f"{host}:{grpc_port}"),
+            AgentInterface(protocol_binding=binding, protocol_version="1.0", url=url)
+            for binding, url in (
+                ("JSONRPC", f"{base}/a2a/jsonrpc"),
+                ("HTTP+JSON", f"{base}/a2a/rest"),
+                ("GRPC", f"{host}:{grpc_port}"),
+            )
         ],
         capabilities=AgentCapabilities(
             streaming=True, push_notifications=True, extended_agent_card=True

@@ -33,33 +33,34 @@ class RunningServer:
 @contextmanager
 def sdk_echo_server(startup_timeout: float = 30.0) -> Iterator[RunningServer]:
     port, grpc_port = free_port(), free_port()
-    log = tempfile.TemporaryFile()  # a file, not a pipe: a full pipe would block the server
-    process = subprocess.Popen(
-        [sys.executable, str(ECHO_SERVER), "--port", str(port), "--grpc-port", str(grpc_port)],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + startup_timeout
-        while True:
-            if process.poll() is not None:
-                log.seek(0)
-                raise RuntimeError(f"SDK echo server exited: {log.read().decode()[-2000:]}")
-            try:
-                if httpx.get(f"{url}/.well-known/agent-card.json", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError("SDK echo server did not start")
-            time.sleep(0.1)
-        yield RunningServer(url, port, grpc_port)
-    finally:
-        process.terminate()
+    # the log goes to a file, not a pipe: a full pipe would block the server
+    with tempfile.TemporaryFile() as log:
+        process = subprocess.Popen(
+            [sys.executable, str(ECHO_SERVER), "--port", str(port), "--grpc-port", str(grpc_port)],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        url = f"http://127.0.0.1:{port}"
         try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        log.close()
+            deadline = time.monotonic() + startup_timeout
+            while True:
+                if process.poll() is not None:
+                    log.seek(0)
+                    raise RuntimeError(f"SDK echo server exited: {log.read().decode()[-2000:]}")
+                try:
+                    card_url = f"{url}/.well-known/agent-card.json"
+                    if httpx.get(card_url, timeout=1).status_code == 200:
+                        break
+                except httpx.HTTPError:
+                    pass
+                if time.monotonic() > deadline:
+                    raise RuntimeError("SDK echo server did not start")
+                time.sleep(0.1)
+            yield RunningServer(url, port, grpc_port)
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
