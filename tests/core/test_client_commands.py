@@ -18,6 +18,7 @@ from core_helpers import (
 from accord.core import Limits, Outcome, PushConfigRecord, TaskRecord, client
 from accord.core.events import fold
 from accord.core.outcome import Published
+from accord.wire.codec import to_builtins
 from accord.wire.errors import ErrorKind
 from accord.wire.model import (
     UNSET,
@@ -528,3 +529,44 @@ def test_extended_card_outcomes() -> None:
     assert_refused(not_configured, "not-configured")
     assert not_configured.error is not None
     assert not_configured.error.kind is ErrorKind.EXTENDED_CARD_NOT_CONFIGURED
+
+
+# --- SendStreamingMessage ------------------------------------------------------------------
+
+
+def test_streaming_not_supported() -> None:
+    outcome = send(send_request(), streaming=True, streaming_supported=False)
+    assert_refused(outcome, "streaming-not-supported")
+    assert outcome.error is not None
+    assert outcome.error.kind is ErrorKind.UNSUPPORTED_OPERATION
+    # Plain SendMessage does not need the capability.
+    accepted(send(send_request(), streaming_supported=False), "task-created")
+
+
+def test_streaming_task_created_also_publishes_the_first_stream_response() -> None:
+    outcome = send(send_request(), streaming=True)
+    record = accepted(outcome, "task-created")
+    assert [p.event for p in outcome.published] == [
+        "a2a.tasks.TaskCreated",
+        "a2a.tasks.MessageStreamResponse",
+    ]
+    assert outcome.published[1].payload == {"task": to_builtins(record.task)}
+
+
+def test_streaming_continued_publishes_the_task_in_the_state_it_holds() -> None:
+    record, _ = task_in(TaskState.INPUT_REQUIRED)
+    outcome = send(send_request(user_message(task_id="t-1")), record, streaming=True)
+    new = accepted(outcome, "continued")
+    assert outcome.published == [
+        Published("a2a.tasks.MessageStreamResponse", {"task": to_builtins(new.task)})
+    ]
+    assert outcome.published[0].payload["task"]["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+
+
+def test_streaming_direct_message_publishes_the_message() -> None:
+    reply = Message(message_id="r-1", role=Role.AGENT, parts=[Part(text="hi")])
+    outcome = client.direct_message(reply, send_request(), "c-gen", streaming=True)
+    assert outcome.message is not None
+    assert outcome.published == [
+        Published("a2a.tasks.MessageStreamResponse", {"message": to_builtins(outcome.message)})
+    ]

@@ -19,11 +19,13 @@ from accord.core.events import Event
 from accord.core.limits import Limits
 from accord.core.outcome import Outcome, Published, refused
 from accord.core.records import PushConfigRecord, TaskRecord
+from accord.wire.codec import to_builtins
 from accord.wire.errors import A2AError, ErrorKind, invalid_params
 from accord.wire.model import (
     Message,
     Part,
     SendMessageRequest,
+    StreamResponse,
     Task,
     TaskPushNotificationConfig,
     TaskState,
@@ -75,12 +77,19 @@ def send_message(
     limits: Limits,
     accept_client_context_ids: bool = True,
     input_modes: Sequence[str] | None = None,
+    streaming: bool = False,
+    streaming_supported: bool = True,
 ) -> Outcome:
     """SendMessage / SendStreamingMessage up to the agent's answer.
 
     ``task`` is the stored task ``message.taskId`` names (None if there is none or the message
     names none). ``input_modes``, when given, is a hard filter on part media types.
+    ``streaming`` marks SendStreamingMessage: refused without the capability, and its accepted
+    outcomes also publish the first ``a2a.tasks.MessageStreamResponse``.
     """
+    if streaming and not streaming_supported:
+        error = A2AError(ErrorKind.UNSUPPORTED_OPERATION, "this agent does not stream")
+        return refused("streaming-not-supported", error)
     message = request.message
     if input_modes is not None:
         for index, part in enumerate(message.parts):
@@ -123,7 +132,8 @@ def send_message(
             return refused("history-limit", error)
         bound = msgspec.structs.replace(message, task_id=task.id, context_id=task.task.context_id)
         new, event = append(task, "message", bound, now_ms)
-        return Outcome("continued", events=[event], record=new)
+        published = [stream_published(StreamResponse(task=new.task))] if streaming else []
+        return Outcome("continued", events=[event], record=new, published=published)
 
     if message.context_id and not accept_client_context_ids:
         error = A2AError(
@@ -151,19 +161,25 @@ def send_message(
     )
     event = Event(task_id=new_task_id, seq=1, kind="task", body=created, at_ms=now_ms)
     record = TaskRecord(task=created, tenant=tenant, seq=1, created_ms=now_ms, updated_ms=now_ms)
-    return Outcome(
-        "task-created",
-        events=[event],
-        record=record,
-        published=[Published("a2a.tasks.TaskCreated", {"task_id": new_task_id})],
-    )
+    published = [Published("a2a.tasks.TaskCreated", {"task_id": new_task_id})]
+    if streaming:
+        published.append(stream_published(StreamResponse(task=created)))
+    return Outcome("task-created", events=[event], record=record, published=published)
 
 
-def direct_message(reply: Message, request: SendMessageRequest, new_context_id: str) -> Outcome:
+def direct_message(
+    reply: Message, request: SendMessageRequest, new_context_id: str, *, streaming: bool = False
+) -> Outcome:
     """The agent answers with a message and creates no task."""
     context_id = reply.context_id or request.message.context_id or new_context_id
     bound = msgspec.structs.replace(reply, context_id=context_id, task_id="")
-    return Outcome("direct-message", message=bound)
+    published = [stream_published(StreamResponse(message=bound))] if streaming else []
+    return Outcome("direct-message", message=bound, published=published)
+
+
+def stream_published(response: StreamResponse) -> Published:
+    """SendStreamingMessage's ``message:stream`` event: one StreamResponse, as on the wire."""
+    return Published("a2a.tasks.MessageStreamResponse", to_builtins(response))
 
 
 # --- reads ---------------------------------------------------------------------------------
