@@ -1,0 +1,96 @@
+"""Run ``accord serve`` as a subprocess on a free loopback port for the interop tests."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+HERE = Path(__file__).resolve().parent
+ACCORD = Path(sys.executable).with_name("accord")
+
+BEARER_TOKEN = "interop-token"  # authenticates the extended-card call (require_auth is off)
+
+CONFIG = f"""
+extended_card = true
+require_auth = false
+heartbeat_s = 1.0
+
+[bearer_tokens]
+"{BEARER_TOKEN}" = {{ identity = "interop-tester" }}
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass(frozen=True)
+class AccordServer:
+    url: str
+    log_path: Path
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+
+@contextmanager
+def accord_serve(
+    workdir: Path, agent: str = "accord_test_agents:agent", startup_timeout: float = 30.0
+) -> Iterator[AccordServer]:
+    """``accord serve`` with a SQLite store in ``workdir``, the test agents importable, and the
+    extended card configured; stopped (and waited for) on exit."""
+    port = free_port()
+    config = workdir / "accord.toml"
+    config.write_text(CONFIG)
+    log_path = workdir / "server.log"
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HERE), env.get("PYTHONPATH")]))
+    command = [
+        str(ACCORD),
+        "serve",
+        "--port",
+        str(port),
+        "--store",
+        f"sqlite:///{workdir / 'tasks.db'}",
+        "--agent",
+        agent,
+        "--config",
+        str(config),
+        "--log-level",
+        "warning",
+    ]
+    with log_path.open("wb") as log:  # a file, not a pipe: a full pipe would block the server
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + startup_timeout
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(f"accord serve exited: {log_path.read_text()[-2000:]}")
+            try:
+                if httpx.get(f"{url}/.well-known/agent-card.json", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError("accord serve did not start")
+            time.sleep(0.05)
+        yield AccordServer(url, log_path)
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
