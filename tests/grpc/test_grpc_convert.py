@@ -147,6 +147,13 @@ def test_invalid_nested_item_names_its_path() -> None:
     assert caught.value.field == "message.parts[1].content"
 
 
+def test_message_without_parts_names_parts() -> None:
+    message = pb.Message(message_id="m1", role=pb.ROLE_USER)
+    with pytest.raises(WireError) as caught:
+        from_proto(message, w.Message)
+    assert caught.value.field == "parts"
+
+
 def test_unspecified_role_and_unknown_enum_number_are_rejected() -> None:
     message = pb.Message(message_id="m1")
     message.parts.add(text="x")

@@ -302,16 +302,15 @@ def _read_lines(name: str, field: Any, required: bool, namespace: dict[str, Any]
         body = [f"    values[{name!r}] = {{k: read_{name}(v) for k, v in message.{name}.items()}}"]
         return _guard(camel, body)
     if _is_repeated(field):
+        # An empty list is left to the model's default, unless the model requires the field
+        # (``Message.parts``): then it is passed, and the model's own check names the error.
+        check = "    if True:" if required else "    if items:"
         if field.message_type is None:
-            return [
-                f"    items = message.{name}",
-                "    if items:",
-                f"        values[{name!r}] = list(items)",
-            ]
+            return [f"    items = message.{name}", check, f"        values[{name!r}] = list(items)"]
         namespace[f"read_{name}"] = _reader(_model_class(field.message_type))
         return [
             f"    items = message.{name}",
-            "    if items:",
+            check,
             "        try:",
             f"            values[{name!r}] = [read_{name}(item) for item in items]",
             "        except WireError:",

@@ -1,0 +1,229 @@
+"""The gRPC binding: ``lf.a2a.v1.A2AService`` on ``grpc.aio``, over the same operations
+(``accord.server.operations``) and engine as the HTTP bindings.
+
+Each call: metadata -> authentication, ``a2a-version`` / ``a2a-extensions`` negotiation (the
+same :class:`~accord.server.binding.Binding` the HTTP bindings use, fed the metadata as
+headers); proto request -> wire model (``accord.grpc.convert``); the operation's handler; the
+result back to proto. Errors come from the one table (``accord.wire.errors``): the status code
+is the row's ``grpc_status`` and the rich status (``grpc-status-details-bin``) carries a
+``google.rpc.Status`` with ``google.rpc.ErrorInfo`` and, for validation errors,
+``google.rpc.BadRequest``.
+
+Deadlines and cancellation need nothing extra: grpc.aio cancels the handler's task, which
+closes the stream's subscription (``aclose`` in ``finally``); the task itself goes on, as with
+SSE. Heartbeats of the engine's streams (``None`` items) are dropped; gRPC has its own
+keepalive.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import Any, TypeAlias, cast
+
+from google.protobuf import any_pb2, empty_pb2
+from google.protobuf.message import Message as ProtoMessage
+from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-untyped]
+from grpc_status import rpc_status
+
+import grpc
+from accord.grpc.convert import from_proto, proto_class, to_proto
+from accord.server.auth import Authenticator, NoAuthentication
+from accord.server.binding import Binding
+from accord.server.errors import from_wire_error, internal_error
+from accord.server.http import Request
+from accord.server.operations import OPERATIONS, Call, Operation, Service
+from accord.wire.codec import WireError
+from accord.wire.errors import ERROR_DOMAIN, A2AError
+from accord.wire.model import ListTasksResponse, Wire
+
+log = logging.getLogger("accord.grpc")
+
+SERVICE_NAME = "lf.a2a.v1.A2AService"
+
+Context: TypeAlias = Any  # grpc.aio.ServicerContext (grpc ships no type information)
+
+
+# --- errors --------------------------------------------------------------------------------
+
+
+def rich_status(error: A2AError) -> grpc.Status:
+    """The error as a gRPC status with ``google.rpc`` details in its trailing metadata."""
+    code = grpc.StatusCode[error.kind.grpc_status]
+    info = error_details_pb2.ErrorInfo(
+        reason=error.kind.reason, domain=ERROR_DOMAIN, metadata=dict(error.metadata)
+    )
+    details = [_packed(info)]
+    if error.violations:
+        bad_request = error_details_pb2.BadRequest(
+            field_violations=[
+                error_details_pb2.BadRequest.FieldViolation(
+                    field=v.field, description=v.description
+                )
+                for v in error.violations
+            ]
+        )
+        details.append(_packed(bad_request))
+    status = status_pb2.Status(code=code.value[0], message=error.message, details=details)
+    result: grpc.Status = rpc_status.to_status(status)
+    return result
+
+
+def _packed(message: ProtoMessage) -> any_pb2.Any:
+    packed = any_pb2.Any()
+    packed.Pack(message)
+    return packed
+
+
+# --- the binding ---------------------------------------------------------------------------
+
+
+class _MetadataRequest(Request):
+    """Call metadata seen as the HTTP request the shared binding logic reads: text keys as
+    lower-cased headers (repeated keys joined with commas), no query string, no body."""
+
+    def __init__(self, metadata: Any) -> None:
+        pairs = [
+            (key.encode("latin-1"), value.encode("latin-1"))
+            for key, value in (metadata or ())
+            if isinstance(value, str)  # ``-bin`` keys carry bytes; none of ours does
+        ]
+        super().__init__({"headers": pairs, "query_string": b""}, _no_body)
+
+
+async def _no_body() -> dict[str, Any]:
+    return {"type": "http.disconnect"}
+
+
+class GrpcBinding(Binding):
+    """Handlers for every method of ``A2AService``, by method name."""
+
+    def handlers(self) -> dict[str, grpc.RpcMethodHandler]:
+        out: dict[str, grpc.RpcMethodHandler] = {}
+        for name, operation in OPERATIONS.items():
+            request_class = proto_class(cast(type[Wire], operation.request_type))
+            if operation.streaming:
+                out[name] = grpc.unary_stream_rpc_method_handler(
+                    self._streaming(operation),
+                    request_deserializer=request_class.FromString,
+                    response_serializer=_serialize,
+                )
+            else:
+                out[name] = grpc.unary_unary_rpc_method_handler(
+                    self._unary(operation),
+                    request_deserializer=request_class.FromString,
+                    response_serializer=_serialize,
+                )
+        return out
+
+    def _begin(self, operation: Operation, message: Any, context: Context) -> tuple[Any, Call]:
+        call = self.prepare(_MetadataRequest(context.invocation_metadata()))
+        try:
+            request = from_proto(message, operation.request_type)
+        except WireError as exc:
+            raise from_wire_error(exc) from None
+        return request, call
+
+    def _unary(self, operation: Operation) -> Callable[[Any, Context], Awaitable[Any]]:
+        async def handle(message: Any, context: Context) -> Any:
+            try:
+                request, call = self._begin(operation, message, context)
+                result = await operation.handler(self.service, request, call)
+                await _send_extensions(context, call)
+                return _response(operation, result)
+            except A2AError as error:
+                await context.abort_with_status(rich_status(error))
+            except Exception:
+                log.exception("gRPC %s failed", operation.name)
+                await context.abort_with_status(rich_status(internal_error()))
+            raise AssertionError("unreachable: abort raises")  # pragma: no cover
+
+        return handle
+
+    def _streaming(self, operation: Operation) -> Callable[[Any, Context], AsyncIterator[Any]]:
+        async def handle(message: Any, context: Context) -> AsyncIterator[Any]:
+            items = None
+            try:
+                request, call = self._begin(operation, message, context)
+                items = await operation.handler(self.service, request, call)
+                await _send_extensions(context, call)
+                async for item in items:
+                    if item is not None:
+                        yield to_proto(item.response)
+            except A2AError as error:
+                await context.abort_with_status(rich_status(error))
+            except Exception:
+                log.exception("gRPC %s failed", operation.name)
+                await context.abort_with_status(rich_status(internal_error()))
+            finally:
+                close = getattr(items, "aclose", None)
+                if close is not None:
+                    await close()
+
+        return handle
+
+
+def _serialize(message: ProtoMessage) -> bytes:
+    return message.SerializeToString()
+
+
+def _response(operation: Operation, result: Any) -> ProtoMessage:
+    if isinstance(result, Wire):
+        return to_proto(result)
+    if operation.name == "ListTasks":  # the handler hands the JSON bindings a plain mapping
+        return to_proto(
+            ListTasksResponse(
+                tasks=result["tasks"],
+                next_page_token=result["nextPageToken"],
+                page_size=result["pageSize"],
+                total_size=result["totalSize"],
+            )
+        )
+    if operation.name == "DeleteTaskPushNotificationConfig":
+        return empty_pb2.Empty()  # the stubs use the default pool's Empty
+    raise TypeError(f"{operation.name} returned {type(result).__name__}")
+
+
+async def _send_extensions(context: Context, call: Call) -> None:
+    if call.extensions:
+        await context.send_initial_metadata((("a2a-extensions", ",".join(call.extensions)),))
+
+
+# --- the server ----------------------------------------------------------------------------
+
+
+def create_server(
+    service: Service,
+    auth: Authenticator | None = None,
+    *,
+    require_auth: bool = True,
+    options: Mapping[str, Any] | None = None,
+) -> grpc.aio.Server:
+    """A grpc.aio server with ``A2AService`` registered; bind a port and start it."""
+    settings = {
+        # Same bound as an HTTP body; a larger message fails with RESOURCE_EXHAUSTED.
+        "grpc.max_receive_message_length": service.bounds.max_body_bytes,
+        **(options or {}),
+    }
+    server = grpc.aio.server(options=list(settings.items()))
+    binding = GrpcBinding(service, auth or NoAuthentication(), require_auth)
+    server.add_generic_rpc_handlers(
+        (grpc.method_handlers_generic_handler(SERVICE_NAME, binding.handlers()),)
+    )
+    return server
+
+
+async def start_server(
+    service: Service,
+    address: str,
+    auth: Authenticator | None = None,
+    *,
+    require_auth: bool = True,
+) -> tuple[grpc.aio.Server, int]:
+    """Create, bind (plaintext) and start a server; returns it and the bound port."""
+    server = create_server(service, auth, require_auth=require_auth)
+    port = server.add_insecure_port(address)
+    if port == 0:
+        raise OSError(f"gRPC: cannot bind {address}")
+    await server.start()
+    return server, port
