@@ -3,7 +3,10 @@
 - ``memory://``: :class:`MemoryStore`, nothing survives the process;
 - ``sqlite:///relative/path.db`` or ``sqlite:////absolute/path.db``: :class:`SqliteStore`,
   optionally with ``?synchronous=normal`` (see docs/storage.md). The default is
-  ``sqlite:///accord.db``, a file in the working directory.
+  ``sqlite:///accord.db``, a file in the working directory;
+- ``postgresql://user@host:port/db`` (or ``postgres://``): :class:`PostgresStore`, for several
+  nodes on one database (docs/scale-out.md); ``?pool_size=N`` bounds its connections, other
+  options are passed to asyncpg.
 """
 
 from __future__ import annotations
@@ -54,4 +57,15 @@ def open_store(url: str = DEFAULT_URL) -> TaskStore:
         if unknown:
             raise ValueError(f"store URL {url!r}: unknown option(s) {sorted(unknown)}")
         return SqliteStore(path, synchronous=options.get("synchronous", "FULL"))
-    raise ValueError(f"store URL {url!r}: unknown scheme {scheme!r} (memory, sqlite)")
+    if scheme in ("postgresql", "postgres"):
+        from accord.store.postgres import PostgresStore  # asyncpg loads only when used
+
+        pool_size = options.pop("pool_size", None)
+        dsn = url
+        if pool_size is not None:
+            kept = [p for p in query.split("&") if p and not p.startswith("pool_size=")]
+            dsn = f"{scheme}://{location}" + (f"?{'&'.join(kept)}" if kept else "")
+            if not pool_size.isdigit() or int(pool_size) < 1:
+                raise ValueError(f"store URL {url!r}: pool_size must be a positive integer")
+        return PostgresStore(dsn, pool_size=int(pool_size) if pool_size else 10)
+    raise ValueError(f"store URL {url!r}: unknown scheme {scheme!r} (memory, sqlite, postgresql)")

@@ -7,6 +7,7 @@ list and scan costs grow with the number of tasks, which is fine at this scale.
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 from collections.abc import Sequence
 
@@ -15,8 +16,17 @@ from accord.core.lifecycle import TERMINAL
 from accord.core.records import PushConfigRecord, TaskRecord
 from accord.core.views import Cursor, TaskQuery, after_cursor, matches, sort_key
 from accord.store._checks import check_append
-from accord.store.base import SeqConflict, TaskPage
+from accord.store.base import DeliveryState, PushDelivery, SeqConflict, TaskPage
 from accord.wire.model import TaskState
+
+
+@dataclasses.dataclass(slots=True)
+class _Delivery:
+    cursor: int
+    state: DeliveryState = "active"
+    failures: int = 0
+    last_error: str = ""
+    next_attempt_ms: int = 0
 
 
 class MemoryStore:
@@ -25,6 +35,8 @@ class MemoryStore:
         self._events: dict[str, list[Event]] = {}
         # task id -> config id -> record; dict order is insertion order (oldest first).
         self._push: dict[str, dict[str, PushConfigRecord]] = {}
+        # task id -> config id -> delivery state, kept beside ``_push``.
+        self._delivery: dict[str, dict[str, _Delivery]] = {}
 
     async def open(self) -> None:
         pass
@@ -84,12 +96,25 @@ class MemoryStore:
             del self._tasks[task_id]
             self._events.pop(task_id, None)
             self._push.pop(task_id, None)
+            self._delivery.pop(task_id, None)
         return len(doomed)
 
     # --- push-notification configs ---------------------------------------------------------
 
-    async def put_push_config(self, config: PushConfigRecord) -> None:
-        self._push.setdefault(config.config.task_id, {})[config.config.id] = config
+    async def put_push_config(
+        self, config: PushConfigRecord, deliver_after: int | None = None
+    ) -> None:
+        task_id, config_id = config.config.task_id, config.config.id
+        self._push.setdefault(task_id, {})[config_id] = config
+        deliveries = self._delivery.setdefault(task_id, {})
+        current = deliveries.get(config_id)
+        if current is None:
+            if deliver_after is None:
+                task = self._tasks.get(task_id)
+                deliver_after = task.seq if task is not None else 0
+            deliveries[config_id] = _Delivery(cursor=deliver_after)
+        else:
+            deliveries[config_id] = _Delivery(cursor=current.cursor)
 
     async def get_push_config(self, task_id: str, config_id: str) -> PushConfigRecord | None:
         return self._push.get(task_id, {}).get(config_id)
@@ -101,8 +126,11 @@ class MemoryStore:
         configs = self._push.get(task_id)
         if configs is None or configs.pop(config_id, None) is None:
             return False
+        deliveries = self._delivery[task_id]
+        del deliveries[config_id]
         if not configs:
             del self._push[task_id]
+            del self._delivery[task_id]
         return True
 
     async def all_push_configs(
@@ -115,3 +143,81 @@ class MemoryStore:
             if (key := (task_id, config_id)) > after
         )
         return [record for _, record in heapq.nsmallest(limit, found, key=lambda kv: kv[0])]
+
+    # --- push delivery ---------------------------------------------------------------------
+
+    def _view(self, task_id: str, config_id: str) -> PushDelivery:
+        row = self._delivery[task_id][config_id]
+        task = self._tasks.get(task_id)
+        return PushDelivery(
+            config=self._push[task_id][config_id],
+            cursor=row.cursor,
+            state=row.state,
+            failures=row.failures,
+            last_error=row.last_error,
+            next_attempt_ms=row.next_attempt_ms,
+            task_seq=task.seq if task is not None else 0,
+        )
+
+    async def claim_push_deliveries(
+        self, now_ms: int, lease_ms: int, limit: int = 100, task_id: str | None = None
+    ) -> list[PushDelivery]:
+        scope = (
+            self._delivery.items()
+            if task_id is None
+            else [(task_id, self._delivery.get(task_id, {}))]
+        )
+        due: list[tuple[int, str, str]] = []
+        for tid, rows in scope:
+            task = self._tasks.get(tid)
+            if task is None:
+                continue
+            for cid, row in rows.items():
+                if (
+                    row.state == "active"
+                    and row.next_attempt_ms <= now_ms
+                    and row.cursor < task.seq
+                ):
+                    due.append((row.next_attempt_ms, tid, cid))
+        claimed = []
+        for _, tid, cid in heapq.nsmallest(limit, due):
+            self._delivery[tid][cid].next_attempt_ms = now_ms + lease_ms
+            claimed.append(self._view(tid, cid))
+        return claimed
+
+    async def update_push_delivery(
+        self,
+        task_id: str,
+        config_id: str,
+        *,
+        cursor: int,
+        state: DeliveryState,
+        failures: int,
+        last_error: str,
+        next_attempt_ms: int,
+    ) -> bool:
+        row = self._delivery.get(task_id, {}).get(config_id)
+        if row is None:
+            return False
+        row.cursor = max(row.cursor, cursor)
+        row.state = state
+        row.failures = failures
+        row.last_error = last_error
+        row.next_attempt_ms = next_attempt_ms
+        return True
+
+    async def get_push_delivery(self, task_id: str, config_id: str) -> PushDelivery | None:
+        if config_id not in self._delivery.get(task_id, {}):
+            return None
+        return self._view(task_id, config_id)
+
+    async def list_push_deliveries(
+        self, state: DeliveryState, limit: int = 100, after: tuple[str, str] = ("", "")
+    ) -> list[PushDelivery]:
+        keys = (
+            key
+            for task_id, rows in self._delivery.items()
+            for config_id, row in rows.items()
+            if row.state == state and (key := (task_id, config_id)) > after
+        )
+        return [self._view(*key) for key in heapq.nsmallest(limit, keys)]

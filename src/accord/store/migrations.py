@@ -32,9 +32,8 @@ MIGRATIONS: list[tuple[int, tuple[str, ...]]] = [
             "CREATE INDEX tasks_by_tenant ON tasks (tenant, updated_ms DESC, id DESC)",
             "CREATE INDEX tasks_by_context ON tasks (tenant, context_id, updated_ms DESC, id DESC)",
             "CREATE INDEX tasks_by_state ON tasks (tenant, state, updated_ms DESC, id DESC)",
-            # Recovery (tasks_in_states, by id) and retention (terminal, by status time).
-            "CREATE INDEX tasks_by_state_id ON tasks (state, id)",
-            "CREATE INDEX tasks_by_state_time ON tasks (state, updated_ms)",
+            # No index of its own for recovery or retention: they walk the (tenant, state)
+            # pairs of task_counts into tasks_by_state, so every write maintains one fewer.
             """CREATE TABLE events (
                 task_id TEXT NOT NULL,
                 seq INTEGER NOT NULL,
@@ -75,6 +74,23 @@ MIGRATIONS: list[tuple[int, tuple[str, ...]]] = [
             """CREATE TRIGGER tasks_counted_delete AFTER DELETE ON tasks BEGIN
                 UPDATE task_counts SET n = n - 1 WHERE tenant = old.tenant AND state = old.state;
             END""",
+        ),
+    ),
+    (
+        2,
+        (
+            # Push delivery: each config's cursor in its task's log and a small state, in the
+            # config's row, so deleting a config or its task drops them too.
+            "ALTER TABLE push_configs ADD COLUMN delivered_seq INTEGER NOT NULL DEFAULT 0",
+            "ALTER TABLE push_configs ADD COLUMN delivery_state TEXT NOT NULL DEFAULT 'active'",
+            "ALTER TABLE push_configs ADD COLUMN failures INTEGER NOT NULL DEFAULT 0",
+            "ALTER TABLE push_configs ADD COLUMN last_error TEXT NOT NULL DEFAULT ''",
+            "ALTER TABLE push_configs ADD COLUMN next_attempt_ms INTEGER NOT NULL DEFAULT 0",
+            # Configs stored before delivery existed start at their task's end: no replay.
+            "UPDATE push_configs SET delivered_seq ="
+            " COALESCE((SELECT seq FROM tasks WHERE tasks.id = push_configs.task_id), 0)",
+            # The due scan reads active configs whose retry time has come.
+            "CREATE INDEX push_due ON push_configs (delivery_state, next_attempt_ms)",
         ),
     ),
 ]
