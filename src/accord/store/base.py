@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Literal, Protocol
 
 from accord.core.events import Event
 from accord.core.records import PushConfigRecord, TaskRecord
@@ -42,6 +42,23 @@ class TaskPage:
     records: list[TaskRecord]
     total_size: int  # tasks matching the query's filters, before paging
     next_cursor: Cursor | None  # None on the last page
+
+
+DeliveryState = Literal["active", "failing", "done"]
+
+
+@dataclass(frozen=True, slots=True)
+class PushDelivery:
+    """Where delivery to one push config stands (the durable outbox is the task's log plus
+    this cursor; see ``claim_push_deliveries``)."""
+
+    config: PushConfigRecord
+    cursor: int  # every event with seq <= cursor was delivered (or is not streamed)
+    state: DeliveryState  # failing: gave up after too many failures; done: terminal, delivered
+    failures: int  # consecutive failed attempts since the last success
+    last_error: str  # the latest failure, free of secrets; "" after a success
+    next_attempt_ms: int  # not claimable before this: a retry's backoff or a holder's lease
+    task_seq: int  # the task's last seq when this was read (0 if the task is gone)
 
 
 class TaskStore(Protocol):
@@ -88,8 +105,16 @@ class TaskStore(Protocol):
 
     # --- push-notification configs ---------------------------------------------------------
 
-    async def put_push_config(self, config: PushConfigRecord) -> None:
-        """Insert, or replace the config with the same (task id, config id)."""
+    async def put_push_config(
+        self, config: PushConfigRecord, deliver_after: int | None = None
+    ) -> None:
+        """Insert, or replace the config with the same (task id, config id).
+
+        A new config's delivery cursor starts at ``deliver_after`` or, when it is None, at the
+        task's last seq read in the same transaction (only later events are delivered); its
+        state is ``active``. Replacing keeps the cursor and makes the config ``active`` again
+        with no failures and ``next_attempt_ms`` 0: an owner who re-registers a failing webhook
+        resumes its delivery where it stopped, nothing lost."""
 
     async def get_push_config(self, task_id: str, config_id: str) -> PushConfigRecord | None: ...
 
@@ -97,9 +122,62 @@ class TaskStore(Protocol):
         """The task's configs, oldest first."""
 
     async def delete_push_config(self, task_id: str, config_id: str) -> bool:
-        """True if a config was deleted; deleting a missing one is not an error."""
+        """True if a config was deleted (with its delivery state); deleting a missing one is
+        not an error."""
 
     async def all_push_configs(
         self, limit: int = 1000, after: tuple[str, str] = ("", "")
     ) -> list[PushConfigRecord]:
         """Every config of every tenant, ordered by (task id, config id), after ``after``."""
+
+    # --- push delivery (the durable outbox) ------------------------------------------------
+    #
+    # Each config carries a delivery cursor and a small state next to it (PushDelivery). A
+    # dispatcher claims due configs, posts the task's streamed events after the cursor in
+    # order, and moves the cursor after each success. A claim is a lease: the claimed rows get
+    # ``next_attempt_ms = now_ms + lease_ms``, so no other claimer (another dispatcher task,
+    # another node) takes them until the holder gives them back or the lease runs out (the
+    # holder died: the next claimer resumes from the durable cursor, at least once).
+
+    async def claim_push_deliveries(
+        self, now_ms: int, lease_ms: int, limit: int = 100, task_id: str | None = None
+    ) -> list[PushDelivery]:
+        """Claim up to ``limit`` due deliveries, of one task when ``task_id`` is given.
+
+        Due: state ``active``, ``next_attempt_ms <= now_ms``, and cursor < the task's seq
+        (there is something left to deliver). Ordered by ``next_attempt_ms``, then (task id,
+        config id). Selecting and setting ``next_attempt_ms = now_ms + lease_ms`` on the
+        returned rows is one transaction, so two concurrent claims never return the same row
+        while its lease holds. The returned values are those after the claim.
+
+        PostgreSQL: ``UPDATE push_configs SET next_attempt_ms = $now + $lease WHERE (task_id,
+        config_id) IN (SELECT p.task_id, p.config_id FROM push_configs p JOIN tasks t ON ...
+        WHERE <due> ORDER BY ... LIMIT $n FOR UPDATE OF p SKIP LOCKED) RETURNING ...``; a row
+        another transaction is claiming is skipped, not waited for."""
+
+    async def update_push_delivery(
+        self,
+        task_id: str,
+        config_id: str,
+        *,
+        cursor: int,
+        state: DeliveryState,
+        failures: int,
+        last_error: str,
+        next_attempt_ms: int,
+    ) -> bool:
+        """Record what the holder of a claim did: the cursor becomes max(stored, ``cursor``)
+        (it never moves back, so a holder whose lease ran out cannot undo a newer holder's
+        progress); the other fields are set as given. The holder extends its lease by passing
+        a future ``next_attempt_ms``, gives the row back with 0 (or a retry time). Returns
+        False when the config no longer exists (deleted, or its task removed by retention):
+        the holder stops. One row, one statement (PostgreSQL: a plain UPDATE)."""
+
+    async def get_push_delivery(self, task_id: str, config_id: str) -> PushDelivery | None:
+        """One config's delivery state, or None."""
+
+    async def list_push_deliveries(
+        self, state: DeliveryState, limit: int = 100, after: tuple[str, str] = ("", "")
+    ) -> list[PushDelivery]:
+        """Configs of every tenant in ``state``, ordered by (task id, config id), after
+        ``after`` (operators list failing webhooks with this)."""
