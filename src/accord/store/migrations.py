@@ -32,9 +32,8 @@ MIGRATIONS: list[tuple[int, tuple[str, ...]]] = [
             "CREATE INDEX tasks_by_tenant ON tasks (tenant, updated_ms DESC, id DESC)",
             "CREATE INDEX tasks_by_context ON tasks (tenant, context_id, updated_ms DESC, id DESC)",
             "CREATE INDEX tasks_by_state ON tasks (tenant, state, updated_ms DESC, id DESC)",
-            # Recovery (tasks_in_states, by id) and retention (terminal, by status time).
-            "CREATE INDEX tasks_by_state_id ON tasks (state, id)",
-            "CREATE INDEX tasks_by_state_time ON tasks (state, updated_ms)",
+            # No index of its own for recovery or retention: they walk the (tenant, state)
+            # pairs of task_counts into tasks_by_state, so every write maintains one fewer.
             """CREATE TABLE events (
                 task_id TEXT NOT NULL,
                 seq INTEGER NOT NULL,

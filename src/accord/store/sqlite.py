@@ -15,14 +15,10 @@ the number of stored tasks.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import queue
 import sqlite3
-import threading
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -32,7 +28,8 @@ from accord.core.records import PushConfigRecord, TaskRecord
 from accord.core.views import Cursor, TaskQuery
 from accord.store import migrations
 from accord.store._checks import check_append
-from accord.store.base import DeliveryState, PushDelivery, SeqConflict, StoreError, TaskPage
+from accord.store._writer import Append, Op, Write, Writer
+from accord.store.base import DeliveryState, PushDelivery, StoreError, TaskPage
 from accord.wire.codec import encode
 from accord.wire.model import (
     Message,
@@ -61,119 +58,17 @@ _BODY_DECODERS: dict[str, msgspec.json.Decoder[Any]] = {
 }
 
 _SYNCHRONOUS = ("FULL", "NORMAL")
-_BATCH_MAX = 1024  # writes per transaction; bounds how long one commit holds the lock
 
 _TASK_COLUMNS = "tenant, seq, created_ms, updated_ms, snapshot"
+_TASK_COLUMNS_OF_T = "t.tenant, t.seq, t.created_ms, t.updated_ms, t.snapshot"
 _GET_ANY = f"SELECT {_TASK_COLUMNS} FROM tasks WHERE id = ?"
 _GET_SCOPED = f"SELECT {_TASK_COLUMNS} FROM tasks WHERE id = ? AND tenant = ?"
 
-Op = Callable[[sqlite3.Connection], Any]
 
-
-@dataclass(slots=True)
-class _Write:
-    op: Op
-    future: asyncio.Future[Any]
-
-
-class _Writer(threading.Thread):
-    """Owns the write connection; commits queued writes in batches."""
-
-    def __init__(self, path: str, synchronous: str) -> None:
-        super().__init__(name=f"accord-sqlite-writer:{path}", daemon=True)
-        self.path = path
-        self.synchronous = synchronous
-        self.queue: queue.SimpleQueue[_Write | None] = queue.SimpleQueue()
-        self.ready = threading.Event()
-        self.startup_error: BaseException | None = None
-        self.commits = 0  # transactions committed (each one fsync with synchronous=FULL)
-        self.writes = 0  # writes those transactions carried
-
-    def run(self) -> None:
-        try:
-            conn = _connect(self.path, self.synchronous)
-        except BaseException as exc:  # reported to open() through startup_error
-            self.startup_error = exc
-            self.ready.set()
-            return
-        self.ready.set()
-        try:
-            running = True
-            while running:
-                first = self.queue.get()
-                if first is None:
-                    break
-                batch = [first]
-                while len(batch) < _BATCH_MAX:
-                    try:
-                        item = self.queue.get_nowait()
-                    except queue.Empty:
-                        break
-                    if item is None:
-                        running = False
-                        break
-                    batch.append(item)
-                _resolve(self._commit(conn, batch))
-        finally:
-            conn.close()
-
-    def _commit(
-        self, conn: sqlite3.Connection, batch: list[_Write]
-    ) -> list[tuple[_Write, Any, BaseException | None]]:
-        done: list[tuple[_Write, Any, BaseException | None]] = []
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-            for write in batch:
-                conn.execute("SAVEPOINT w")
-                try:
-                    value = write.op(conn)
-                except Exception as exc:
-                    conn.execute("ROLLBACK TO w")
-                    conn.execute("RELEASE w")
-                    done.append((write, None, _store_error(exc)))
-                else:
-                    conn.execute("RELEASE w")
-                    done.append((write, value, None))
-            conn.execute("COMMIT")
-            self.commits += 1
-            self.writes += len(batch)
-        except Exception as exc:
-            if conn.in_transaction:
-                with contextlib.suppress(sqlite3.Error):
-                    conn.execute("ROLLBACK")
-            error = StoreError(f"commit failed: {exc}")
-            return [(write, None, error) for write in batch]
-        return done
-
-
-def _store_error(exc: Exception) -> Exception:
-    if isinstance(exc, StoreError):
-        return exc
-    error = StoreError(f"{type(exc).__name__}: {exc}")
-    error.__cause__ = exc
-    return error
-
-
-def _resolve(done: list[tuple[_Write, Any, BaseException | None]]) -> None:
-    """Hand the results to each caller's event loop (one wake-up per loop per batch)."""
-    by_loop: dict[asyncio.AbstractEventLoop, list[tuple[_Write, Any, BaseException | None]]] = {}
-    for item in done:
-        by_loop.setdefault(item[0].future.get_loop(), []).append(item)
-    for loop, items in by_loop.items():
-        # A closed loop raises RuntimeError: nobody is waiting there any more.
-        with contextlib.suppress(RuntimeError):
-            loop.call_soon_threadsafe(_settle, items)
-
-
-def _settle(items: list[tuple[_Write, Any, BaseException | None]]) -> None:
-    for write, value, error in items:
-        future = write.future
-        if future.done():  # the caller was cancelled; the write itself stands
-            continue
-        if error is not None:
-            future.set_exception(error)
-        else:
-            future.set_result(value)
+class CommitStats(NamedTuple):
+    commits: int  # transactions (one fsync each with synchronous=FULL)
+    writes: int  # writes they carried
+    replayed: int  # appends written one by one because a conflict shared their round
 
 
 def _connect(path: str, synchronous: str) -> sqlite3.Connection:
@@ -219,14 +114,16 @@ class SqliteStore:
         self.path = path
         self.synchronous = synchronous
         self.cache_kib = cache_kib
-        self._writer: _Writer | None = None
+        self._writer: Writer | None = None
         self._reader: sqlite3.Connection | None = None
 
     async def open(self) -> None:
         if self._writer is not None:
             return
         await asyncio.to_thread(self._migrate)
-        writer = _Writer(self.path, self.synchronous)
+        writer = Writer(
+            lambda: _connect(self.path, self.synchronous), f"accord-sqlite-writer:{self.path}"
+        )
         writer.start()
         await asyncio.to_thread(writer.ready.wait)
         if writer.startup_error is not None:
@@ -257,10 +154,12 @@ class SqliteStore:
             reader.close()
 
     @property
-    def commit_stats(self) -> tuple[int, int]:
-        """(transactions committed, writes they carried) since open: group commit at work."""
+    def commit_stats(self) -> CommitStats:
+        """Group commit at work, since open."""
         writer = self._writer
-        return (writer.commits, writer.writes) if writer is not None else (0, 0)
+        if writer is None:
+            return CommitStats(0, 0, 0)
+        return CommitStats(writer.commits, writer.writes, writer.replayed)
 
     @property
     def schema_version(self) -> int:
@@ -277,12 +176,12 @@ class SqliteStore:
         # fetchall() runs each statement to its end, so no read transaction stays open.
         return self._read().execute(sql, params).fetchall()
 
-    async def _write(self, op: Op) -> Any:
+    async def _write(self, op: Op, append: Append | None = None) -> Any:
         writer = self._writer
         if writer is None:
             raise StoreError("the store is not open")
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        writer.queue.put(_Write(op, future))
+        writer.queue.put(Write(op, future, append))
         return await future
 
     # --- tasks and their logs --------------------------------------------------------------
@@ -290,41 +189,24 @@ class SqliteStore:
     async def append(self, record: TaskRecord, events: Sequence[Event], expected_seq: int) -> None:
         check_append(record, events, expected_seq)
         task = record.task
-        task_id = task.id
-        state = STATE_NUMBER[record.state]
         snapshot = encode(task)
-        rows = [(task_id, e.seq, e.kind, e.at_ms, encode(e.body)) for e in events]
-
-        def op(conn: sqlite3.Connection) -> None:
-            if expected_seq == 0:
-                cursor = conn.execute(
-                    "INSERT INTO tasks VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
-                    (
-                        task_id,
-                        record.tenant,
-                        task.context_id,
-                        state,
-                        record.created_ms,
-                        record.updated_ms,
-                        record.seq,
-                        snapshot,
-                    ),
-                )
-            else:
-                cursor = conn.execute(
-                    "UPDATE tasks SET state = ?, updated_ms = ?, seq = ?, snapshot = ?"
-                    " WHERE id = ? AND seq = ?",
-                    (state, record.updated_ms, record.seq, snapshot, task_id, expected_seq),
-                )
-            if cursor.rowcount != 1:
-                found = conn.execute("SELECT seq FROM tasks WHERE id = ?", (task_id,)).fetchall()
-                raise SeqConflict(task_id, expected_seq, found[0][0] if found else 0)
-            if len(rows) == 1:
-                conn.execute("INSERT INTO events VALUES (?, ?, ?, ?, ?)", rows[0])
-            else:
-                conn.executemany("INSERT INTO events VALUES (?, ?, ?, ?, ?)", rows)
-
-        await self._write(op)
+        append = Append(
+            task_id=task.id,
+            tenant=record.tenant,
+            context_id=task.context_id,
+            state=STATE_NUMBER[record.state],
+            created_ms=record.created_ms,
+            updated_ms=record.updated_ms,
+            seq=record.seq,
+            snapshot=snapshot,
+            expected=expected_seq,
+            # a creation event carries the snapshot itself: encode it once
+            events=[
+                (task.id, e.seq, e.kind, e.at_ms, snapshot if e.body is task else encode(e.body))
+                for e in events
+            ],
+        )
+        await self._write(append.run, append)
 
     async def get_task(self, task_id: str, tenant: str | None) -> TaskRecord | None:
         conn = self._read()
@@ -406,9 +288,12 @@ class SqliteStore:
             return []
         numbers = sorted(STATE_NUMBER[s] for s in states)
         marks = ", ".join("?" * len(numbers))
+        # Each (tenant, state) pair that holds tasks is one range of tasks_by_state; the sort
+        # by id is over the matching tasks only (recovery looks for the few left running).
         rows = self._rows(
-            f"SELECT {_TASK_COLUMNS} FROM tasks WHERE state IN ({marks}) AND id > ?"
-            " ORDER BY id LIMIT ?",
+            f"SELECT {_TASK_COLUMNS_OF_T} FROM task_counts c"
+            " CROSS JOIN tasks t ON t.tenant = c.tenant AND t.state = c.state"
+            f" WHERE c.state IN ({marks}) AND c.n > 0 AND t.id > ? ORDER BY t.id LIMIT ?",
             (*numbers, after_id, limit),
         )
         return [_task_record(row) for row in rows]
@@ -418,7 +303,9 @@ class SqliteStore:
 
         def op(conn: sqlite3.Connection) -> int:
             ids = conn.execute(
-                f"SELECT id FROM tasks WHERE state IN ({marks}) AND updated_ms < ? LIMIT ?",
+                "SELECT t.id FROM task_counts c"
+                " CROSS JOIN tasks t ON t.tenant = c.tenant AND t.state = c.state"
+                f" WHERE c.state IN ({marks}) AND c.n > 0 AND t.updated_ms < ? LIMIT ?",
                 (*_TERMINAL_NUMBERS, cutoff_ms, limit),
             ).fetchall()
             conn.executemany("DELETE FROM events WHERE task_id = ?", ids)
