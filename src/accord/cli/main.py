@@ -48,11 +48,11 @@ def serve(config_path: str | None, **flags: Any) -> None:
         level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     log = logging.getLogger("accord")
-    if not settings.api_keys and not settings.bearer_tokens:
+    if not settings.auth_configured:
         if not settings.loopback_only:
             click.echo(
                 "accord: refusing to serve without authentication on a non-loopback address "
-                f"({settings.host}); configure api_keys or bearer_tokens",
+                f"({settings.host}); configure [[principals]], [jwt], api_keys or bearer_tokens",
                 err=True,
             )
             sys.exit(2)
@@ -64,8 +64,13 @@ def serve(config_path: str | None, **flags: Any) -> None:
         settings.advertised_url,
         settings.store,
     )
+    served: Any = app
+    if settings.grpc_port:
+        from accord.grpc.server import WithGrpc
+
+        served = WithGrpc(app, f"{settings.host}:{settings.grpc_port}")
     uvicorn.run(
-        app,
+        served,
         host=settings.host,
         port=settings.port,
         loop="uvloop",

@@ -28,10 +28,11 @@ from grpc_status import rpc_status
 
 import grpc
 from accord.grpc.convert import from_proto, proto_class, to_proto
+from accord.server.app import A2AApplication
 from accord.server.auth import Authenticator, NoAuthentication
 from accord.server.binding import Binding
 from accord.server.errors import from_wire_error, internal_error
-from accord.server.http import Request
+from accord.server.http import Receive, Request, Scope, Send
 from accord.server.operations import OPERATIONS, Call, Operation, Service
 from accord.wire.codec import WireError
 from accord.wire.errors import ERROR_DOMAIN, A2AError
@@ -227,3 +228,54 @@ async def start_server(
         raise OSError(f"gRPC: cannot bind {address}")
     await server.start()
     return server, port
+
+
+class WithGrpc:
+    """An ASGI wrapper that serves gRPC next to an :class:`A2AApplication`, in its process and
+    event loop: the gRPC server starts once the app's startup (the engine) is complete and
+    stops, letting calls finish for ``grace`` seconds, before the app's shutdown begins.
+
+    ``uvicorn.run(WithGrpc(app, "127.0.0.1:50051"), lifespan="on", ...)``
+    """
+
+    def __init__(self, app: A2AApplication, address: str, *, grace: float = 2.0) -> None:
+        self.app = app
+        self.address = address
+        self.grace = grace
+        self.server: grpc.aio.Server | None = None
+        self.port: int | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "lifespan":
+            await self.app(scope, receive, send)
+            return
+
+        async def receive_and_stop() -> Any:
+            message = await receive()
+            if message["type"] == "lifespan.shutdown":
+                await self.stop()
+            return message
+
+        async def start_and_send(message: Any) -> None:
+            if message["type"] == "lifespan.startup.complete":
+                binding = self.app.jsonrpc
+                try:
+                    self.server, self.port = await start_server(
+                        self.app.service,
+                        self.address,
+                        binding.auth,
+                        require_auth=binding.require_auth,
+                    )
+                except Exception as exc:
+                    log.exception("gRPC server failed to start on %s", self.address)
+                    await send({"type": "lifespan.startup.failed", "message": f"gRPC: {exc}"})
+                    return
+                log.info("gRPC serving lf.a2a.v1.A2AService on %s", self.address)
+            await send(message)
+
+        await self.app(scope, receive_and_stop, start_and_send)
+
+    async def stop(self) -> None:
+        if self.server is not None:
+            server, self.server = self.server, None
+            await server.stop(self.grace)
