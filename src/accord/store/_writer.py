@@ -52,6 +52,10 @@ class Append:
     snapshot: bytes
     expected: int
     events: list[EventRow]
+    # False when no event changes the status: then state and updated_ms stay as stored, and
+    # the bulk UPDATE leaves the indexes alone (SQLite rewrites an index entry whenever a
+    # column of it is assigned, even to the same value).
+    status_changed: bool = True
 
     def run(self, conn: sqlite3.Connection) -> None:
         """This append on its own. Raises SeqConflict before writing anything."""
@@ -245,7 +249,8 @@ def _bulk(conn: sqlite3.Connection, appends: list[Append]) -> bool:
     """Write a round with multi-row statements; False if any append conflicted (the caller
     rolls the round back). Other failures raise."""
     creates = [a.task_row() for a in appends if a.expected == 0]
-    updates = [a.update_row() for a in appends if a.expected != 0]
+    moves = [a.update_row() for a in appends if a.expected != 0 and a.status_changed]
+    edits = [a.update_row() for a in appends if a.expected != 0 and not a.status_changed]
     for rows in _chunks(creates):
         cursor = conn.execute(
             "INSERT INTO tasks VALUES "
@@ -255,15 +260,26 @@ def _bulk(conn: sqlite3.Connection, appends: list[Append]) -> bool:
         )
         if cursor.rowcount != len(rows):
             return False
-    for rows in _chunks(updates):
-        # VALUES columns are column1 … column6 in update_row() order. (Not a WITH clause:
-        # Python's sqlite3 reports no rowcount for a statement that does not start with
-        # the DML keyword.)
+    # VALUES columns are column1 … column6 in update_row() order. (Not a WITH clause: Python's
+    # sqlite3 reports no rowcount for a statement that does not start with its DML keyword.)
+    for rows in _chunks(moves):
         cursor = conn.execute(
             "UPDATE tasks SET state = v.column3, updated_ms = v.column4, seq = v.column5,"
             " snapshot = v.column6 FROM (VALUES "
             + ", ".join(["(?, ?, ?, ?, ?, ?)"] * len(rows))
             + ") AS v WHERE tasks.id = v.column1 AND tasks.seq = v.column2",
+            [value for row in rows for value in row],
+        )
+        if cursor.rowcount != len(rows):
+            return False
+    for rows in _chunks(edits):
+        # Also a conflict (replayed one by one, with the full UPDATE) if the state or the
+        # status time differ after all.
+        cursor = conn.execute(
+            "UPDATE tasks SET seq = v.column5, snapshot = v.column6 FROM (VALUES "
+            + ", ".join(["(?, ?, ?, ?, ?, ?)"] * len(rows))
+            + ") AS v WHERE tasks.id = v.column1 AND tasks.seq = v.column2"
+            " AND tasks.state = v.column3 AND tasks.updated_ms = v.column4",
             [value for row in rows for value in row],
         )
         if cursor.rowcount != len(rows):

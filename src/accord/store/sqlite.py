@@ -205,6 +205,7 @@ class SqliteStore:
                 (task.id, e.seq, e.kind, e.at_ms, snapshot if e.body is task else encode(e.body))
                 for e in events
             ],
+            status_changed=any(e.kind == "status" for e in events),
         )
         await self._write(append.run, append)
 
