@@ -89,9 +89,15 @@ def test_accord_reads_what_sdk_writes(name: str, data: st.DataObject) -> None:
     original = data.draw(BY_NAME[name], label=name)
     made_by_sdk = json_format.Parse(encode(original), proto_class(name)())
 
-    read = decode(json_format.MessageToJson(made_by_sdk), type(original))
-    again = json_format.Parse(encode(read), proto_class(name)())
-    assert again == made_by_sdk
+    # Printed the default way, with every zero value, and with enums as numbers.
+    for printed in (
+        json_format.MessageToJson(made_by_sdk),
+        json_format.MessageToJson(made_by_sdk, always_print_fields_with_no_presence=True),
+        json_format.MessageToJson(made_by_sdk, use_integers_for_enums=True),
+    ):
+        read = decode(printed, type(original))
+        again = json_format.Parse(encode(read), proto_class(name)())
+        assert again == made_by_sdk
 
 
 def test_sdk_objects_built_directly_are_read() -> None:
