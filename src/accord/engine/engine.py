@@ -39,7 +39,7 @@ from accord.core.events import Event
 from accord.core.limits import Limits
 from accord.core.outcome import Outcome
 from accord.core.records import PushConfigRecord, TaskRecord
-from accord.engine.live import LiveHandle, LiveTask, Run, as_message
+from accord.engine.live import LiveHandle, LiveTask, PendingWrite, Run, as_message
 from accord.store.base import SeqConflict, TaskStore
 from accord.wire.errors import A2AError, ErrorKind
 from accord.wire.model import (
@@ -198,18 +198,79 @@ class Engine:
         configs: Sequence[PushConfigRecord] = (),
     ) -> asyncio.Future[None]:
         """Append the outcome's events (ordered behind every earlier submit), then store the
-        push configs that came with the message, then wake the task's followers."""
+        push configs that came with the message, then wake the task's followers.
+
+        For a task with a live executor, everything decided in the same loop turn is merged
+        into one store append: an agent that works, emits an artifact and completes writes
+        its task snapshot once, not three times."""
         record = outcome.record
         assert record is not None
         live = self._live.get(record.id)
-        if live is not None:
-            live.record = record
-        commit = asyncio.ensure_future(self._write(record, outcome.events, expected_seq, configs))
-        if live is not None:
-            live.last_commit = commit
-        task_id = record.id
-        commit.add_done_callback(lambda done: self._committed(task_id, done))
-        return commit
+        if live is None:
+            done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._start_write(
+                record.id, expected_seq, record, list(outcome.events), list(configs), done, None
+            )
+            return done
+        live.record = record
+        batch = live.batch
+        if batch is None:
+            batch = live.batch = PendingWrite(
+                expected_seq=expected_seq,
+                record=record,
+                events=[],
+                configs=[],
+                done=asyncio.get_running_loop().create_future(),
+            )
+            asyncio.get_running_loop().call_soon(self._flush, live)
+        batch.record = record
+        batch.events.extend(outcome.events)
+        batch.configs.extend(configs)
+        live.last_commit = batch.done
+        return batch.done
+
+    def _flush(self, live: LiveTask) -> None:
+        batch = live.batch
+        if batch is None:
+            return
+        live.batch = None
+        self._start_write(
+            live.task_id,
+            batch.expected_seq,
+            batch.record,
+            batch.events,
+            batch.configs,
+            batch.done,
+            live,
+        )
+
+    def _start_write(
+        self,
+        task_id: str,
+        expected_seq: int,
+        record: TaskRecord,
+        events: list[Event],
+        configs: list[PushConfigRecord],
+        done: asyncio.Future[None],
+        live: LiveTask | None,
+    ) -> None:
+        write = asyncio.ensure_future(self._write(record, events, expected_seq, configs))
+
+        def finished(write: asyncio.Future[None]) -> None:
+            error = None if write.cancelled() else write.exception()
+            if write.cancelled():
+                error = asyncio.CancelledError()
+            if error is None and live is not None:
+                live.durable = record
+            self._committed(task_id, error)
+            if not done.done():
+                if error is None:
+                    done.set_result(None)
+                else:
+                    done.set_exception(error)
+                    done.exception()  # retrieved here; callers that care await it
+
+        write.add_done_callback(finished)
 
     async def _write(
         self,
@@ -227,17 +288,14 @@ class Engine:
         """Call ``listener(task_id)`` after every durable append (push delivery uses it)."""
         self._commit_listeners.append(listener)
 
-    def _committed(self, task_id: str, commit: asyncio.Future[None]) -> None:
-        if commit.cancelled():
-            return
-        error = commit.exception()
+    def _committed(self, task_id: str, error: BaseException | None) -> None:
         if error is not None:
             live = self._live.get(task_id)
             if live is not None:
                 live.record = None  # reload before the next decision
-                if not isinstance(error, SeqConflict):
+                if not isinstance(error, SeqConflict | asyncio.CancelledError):
                     live.broken = error
-            if not isinstance(error, SeqConflict):
+            if not isinstance(error, SeqConflict | asyncio.CancelledError):
                 log.error("append to task %s failed: %s", task_id, error)
             self.bus.notify(task_id)
             return
@@ -412,7 +470,7 @@ class Engine:
                 existing = await self.store.list_push_configs(record.id)
                 config = self._inline_config(record, inline, tenant, existing)
                 await self.store.put_push_config(config)
-            live = self._live.get(record.id) or LiveTask(record.id, tenant, record)
+            live = self._live.get(record.id) or LiveTask(record.id, tenant, record, durable=record)
             ctx = RequestContext(
                 message=record.task.history[-1],
                 task_id=record.id,
@@ -485,7 +543,9 @@ class Engine:
                     live.pending = None
                     await self._submit(created, 0, live.pending_configs)
                     continue
-                record = await self.store.get_task(live.task_id, caller.tenant)
+                record = live.durable
+                if record is None or record.seq < run.start.seq:
+                    record = await self.store.get_task(live.task_id, caller.tenant)
                 if record is not None and record.seq >= run.start.seq:
                     moved = record.seq > run.start.seq
                     if immediate or run.finished or (moved and lifecycle.ends_turn(record.state)):
@@ -524,7 +584,9 @@ class Engine:
                 if run.reply is not None:
                     yield StreamItem(StreamResponse(message=run.reply), None)
                     return
-                record = await self.store.get_task(live.task_id, tenant)
+                record = live.durable
+                if record is None or record.seq < start.seq:
+                    record = await self.store.get_task(live.task_id, tenant)
                 if record is not None and record.seq >= start.seq:
                     break
                 if not await sub.wait(heartbeat):

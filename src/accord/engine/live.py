@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from accord.agents.api import AgentError, MessageLike, RequestContext
 from accord.core import agent as agent_commands
+from accord.core.events import Event
 from accord.core.outcome import Outcome
 from accord.core.records import PushConfigRecord, TaskRecord
 from accord.wire.model import Artifact, Message, Part, Role
@@ -44,11 +45,24 @@ class LiveTask:
     pending_configs: list[PushConfigRecord] = field(default_factory=list)  # stored with it
     runs: set[Run] = field(default_factory=set)
     last_commit: asyncio.Future[None] | None = None
+    durable: TaskRecord | None = None  # the latest record the store has acknowledged
+    batch: PendingWrite | None = None  # appends decided this loop turn, written as one
     broken: BaseException | None = None
 
     @property
     def created(self) -> bool:
         return self.pending is None
+
+
+@dataclass(eq=False)
+class PendingWrite:
+    """Consecutive appends to one task, merged into one store append (one snapshot write)."""
+
+    expected_seq: int
+    record: TaskRecord
+    events: list[Event]
+    configs: list[PushConfigRecord]
+    done: asyncio.Future[None]
 
 
 def as_message(value: MessageLike, task_id: str = "", context_id: str = "") -> Message | None:
