@@ -365,6 +365,40 @@ def test_list_tasks_response_always_carries_its_required_fields() -> None:
     assert decode(b"{}", w.ListTasksResponse) == w.ListTasksResponse()
 
 
+def test_null_means_not_set() -> None:
+    doc = {
+        "message": _message(
+            contextId=None,
+            metadata=None,
+            extensions=None,
+            parts=[{"text": "a", "metadata": None, "mediaType": None}, {"data": None}],
+        ),
+        "configuration": None,
+        "metadata": None,
+        "tenant": None,
+    }
+    request = decode(json.dumps(doc), w.SendMessageRequest)
+    assert request == w.SendMessageRequest(
+        message=w.Message(
+            message_id="m-1",
+            role=w.Role.USER,
+            parts=[w.Part(text="a"), w.Part(data=None)],  # Part.data is a Value: null is one
+        )
+    )
+    config = decode(
+        b'{"historyLength": null, "taskPushNotificationConfig": null}', w.SendMessageConfiguration
+    )
+    assert config.history_length is w.UNSET
+    assert config.task_push_notification_config is w.UNSET
+
+
+def test_null_for_a_required_field_or_a_list_item_is_refused() -> None:
+    assert _error({"message": None}, w.SendMessageRequest).field == "message"
+    assert _error({"message": _message(parts=[None])}, w.SendMessageRequest).field == (
+        "message.parts[0]"
+    )
+
+
 # --- bytes and timestamps ------------------------------------------------------------------
 
 

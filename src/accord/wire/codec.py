@@ -71,9 +71,11 @@ def decode(data: bytes | str, type_: type[T]) -> T:
         try:
             return _decoder(type_).decode(data)
         except msgspec.ValidationError as exc:
-            # msgspec reads only padded standard base64; ProtoJSON also allows URL-safe and
-            # unpadded forms, which the slow path below normalizes.
-            if "base64" not in str(exc):
+            # msgspec reads only padded standard base64 and refuses null for a field; ProtoJSON
+            # also allows URL-safe and unpadded base64, and null for "not set". The slow path
+            # below normalizes both.
+            text = str(exc)
+            if "base64" not in text and "got `null`" not in text:
                 raise _wire_error(exc) from None
         except msgspec.DecodeError as exc:
             raise WireError(f"malformed JSON: {exc}", parse_error=True) from None
@@ -171,13 +173,15 @@ def _has_snake_names(data: bytes) -> bool:
 
 
 @cache
-def _field_types(cls: type[Wire]) -> dict[str, tuple[str, Any]]:
-    """For each accepted input key of ``cls``: (its camelCase key, its declared type)."""
+def _field_types(cls: type[Wire]) -> dict[str, tuple[str, Any, bool]]:
+    """For each accepted input key of ``cls``: its camelCase key, its declared type, and
+    whether null is a value of it (only ``google.protobuf.Value`` fields, typed ``Any``)."""
     hints = typing.get_type_hints(cls)
-    table: dict[str, tuple[str, Any]] = {}
+    table: dict[str, tuple[str, Any, bool]] = {}
     for name, camel in zip(cls.__struct_fields__, cls.__struct_encode_fields__, strict=True):
-        table[camel] = (camel, hints[name])
-        table[name] = (camel, hints[name])
+        hint = hints[name]
+        keeps_null = hint is Any or Any in typing.get_args(hint)
+        table[camel] = table[name] = (camel, hint, keeps_null)
     return table
 
 
@@ -188,8 +192,8 @@ def _standard_base64(text: str) -> str:
 
 
 def _camelize(raw: Any, type_: Any) -> Any:
-    """Rename snake_case keys of model fields in ``raw`` (parsed JSON) to camelCase, and
-    normalize base64 for ``bytes`` fields."""
+    """Rename snake_case keys of model fields in ``raw`` (parsed JSON) to camelCase, drop
+    fields given as null, and normalize base64 for ``bytes`` fields."""
     origin = typing.get_origin(type_)
     if origin in (typing.Union, types.UnionType):
         for member in typing.get_args(type_):
@@ -208,7 +212,9 @@ def _camelize(raw: Any, type_: Any) -> Any:
             if entry is None:
                 out[key] = value  # unknown: msgspec ignores it
             else:
-                camel, field_type = entry
+                camel, field_type, keeps_null = entry
+                if value is None and not keeps_null:
+                    continue  # ProtoJSON: null means the field is not set
                 out[camel] = _camelize(value, field_type)
         return out
     if origin is list and isinstance(raw, list):
