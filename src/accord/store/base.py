@@ -61,6 +61,22 @@ class PushDelivery:
     task_seq: int  # the task's last seq when this was read (0 if the task is gone)
 
 
+@dataclass(frozen=True, slots=True)
+class FeedEntry:
+    """One committed change, as the global feed orders it (remote agents read this).
+
+    An append carries its ``events`` (in seq order); a push-config change carries
+    ``config_id`` and the ``config`` as stored when the feed is read (None once deleted).
+    """
+
+    position: int
+    tenant: str
+    task_id: str
+    events: list[Event]
+    config_id: str = ""
+    config: PushConfigRecord | None = None
+
+
 class TaskStore(Protocol):
     """Async interface; every method may be called concurrently from one event loop."""
 
@@ -181,3 +197,18 @@ class TaskStore(Protocol):
     ) -> list[PushDelivery]:
         """Configs of every tenant in ``state``, ordered by (task id, config id), after
         ``after`` (operators list failing webhooks with this)."""
+
+    # --- the global feed ---------------------------------------------------------------------
+
+    async def read_feed(
+        self, after: int, tenant: str | None, limit: int = 256
+    ) -> list[FeedEntry]:
+        """Committed changes with ``position > after``, in position order, at most ``limit``
+        of them; only ``tenant``'s when it is not None.
+
+        Every ``append`` and every push-config put or delete is one entry, written in the
+        same transaction as the change itself. Positions are integers that only grow, in
+        commit order: once a reader has seen position p, no entry with a position <= p
+        appears later (a backend with concurrent writers must assign positions under a lock,
+        or hide positions above the oldest uncommitted one). Entries whose task has since
+        been deleted may be skipped. A reader resumes with the last position it saw."""

@@ -8,6 +8,7 @@ list and scan costs grow with the number of tasks, which is fine at this scale.
 from __future__ import annotations
 
 import dataclasses
+import dataclasses
 import heapq
 from collections.abc import Sequence
 
@@ -16,7 +17,7 @@ from accord.core.lifecycle import TERMINAL
 from accord.core.records import PushConfigRecord, TaskRecord
 from accord.core.views import Cursor, TaskQuery, after_cursor, matches, sort_key
 from accord.store._checks import check_append
-from accord.store.base import DeliveryState, PushDelivery, SeqConflict, TaskPage
+from accord.store.base import DeliveryState, FeedEntry, PushDelivery, SeqConflict, TaskPage
 from accord.wire.model import TaskState
 
 
@@ -35,6 +36,7 @@ class MemoryStore:
         self._events: dict[str, list[Event]] = {}
         # task id -> config id -> record; dict order is insertion order (oldest first).
         self._push: dict[str, dict[str, PushConfigRecord]] = {}
+        self._feed: list[FeedEntry] = []  # position n sits at index n - 1
         # task id -> config id -> delivery state, kept beside ``_push``.
         self._delivery: dict[str, dict[str, _Delivery]] = {}
 
@@ -54,6 +56,7 @@ class MemoryStore:
             raise SeqConflict(record.id, expected_seq, actual)
         self._events.setdefault(record.id, []).extend(events)
         self._tasks[record.id] = record
+        self._feed.append(FeedEntry(len(self._feed) + 1, record.tenant, record.id, list(events)))
 
     async def get_task(self, task_id: str, tenant: str | None) -> TaskRecord | None:
         record = self._tasks.get(task_id)
@@ -93,9 +96,10 @@ class MemoryStore:
             r.id for r in self._tasks.values() if r.state in TERMINAL and r.updated_ms < cutoff_ms
         ][:limit]
         for task_id in doomed:
-            del self._tasks[task_id]
+            tenant = self._tasks.pop(task_id).tenant
             self._events.pop(task_id, None)
-            self._push.pop(task_id, None)
+            for config_id in self._push.pop(task_id, {}):
+                self._feed_config(tenant, task_id, config_id, None)
             self._delivery.pop(task_id, None)
         return len(doomed)
 
@@ -106,6 +110,7 @@ class MemoryStore:
     ) -> None:
         task_id, config_id = config.config.task_id, config.config.id
         self._push.setdefault(task_id, {})[config_id] = config
+        self._feed_config(config.tenant, task_id, config_id, config)
         deliveries = self._delivery.setdefault(task_id, {})
         current = deliveries.get(config_id)
         if current is None:
@@ -124,8 +129,10 @@ class MemoryStore:
 
     async def delete_push_config(self, task_id: str, config_id: str) -> bool:
         configs = self._push.get(task_id)
-        if configs is None or configs.pop(config_id, None) is None:
+        removed = configs.pop(config_id, None) if configs is not None else None
+        if configs is None or removed is None:
             return False
+        self._feed_config(removed.tenant, task_id, config_id, None)
         deliveries = self._delivery[task_id]
         del deliveries[config_id]
         if not configs:
@@ -221,3 +228,27 @@ class MemoryStore:
             if row.state == state and (key := (task_id, config_id)) > after
         )
         return [self._view(*key) for key in heapq.nsmallest(limit, keys)]
+
+    # --- the global feed ---------------------------------------------------------------------
+
+    def _feed_config(
+        self, tenant: str, task_id: str, config_id: str, config: PushConfigRecord | None
+    ) -> None:
+        self._feed.append(FeedEntry(len(self._feed) + 1, tenant, task_id, [], config_id, config))
+
+    async def read_feed(
+        self, after: int, tenant: str | None, limit: int = 256
+    ) -> list[FeedEntry]:
+        found: list[FeedEntry] = []
+        for entry in self._feed[max(after, 0) :]:
+            if len(found) >= limit:
+                break
+            if tenant is not None and entry.tenant != tenant:
+                continue
+            if entry.events and entry.task_id not in self._tasks:
+                continue  # deleted by retention
+            if entry.config_id:  # the config as stored now, like a store that reads it back
+                current = self._push.get(entry.task_id, {}).get(entry.config_id)
+                entry = dataclasses.replace(entry, config=current)
+            found.append(entry)
+        return found

@@ -93,6 +93,45 @@ MIGRATIONS: list[tuple[int, tuple[str, ...]]] = [
             "CREATE INDEX push_due ON push_configs (delivery_state, next_attempt_ms)",
         ),
     ),
+    (
+        3,
+        (
+            # The global feed: one row per committed append or push-config change, in commit
+            # order (the writer is serial), written by triggers inside the writing transaction.
+            # AUTOINCREMENT: a position is never reused, even after the newest row is deleted.
+            # IF NOT EXISTS: a database rolled back to an older version by hand still opens.
+            """CREATE TABLE IF NOT EXISTS feed (
+                pos INTEGER PRIMARY KEY AUTOINCREMENT,
+                tenant TEXT NOT NULL,
+                task_id TEXT NOT NULL,
+                from_seq INTEGER NOT NULL,
+                to_seq INTEGER NOT NULL,
+                config_id TEXT,
+                deleted INTEGER NOT NULL DEFAULT 0
+            )""",
+            """CREATE TRIGGER IF NOT EXISTS tasks_feed_insert AFTER INSERT ON tasks BEGIN
+                INSERT INTO feed (tenant, task_id, from_seq, to_seq)
+                    VALUES (new.tenant, new.id, 0, new.seq);
+            END""",
+            """CREATE TRIGGER IF NOT EXISTS tasks_feed_update AFTER UPDATE OF seq ON tasks
+            WHEN new.seq > old.seq BEGIN
+                INSERT INTO feed (tenant, task_id, from_seq, to_seq)
+                    VALUES (new.tenant, new.id, old.seq, new.seq);
+            END""",
+            """CREATE TRIGGER IF NOT EXISTS push_configs_feed_insert AFTER INSERT ON push_configs BEGIN
+                INSERT INTO feed (tenant, task_id, from_seq, to_seq, config_id)
+                    VALUES (new.tenant, new.task_id, 0, 0, new.config_id);
+            END""",
+            """CREATE TRIGGER IF NOT EXISTS push_configs_feed_update AFTER UPDATE OF body ON push_configs BEGIN
+                INSERT INTO feed (tenant, task_id, from_seq, to_seq, config_id)
+                    VALUES (new.tenant, new.task_id, 0, 0, new.config_id);
+            END""",
+            """CREATE TRIGGER IF NOT EXISTS push_configs_feed_delete AFTER DELETE ON push_configs BEGIN
+                INSERT INTO feed (tenant, task_id, from_seq, to_seq, config_id, deleted)
+                    VALUES (old.tenant, old.task_id, 0, 0, old.config_id, 1);
+            END""",
+        ),
+    ),
 ]
 
 LATEST = MIGRATIONS[-1][0]

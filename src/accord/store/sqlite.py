@@ -29,7 +29,7 @@ from accord.core.views import Cursor, TaskQuery
 from accord.store import migrations
 from accord.store._checks import check_append
 from accord.store._writer import Append, Op, Write, Writer
-from accord.store.base import DeliveryState, PushDelivery, StoreError, TaskPage
+from accord.store.base import DeliveryState, FeedEntry, PushDelivery, StoreError, TaskPage
 from accord.wire.codec import encode
 from accord.wire.model import (
     Message,
@@ -454,6 +454,32 @@ class SqliteStore:
             (state, *after, limit),
         )
         return [_delivery(row) for row in rows]
+
+    # --- the global feed ---------------------------------------------------------------------
+
+    async def read_feed(
+        self, after: int, tenant: str | None, limit: int = 256
+    ) -> list[FeedEntry]:
+        columns = "pos, tenant, task_id, from_seq, to_seq, config_id, deleted"
+        if tenant is None:
+            rows = self._rows(
+                f"SELECT {columns} FROM feed WHERE pos > ? ORDER BY pos LIMIT ?", (after, limit)
+            )
+        else:
+            rows = self._rows(
+                f"SELECT {columns} FROM feed WHERE pos > ? AND tenant = ? ORDER BY pos LIMIT ?",
+                (after, tenant, limit),
+            )
+        entries: list[FeedEntry] = []
+        for pos, owner, task_id, from_seq, to_seq, config_id, deleted in rows:
+            if config_id is not None:
+                config = None if deleted else await self.get_push_config(task_id, config_id)
+                entries.append(FeedEntry(pos, owner, task_id, [], config_id, config))
+                continue
+            events = await self.read_events(task_id, from_seq, to_seq - from_seq)
+            if events:  # empty once retention deleted the task
+                entries.append(FeedEntry(pos, owner, task_id, events))
+        return entries
 
 
 _DELIVERY_COLUMNS = (
