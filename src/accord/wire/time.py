@@ -13,18 +13,19 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 # Formatting the date and time costs far more than the milliseconds, and a busy server stamps
 # many events within the same second: keep the last second's prefix.
-_last_second = -1
-_last_prefix = ""
+# One tuple, replaced whole, so threads never see a second with another second's prefix.
+_last: tuple[int, str] = (-1, "")
 
 
 def format_timestamp(epoch_ms: int) -> str:
     """``2026-11-29T15:31:56.123Z`` for the given epoch milliseconds."""
-    global _last_second, _last_prefix
+    global _last
     seconds, millis = divmod(epoch_ms, 1000)
-    if seconds != _last_second:
-        _last_prefix = f"{datetime.fromtimestamp(seconds, UTC):%Y-%m-%dT%H:%M:%S}."
-        _last_second = seconds
-    return f"{_last_prefix}{millis:03d}Z"
+    cached_second, prefix = _last
+    if seconds != cached_second:
+        prefix = f"{datetime.fromtimestamp(seconds, UTC):%Y-%m-%dT%H:%M:%S}."
+        _last = (seconds, prefix)
+    return f"{prefix}{millis:03d}Z"
 
 
 def parse_timestamp(text: str) -> int:
