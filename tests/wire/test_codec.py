@@ -399,6 +399,16 @@ def test_null_for_a_required_field_or_a_list_item_is_refused() -> None:
     )
 
 
+def test_integers_may_be_given_as_strings() -> None:
+    assert decode(b'{"id": "t", "historyLength": "3"}', w.GetTaskRequest).history_length == 3
+    listing = decode(b'{"page_size": "-1", "historyLength": "0"}', w.ListTasksRequest)
+    assert (listing.page_size, listing.history_length) == (-1, 0)
+    assert _error({"id": "t", "historyLength": "3.5"}, w.GetTaskRequest).field == "historyLength"
+    assert _error({"id": "t", "historyLength": "three"}, w.GetTaskRequest).field == (
+        "historyLength"
+    )
+
+
 # --- bytes and timestamps ------------------------------------------------------------------
 
 

@@ -71,11 +71,11 @@ def decode(data: bytes | str, type_: type[T]) -> T:
         try:
             return _decoder(type_).decode(data)
         except msgspec.ValidationError as exc:
-            # msgspec reads only padded standard base64 and refuses null for a field; ProtoJSON
-            # also allows URL-safe and unpadded base64, and null for "not set". The slow path
-            # below normalizes both.
+            # msgspec reads only padded standard base64, refuses null for a field and strings
+            # for integers; ProtoJSON also allows URL-safe and unpadded base64, null for "not
+            # set" and integers as strings. The slow path below normalizes all three.
             text = str(exc)
-            if "base64" not in text and "got `null`" not in text:
+            if not any(sign in text for sign in _SLOW_PATH_SIGNS):
                 raise _wire_error(exc) from None
         except msgspec.DecodeError as exc:
             raise WireError(f"malformed JSON: {exc}", parse_error=True) from None
@@ -185,6 +185,10 @@ def _field_types(cls: type[Wire]) -> dict[str, tuple[str, Any, bool]]:
     return table
 
 
+_SLOW_PATH_SIGNS = ("base64", "got `null`", "Expected `int`, got `str`")
+_INTEGER = re.compile(r"-?\d+")
+
+
 def _standard_base64(text: str) -> str:
     """URL-safe and unpadded base64 (both valid ProtoJSON) as padded standard base64."""
     text = text.strip().replace("-", "+").replace("_", "/")
@@ -193,12 +197,14 @@ def _standard_base64(text: str) -> str:
 
 def _camelize(raw: Any, type_: Any) -> Any:
     """Rename snake_case keys of model fields in ``raw`` (parsed JSON) to camelCase, drop
-    fields given as null, and normalize base64 for ``bytes`` fields."""
+    fields given as null, read integers given as strings, and normalize base64."""
     origin = typing.get_origin(type_)
     if origin in (typing.Union, types.UnionType):
         for member in typing.get_args(type_):
             if member is bytes and isinstance(raw, str):
                 return _standard_base64(raw)
+            if member is int:
+                return _camelize(raw, int)
             if isinstance(member, type) and issubclass(member, Wire):
                 return _camelize(raw, member)
             if typing.get_origin(member) in (list, dict):
@@ -217,6 +223,8 @@ def _camelize(raw: Any, type_: Any) -> Any:
                     continue  # ProtoJSON: null means the field is not set
                 out[camel] = _camelize(value, field_type)
         return out
+    if type_ is int and isinstance(raw, str) and _INTEGER.fullmatch(raw.strip()):
+        return int(raw)
     if origin is list and isinstance(raw, list):
         (item,) = typing.get_args(type_)
         return [_camelize(v, item) for v in raw]
