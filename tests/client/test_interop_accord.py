@@ -1,4 +1,4 @@
-"""accord's client against ``accord serve`` (JSON-RPC and HTTP+JSON), through a cutting proxy."""
+"""accord's client against ``accord serve`` on every binding; HTTP goes through a cutting proxy."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ heartbeat_s = 1.0
 @pytest.fixture(scope="module")
 def accord_server() -> Iterator[CuttingProxy]:
     """``accord serve`` with the slow echo agent, reached through a cutting proxy."""
-    port = free_port()
+    port, grpc_port = free_port(), free_port()
     with (
         tempfile.TemporaryDirectory() as tmp,
         cutting_proxy(port) as proxy,
@@ -59,6 +59,7 @@ def accord_server() -> Iterator[CuttingProxy]:
             [
                 str(Path(sys.executable).with_name("accord")), "serve",
                 "--port", str(port),
+                "--grpc-port", str(grpc_port),
                 "--store", "memory://",
                 "--agent", "accord_agents:slow_echo",
                 "--config", str(config),
@@ -88,7 +89,7 @@ def accord_server() -> Iterator[CuttingProxy]:
             process.wait(10)
 
 
-@pytest.fixture(params=["JSONRPC", "HTTP+JSON"])
+@pytest.fixture(params=["JSONRPC", "HTTP+JSON", "GRPC"])
 async def client(
     request: pytest.FixtureRequest, accord_server: CuttingProxy
 ) -> AsyncIterator[Client]:
@@ -172,19 +173,26 @@ async def test_missing_credentials_are_refused(accord_server: CuttingProxy) -> N
             await anonymous.get_task("anything")
 
 
+@pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON"])
 async def test_stream_cut_by_the_network_resumes_with_last_event_id(
-    client: Client, accord_server: CuttingProxy
+    binding: str, accord_server: CuttingProxy
 ) -> None:
     def shape(description: str) -> str:  # artifact ids differ from task to task
         kind, *_, content = description.split(":")
         return f"{kind}:{content}"
 
-    baseline = [shape(describe(e)) async for e in client.stream("chunks:4")]
-    assert baseline[-1] == "status:TASK_STATE_COMPLETED"
-    assert len(baseline) == 7  # task, working, 4 chunks, completed
-    cuts = accord_server.cuts
-    accord_server.arm(cut_after=2)
-    events = [shape(describe(e)) async for e in client.stream("chunks:4")]
+    async with Client.connect(
+        f"http://127.0.0.1:{accord_server.port}",
+        binding=binding,
+        credentials=BearerToken(TOKEN),
+        resume=ResumePolicy(initial_delay=0.05),
+    ) as client:
+        baseline = [shape(describe(e)) async for e in client.stream("chunks:4")]
+        assert baseline[-1] == "status:TASK_STATE_COMPLETED"
+        assert len(baseline) == 7  # task, working, 4 chunks, completed
+        cuts = accord_server.cuts
+        accord_server.arm(cut_after=2)
+        events = [shape(describe(e)) async for e in client.stream("chunks:4")]
     assert accord_server.cuts == cuts + 1
     assert events == baseline
     assert any(b"last-event-id" in chunk.lower() for chunk in accord_server.requests)
