@@ -200,6 +200,7 @@ async def main(args: argparse.Namespace) -> None:
     workdir = Path(tempfile.mkdtemp(prefix="bench-store-", dir=args.dir))
     rows: list[tuple[str, str]] = []
     print(f"databases in {workdir}", file=sys.stderr)
+    load_before = os.getloadavg()[0]
 
     # write throughput: the big fill (4 appends per task), then 2-appends tasks on a new file
     big_path, small_path = str(workdir / "big.db"), str(workdir / "small.db")
@@ -254,6 +255,9 @@ async def main(args: argparse.Namespace) -> None:
     size = os.path.getsize(big_path) / 2**20
     rows.append((f"database file size at {args.big:,} tasks", f"{size:,.0f} MiB"))
 
+    rows.append(
+        ("load average (1 min) before / after", f"{load_before:.2f} / {os.getloadavg()[0]:.2f}")
+    )
     width = max(len(name) for name, _ in rows)
     print(f"{'measure':<{width}}  result")
     print(f"{'-' * width}  {'-' * 40}")
@@ -273,9 +277,16 @@ if __name__ == "__main__":
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--dir", default=".", help="where the database files go")
     parser.add_argument("--keep", action="store_true", help="keep the database files")
+    parser.add_argument(
+        "--switch-interval",
+        type=float,
+        help="sys.setswitchinterval() for the run (CPython's default is 0.005 s)",
+    )
     parser.add_argument("--probe", help=argparse.SUPPRESS)
     parser.add_argument("--probe-size", type=int, help=argparse.SUPPRESS)
     arguments = parser.parse_args()
+    if arguments.switch_interval:
+        sys.setswitchinterval(arguments.switch_interval)
     if arguments.probe:
         asyncio.run(_probe(arguments.probe, arguments.probe_size))
     else:
