@@ -13,11 +13,14 @@ from accord.server.errors import from_wire_error, internal_error, jsonrpc_error
 from accord.server.http import JSON, Request, Send, respond
 from accord.server.operations import OPERATIONS
 from accord.wire.codec import WireError, decode, encode
-from accord.wire.errors import A2AError, ErrorKind
+from accord.wire.errors import A2AError, ErrorKind, invalid_params
 
 log = logging.getLogger("accord.server")
 
 RequestId = str | int | None
+
+# msgspec refuses JSON nested past its recursion limit with RecursionError.
+TOO_DEEP = "the request is nested too deeply"
 
 
 class Envelope(msgspec.Struct, gc=False):
@@ -43,7 +46,7 @@ def _recover_id(body: bytes) -> RequestId:
     """The id of a request whose envelope is invalid, if it has a usable one."""
     try:
         raw = _any.decode(body)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):
         return None
     if isinstance(raw, dict):
         value = raw.get("id")
@@ -73,6 +76,8 @@ class JsonRpcBinding(Binding):
                 ) from None
             except msgspec.DecodeError as exc:
                 raise A2AError(ErrorKind.PARSE_ERROR, f"malformed JSON: {exc}") from None
+            except RecursionError:
+                raise A2AError(ErrorKind.INVALID_REQUEST, TOO_DEEP) from None
             request_id = envelope.id
             if envelope.jsonrpc != "2.0":
                 raise A2AError(ErrorKind.INVALID_REQUEST, 'jsonrpc must be "2.0"')
@@ -89,6 +94,8 @@ class JsonRpcBinding(Binding):
                     if not exc.parse_error
                     else A2AError(ErrorKind.INVALID_PARAMS, exc.description)
                 ) from None
+            except RecursionError:
+                raise invalid_params("params", TOO_DEEP) from None
             result = await operation.handler(self.service, params, call)
         except A2AError as error:
             await respond(send, 200, _error(request_id, error), JSON, headers)

@@ -15,7 +15,7 @@ from accord.server.errors import from_wire_error, internal_error, rest_error
 from accord.server.http import A2A_JSON, JSON, Request, Send, respond
 from accord.server.operations import OPERATIONS, Operation
 from accord.wire.codec import WireError, convert, decode, decode_json, encode
-from accord.wire.errors import A2AError, ErrorKind
+from accord.wire.errors import A2AError, ErrorKind, invalid_params
 
 log = logging.getLogger("accord.server")
 
@@ -135,6 +135,8 @@ class RestBinding(Binding):
             return convert(raw, operation.request_type)
         except WireError as exc:
             raise from_wire_error(exc) from None
+        except RecursionError:  # JSON nested past the parser's limit
+            raise invalid_params("", "the request is nested too deeply") from None
 
     @staticmethod
     async def _error(send: Send, error: A2AError, headers: list[tuple[bytes, bytes]]) -> None:
