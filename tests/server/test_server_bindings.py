@@ -304,3 +304,15 @@ async def test_list_filters_by_state_and_timestamp(http: httpx.AsyncClient) -> N
 
 def _json() -> dict[str, str]:
     return {"content-type": "application/json"}
+
+
+async def test_json_nested_past_the_parser_limit_is_refused(http: httpx.AsyncClient) -> None:
+    deep_value = b"[" * 5000 + b"]" * 5000
+    params = b'{"jsonrpc":"2.0","id":4,"method":"SendMessage","params":{"metadata":' + deep_value
+    reply = await http.post("/", content=params + b"}}", headers=_json())
+    assert reply.json()["error"]["code"] in (-32600, -32602)
+    rest = await http.post(
+        "/message:send", content=b'{"metadata":' + deep_value + b"}", headers=_json()
+    )
+    assert rest.status_code == 400
+    assert rest_reason(rest) == "INVALID_PARAMS"
