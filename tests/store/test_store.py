@@ -14,16 +14,21 @@ from accord.core.lifecycle import ACTIVE, TERMINAL
 from accord.core.records import TaskRecord
 from accord.core.views import Cursor, TaskQuery, matches, sort_key
 from accord.store import MemoryStore, SeqConflict, SqliteStore, StoreError, TaskStore
+from accord.store.postgres import PostgresStore
 from accord.wire.model import TaskState
 
 from .records import artifact, commit, continued, created, moved, new_task, push_config
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
 async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[TaskStore]:
-    backend: TaskStore = (
-        MemoryStore() if request.param == "memory" else SqliteStore(str(tmp_path / "t.db"))
-    )
+    backend: TaskStore
+    if request.param == "memory":
+        backend = MemoryStore()
+    elif request.param == "sqlite":
+        backend = SqliteStore(str(tmp_path / "t.db"))
+    else:
+        backend = PostgresStore(request.getfixturevalue("pg_url"))
     await backend.open()
     yield backend
     await backend.close()

@@ -15,6 +15,7 @@ from accord.server.card import CardSettings, build_card
 from accord.server.operations import Service
 from accord.server.settings import Principal, Settings
 from accord.store import open_store
+from accord.store.postgres import PostgresStore
 from accord.wire.model import (
     APIKeySecurityScheme,
     HTTPAuthSecurityScheme,
@@ -91,8 +92,9 @@ def build_app(settings: Settings, agent: Any = None) -> A2AApplication:
                 }
             )
         )
+    store = open_store(settings.store)
     engine = Engine(
-        open_store(settings.store),
+        store,
         agent if agent is not None else load_agent(settings.agent),
         EngineConfig(
             limits=Limits(
@@ -107,6 +109,8 @@ def build_app(settings: Settings, agent: Any = None) -> A2AApplication:
             if settings.retention_days is not None
             else None,
         ),
+        # Several nodes on one PostgreSQL database wake each other's followers.
+        bus=store.bus() if isinstance(store, PostgresStore) else None,
     )
     service = Service(
         engine=engine,

@@ -1,0 +1,217 @@
+"""The PostgreSQL schema as an ordered list of migrations.
+
+Same rules as the SQLite migrations: ``schema_version`` records what was applied; a released
+migration is never edited, a change is a new entry at the end. Every node of a cluster runs
+:func:`migrate` when it opens the store; a transaction-scoped advisory lock makes the first
+one do the work while the others wait and then find nothing left to do.
+
+Text keys use the "C" collation: ordering by code point matches the engine's (Python's)
+ordering of ids, and comparisons are cheaper than a linguistic collation's.
+
+Task counters: totalSize and the tasks-per-tenant limit read ``task_counts``, kept exact by
+triggers. A single row per (tenant, state) would be a hot row that serialises every write of
+a tenant through its commit, so each backend (connection) keeps its own rows, keyed by its
+process id: concurrent transactions never touch the same counter row. Rows of backends that
+are gone are folded into shard 0 now and then (:data:`FOLD_DEAD_SHARDS`).
+"""
+
+from __future__ import annotations
+
+import asyncpg
+
+from accord.store.base import StoreError
+
+# (version, statements). Versions are 1, 2, 3 … with no gaps.
+MIGRATIONS: list[tuple[int, tuple[str, ...]]] = [
+    (
+        1,
+        (
+            """CREATE TABLE tasks (
+                id TEXT COLLATE "C" PRIMARY KEY,
+                tenant TEXT COLLATE "C" NOT NULL,
+                context_id TEXT COLLATE "C" NOT NULL,
+                state SMALLINT NOT NULL,
+                created_ms BIGINT NOT NULL,
+                updated_ms BIGINT NOT NULL,
+                seq INTEGER NOT NULL,
+                snapshot BYTEA NOT NULL
+            )""",
+            # ListTasks keyset paging, one index per filter shape; recovery and retention
+            # walk the (tenant, state) pairs of task_counts into tasks_by_state.
+            "CREATE INDEX tasks_by_tenant ON tasks (tenant, updated_ms DESC, id DESC)",
+            "CREATE INDEX tasks_by_context ON tasks (tenant, context_id, updated_ms DESC, id DESC)",
+            "CREATE INDEX tasks_by_state ON tasks (tenant, state, updated_ms DESC, id DESC)",
+            """CREATE TABLE events (
+                task_id TEXT COLLATE "C" NOT NULL,
+                seq INTEGER NOT NULL,
+                kind TEXT NOT NULL,
+                at_ms BIGINT NOT NULL,
+                body BYTEA NOT NULL,
+                PRIMARY KEY (task_id, seq)
+            )""",
+            # ``position`` keeps insertion order: configs are listed oldest first, and
+            # replacing a config keeps its place.
+            """CREATE TABLE push_configs (
+                task_id TEXT COLLATE "C" NOT NULL,
+                config_id TEXT COLLATE "C" NOT NULL,
+                tenant TEXT COLLATE "C" NOT NULL,
+                created_ms BIGINT NOT NULL,
+                body BYTEA NOT NULL,
+                position BIGINT GENERATED ALWAYS AS IDENTITY,
+                -- delivery (the outbox is the task's log plus this cursor; see base.py)
+                cursor INTEGER NOT NULL,
+                state TEXT NOT NULL,
+                failures INTEGER NOT NULL,
+                last_error TEXT NOT NULL,
+                next_attempt_ms BIGINT NOT NULL,
+                PRIMARY KEY (task_id, config_id)
+            )""",
+            # Claims look for active configs that are due.
+            "CREATE INDEX push_due ON push_configs (next_attempt_ms) WHERE state = 'active'",
+            """CREATE TABLE task_counts (
+                tenant TEXT COLLATE "C" NOT NULL,
+                state SMALLINT NOT NULL,
+                shard INTEGER NOT NULL,
+                n BIGINT NOT NULL,
+                PRIMARY KEY (tenant, state, shard)
+            )""",
+            """CREATE FUNCTION accord_count(t TEXT, s SMALLINT, delta INTEGER) RETURNS void
+            LANGUAGE sql AS $$
+                INSERT INTO task_counts (tenant, state, shard, n)
+                VALUES (t, s, pg_backend_pid(), delta)
+                ON CONFLICT (tenant, state, shard) DO UPDATE SET n = task_counts.n + delta
+            $$""",
+            """CREATE FUNCTION accord_tasks_counted() RETURNS trigger
+            LANGUAGE plpgsql AS $$
+            BEGIN
+                IF TG_OP = 'INSERT' THEN
+                    PERFORM accord_count(NEW.tenant, NEW.state, 1);
+                ELSIF TG_OP = 'DELETE' THEN
+                    PERFORM accord_count(OLD.tenant, OLD.state, -1);
+                ELSIF OLD.state IS DISTINCT FROM NEW.state
+                        OR OLD.tenant IS DISTINCT FROM NEW.tenant THEN
+                    PERFORM accord_count(OLD.tenant, OLD.state, -1);
+                    PERFORM accord_count(NEW.tenant, NEW.state, 1);
+                END IF;
+                RETURN NULL;
+            END
+            $$""",
+            """CREATE TRIGGER tasks_counted AFTER INSERT OR UPDATE OF state, tenant OR DELETE
+            ON tasks FOR EACH ROW EXECUTE FUNCTION accord_tasks_counted()""",
+            # The global feed (TaskStore.read_feed): one row per append or push-config change,
+            # written by triggers in the writing transaction. Position = the writer's
+            # transaction id << 16 plus an ordinal: readers return only rows of transactions
+            # older than the oldest one still running (see _READ_FEED), so no row with a
+            # smaller position can appear after a reader has moved past it.
+            "CREATE SEQUENCE feed_ordinal CYCLE MAXVALUE 65535",
+            """CREATE TABLE feed (
+                pos BIGINT PRIMARY KEY,
+                tenant TEXT COLLATE "C" NOT NULL,
+                task_id TEXT COLLATE "C" NOT NULL,
+                from_seq INTEGER NOT NULL,
+                to_seq INTEGER NOT NULL,
+                config_id TEXT COLLATE "C",
+                deleted BOOLEAN NOT NULL DEFAULT false
+            )""",
+            "CREATE INDEX feed_by_tenant ON feed (tenant, pos)",
+            """CREATE FUNCTION accord_feed_position() RETURNS BIGINT LANGUAGE sql AS $$
+                SELECT (pg_current_xact_id()::text::bigint << 16) + nextval('feed_ordinal')
+            $$""",
+            """CREATE FUNCTION accord_tasks_fed() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                IF TG_OP = 'INSERT' THEN
+                    INSERT INTO feed (pos, tenant, task_id, from_seq, to_seq)
+                    VALUES (accord_feed_position(), NEW.tenant, NEW.id, 0, NEW.seq);
+                ELSIF NEW.seq > OLD.seq THEN
+                    INSERT INTO feed (pos, tenant, task_id, from_seq, to_seq)
+                    VALUES (accord_feed_position(), NEW.tenant, NEW.id, OLD.seq, NEW.seq);
+                END IF;
+                RETURN NULL;
+            END
+            $$""",
+            """CREATE TRIGGER tasks_fed AFTER INSERT OR UPDATE OF seq ON tasks
+            FOR EACH ROW EXECUTE FUNCTION accord_tasks_fed()""",
+            """CREATE FUNCTION accord_push_configs_fed() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                IF TG_OP = 'DELETE' THEN
+                    INSERT INTO feed (pos, tenant, task_id, from_seq, to_seq, config_id, deleted)
+                    VALUES (accord_feed_position(), OLD.tenant, OLD.task_id, 0, 0,
+                            OLD.config_id, true);
+                ELSE
+                    INSERT INTO feed (pos, tenant, task_id, from_seq, to_seq, config_id)
+                    VALUES (accord_feed_position(), NEW.tenant, NEW.task_id, 0, 0,
+                            NEW.config_id);
+                END IF;
+                RETURN NULL;
+            END
+            $$""",
+            """CREATE TRIGGER push_configs_fed AFTER INSERT OR UPDATE OF body OR DELETE
+            ON push_configs FOR EACH ROW EXECUTE FUNCTION accord_push_configs_fed()""",
+        ),
+    ),
+]
+
+LATEST = MIGRATIONS[-1][0]
+
+# Any constant: serialises migrations of every node opening the same database.
+_MIGRATION_LOCK = 0x61636F7264  # "accord"
+
+# Counter rows of backends that no longer exist move into shard 0 (never a process id).
+# Concurrent folds are safe: a row deleted by one is skipped by the other.
+FOLD_DEAD_SHARDS = """
+WITH dead AS (
+    DELETE FROM task_counts c
+    WHERE c.shard <> 0
+      AND NOT EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = c.shard)
+    RETURNING tenant, state, n
+)
+INSERT INTO task_counts (tenant, state, shard, n)
+SELECT tenant, state, 0, SUM(n) FROM dead GROUP BY tenant, state
+ON CONFLICT (tenant, state, shard) DO UPDATE SET n = task_counts.n + excluded.n
+"""
+
+
+# Feed rows of transactions older than every transaction still running anywhere on the
+# server: they are all committed (or rolled back), and any later row has a larger position.
+# A transaction left open on the server holds the feed back until it ends.
+_READ_FEED = """
+SELECT f.pos, f.tenant, f.task_id, f.from_seq, f.to_seq, f.config_id, f.deleted,
+       p.tenant, p.created_ms, p.body
+FROM feed f
+LEFT JOIN push_configs p
+    ON NOT f.deleted AND p.task_id = f.task_id AND p.config_id = f.config_id
+WHERE f.pos > $1
+  AND f.pos < (pg_snapshot_xmin(pg_current_snapshot())::text::bigint << 16)
+  {tenant}
+ORDER BY f.pos
+LIMIT $2
+"""
+READ_FEED_ALL = _READ_FEED.format(tenant="")
+READ_FEED_OF_TENANT = _READ_FEED.format(tenant="AND f.tenant = $3")
+
+
+async def current_version(conn: asyncpg.Connection) -> int:
+    value = await conn.fetchval("SELECT COALESCE(MAX(version), 0) FROM schema_version")
+    return int(value)
+
+
+async def migrate(conn: asyncpg.Connection, now_ms: int) -> int:
+    """Bring the schema to :data:`LATEST` in one transaction; returns the version found."""
+    async with conn.transaction():
+        await conn.execute("SELECT pg_advisory_xact_lock($1)", _MIGRATION_LOCK)
+        await conn.execute(
+            "CREATE TABLE IF NOT EXISTS schema_version ("
+            " version INTEGER PRIMARY KEY, applied_ms BIGINT NOT NULL)"
+        )
+        found = await current_version(conn)
+        if found > LATEST:
+            raise StoreError(
+                f"the database has schema version {found}; this accord knows up to {LATEST}"
+            )
+        for version, statements in MIGRATIONS:
+            if version <= found:
+                continue
+            for statement in statements:
+                await conn.execute(statement)
+            await conn.execute("INSERT INTO schema_version VALUES ($1, $2)", version, now_ms)
+    return found

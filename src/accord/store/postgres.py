@@ -1,0 +1,535 @@
+"""PostgreSQL TaskStore (asyncpg): the store for several accord nodes sharing one database.
+
+Every write is a single statement, hence its own transaction and one round trip: an append is
+``WITH t AS (INSERT … ON CONFLICT DO NOTHING | UPDATE … WHERE id = $1 AND seq = $2 RETURNING
+id) INSERT INTO events SELECT … FROM t, unnest(…)``, so the events land only if the snapshot
+moved, and a stale writer changes nothing (SeqConflict). Group commit needs no writer thread
+here: concurrent transactions on the pool's connections share WAL flushes in the server.
+
+Within one process, appends to the same task run in the order they were called (the engine
+submits an executor's moves without waiting for each one, and relies on that order); appends
+to different tasks run concurrently. Across processes, the seq check decides.
+
+``PostgresBus`` (accord.bus.postgres) wakes followers on every node; :meth:`PostgresStore.bus`
+makes one whose connections open and close with the store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import asyncpg
+import msgspec
+from asyncpg.pool import PoolConnectionProxy
+
+from accord.core.events import Event
+from accord.core.lifecycle import TERMINAL
+from accord.core.records import PushConfigRecord, TaskRecord
+from accord.core.views import Cursor, TaskQuery
+from accord.store import pg_migrations
+from accord.store._checks import check_append
+from accord.store.base import (
+    DeliveryState,
+    FeedEntry,
+    PushDelivery,
+    SeqConflict,
+    StoreError,
+    TaskPage,
+)
+from accord.wire.codec import encode
+from accord.wire.model import (
+    Message,
+    Task,
+    TaskArtifactUpdateEvent,
+    TaskPushNotificationConfig,
+    TaskState,
+    TaskStatusUpdateEvent,
+)
+
+if TYPE_CHECKING:
+    from accord.bus.postgres import PostgresBus
+
+_Conn = asyncpg.Connection | PoolConnectionProxy
+# Task states as stored: the proto enum number.
+STATE_NUMBER: dict[TaskState, int] = {state: number for number, state in enumerate(TaskState)}
+_TERMINAL_NUMBERS = sorted(STATE_NUMBER[s] for s in TERMINAL)
+
+# What this store wrote itself is canonical camelCase JSON: plain typed decoders suffice.
+_task_decoder = msgspec.json.Decoder(Task)
+_config_decoder = msgspec.json.Decoder(TaskPushNotificationConfig)
+_BODY_DECODERS: dict[str, msgspec.json.Decoder[Any]] = {
+    "task": _task_decoder,
+    "status": msgspec.json.Decoder(TaskStatusUpdateEvent),
+    "artifact": msgspec.json.Decoder(TaskArtifactUpdateEvent),
+    "message": msgspec.json.Decoder(Message),
+}
+
+_TASK_COLUMNS = "t.tenant, t.seq, t.created_ms, t.updated_ms, t.snapshot"
+_GET_ANY = f"SELECT {_TASK_COLUMNS} FROM tasks t WHERE t.id = $1"
+_GET_SCOPED = f"SELECT {_TASK_COLUMNS} FROM tasks t WHERE t.id = $1 AND t.tenant = $2"
+
+_EVENTS_OF_T = (
+    "INSERT INTO events (task_id, seq, kind, at_ms, body)"
+    " SELECT t.id, e.seq, e.kind, e.at_ms, e.body FROM t,"
+    " unnest($9::integer[], $10::text[], $11::bigint[], $12::bytea[]) AS e(seq, kind, at_ms, body)"
+)
+_CREATE = (
+    "WITH t AS (INSERT INTO tasks"
+    " (id, tenant, context_id, state, created_ms, updated_ms, seq, snapshot)"
+    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (id) DO NOTHING RETURNING id) "
+    + _EVENTS_OF_T
+)
+_UPDATE = (
+    "WITH t AS (UPDATE tasks SET tenant = $2, context_id = $3, state = $4, created_ms = $5,"
+    " updated_ms = $6, seq = $7, snapshot = $8 WHERE id = $1 AND seq = $13 RETURNING id) "
+    + _EVENTS_OF_T
+)
+
+_CONFIG_COLUMNS = "p.tenant, p.created_ms, p.body"
+_DELIVERY_COLUMNS = (
+    "p.tenant, p.created_ms, p.body, p.cursor, p.state, p.failures, p.last_error,"
+    " p.next_attempt_ms, COALESCE(t.seq, 0)"
+)
+
+# Pairs (tenant, state) that hold tasks in one of the states $1: each is one range of
+# tasks_by_state, so recovery and retention need no index of their own.
+_STATE_PAIRS = (
+    "(SELECT tenant, state FROM task_counts WHERE state = ANY($1::smallint[])"
+    " GROUP BY tenant, state HAVING SUM(n) > 0) c"
+)
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def _task_record(row: asyncpg.Record) -> TaskRecord:
+    tenant, seq, created_ms, updated_ms, snapshot = row[:5]
+    return TaskRecord(
+        task=_task_decoder.decode(snapshot),
+        tenant=tenant,
+        seq=seq,
+        created_ms=created_ms,
+        updated_ms=updated_ms,
+    )
+
+
+def _config_record(row: asyncpg.Record | Sequence[Any]) -> PushConfigRecord:
+    tenant, created_ms, body = row[:3]
+    return PushConfigRecord(
+        config=_config_decoder.decode(body), tenant=tenant, created_ms=created_ms
+    )
+
+
+def _delivery(row: asyncpg.Record) -> PushDelivery:
+    return PushDelivery(
+        config=_config_record(row),
+        cursor=row[3],
+        state=row[4],
+        failures=row[5],
+        last_error=row[6],
+        next_attempt_ms=row[7],
+        task_seq=row[8],
+    )
+
+
+def _affected(status: str) -> int:
+    """Rows a command reported, from its status tag ("INSERT 0 3", "DELETE 1")."""
+    return int(status.rsplit(" ", 1)[-1])
+
+
+class PostgresStore:
+    """A TaskStore in a PostgreSQL database named by an asyncpg DSN
+    (``postgresql://user@host:5432/db``); ``pool_size`` connections at most per process."""
+
+    def __init__(self, dsn: str, *, pool_size: int = 10) -> None:
+        if pool_size < 1:
+            raise ValueError("pool_size must be at least 1")
+        self.dsn = dsn
+        self.pool_size = pool_size
+        self._pool: asyncpg.Pool | None = None
+        # task id -> done-future of the latest append to it in this process (ordering).
+        self._tails: dict[str, asyncio.Future[None]] = {}
+        self._buses: list[PostgresBus] = []
+
+    def bus(self, *, catch_up_s: float = 5.0) -> PostgresBus:
+        """A LISTEN/NOTIFY bus on this database, started by :meth:`open` and closed by
+        :meth:`close` (so an Engine, which opens and closes its store, runs it too)."""
+        from accord.bus.postgres import PostgresBus
+
+        bus = PostgresBus(self.dsn, catch_up_s=catch_up_s)
+        self._buses.append(bus)
+        return bus
+
+    async def open(self) -> None:
+        if self._pool is not None:
+            return
+        try:
+            conn = await asyncpg.connect(self.dsn)
+        except (OSError, asyncpg.PostgresError) as exc:
+            raise StoreError(f"cannot connect to PostgreSQL: {exc}") from exc
+        try:
+            await pg_migrations.migrate(conn, _now_ms())
+            await conn.execute(pg_migrations.FOLD_DEAD_SHARDS)
+        finally:
+            await conn.close()
+        self._pool = await asyncpg.create_pool(
+            self.dsn, min_size=min(2, self.pool_size), max_size=self.pool_size
+        )
+        for bus in self._buses:
+            await bus.start()
+
+    async def close(self) -> None:
+        for bus in self._buses:
+            await bus.close()
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            await pool.close()
+
+    @property
+    def pool(self) -> asyncpg.Pool:
+        if self._pool is None:
+            raise StoreError("the store is not open")
+        return self._pool
+
+    # --- tasks and their logs --------------------------------------------------------------
+
+    async def append(self, record: TaskRecord, events: Sequence[Event], expected_seq: int) -> None:
+        check_append(record, events, expected_seq)
+        # Take this task's place in line before the first await: appends keep call order.
+        task_id = record.id
+        previous = self._tails.get(task_id)
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._tails[task_id] = done
+        try:
+            if previous is not None:
+                await asyncio.wait((previous,))
+            await self._append(record, events, expected_seq)
+        finally:
+            done.set_result(None)
+            if self._tails.get(task_id) is done:
+                del self._tails[task_id]
+
+    async def _append(self, record: TaskRecord, events: Sequence[Event], expected: int) -> None:
+        task = record.task
+        snapshot = encode(task)
+        args: list[Any] = [
+            task.id,
+            record.tenant,
+            task.context_id,
+            STATE_NUMBER[record.state],
+            record.created_ms,
+            record.updated_ms,
+            record.seq,
+            snapshot,
+            [e.seq for e in events],
+            [e.kind for e in events],
+            [e.at_ms for e in events],
+            # a creation event carries the snapshot itself: encode it once
+            [snapshot if e.body is task else encode(e.body) for e in events],
+        ]
+        if expected:
+            args.append(expected)
+        try:
+            status = await self.pool.execute(_UPDATE if expected else _CREATE, *args)
+        except asyncpg.PostgresError as exc:
+            raise StoreError(f"task {task.id!r}: append failed: {exc}") from exc
+        if _affected(status) == 0:
+            found = await self.pool.fetchval("SELECT seq FROM tasks WHERE id = $1", task.id)
+            raise SeqConflict(task.id, expected, found or 0)
+
+    async def get_task(self, task_id: str, tenant: str | None) -> TaskRecord | None:
+        if tenant is None:
+            row = await self.pool.fetchrow(_GET_ANY, task_id)
+        else:
+            row = await self.pool.fetchrow(_GET_SCOPED, task_id, tenant)
+        return _task_record(row) if row is not None else None
+
+    async def read_events(self, task_id: str, after_seq: int, limit: int = 1000) -> list[Event]:
+        rows = await self.pool.fetch(
+            "SELECT seq, kind, at_ms, body FROM events WHERE task_id = $1 AND seq > $2"
+            " ORDER BY seq LIMIT $3",
+            task_id,
+            after_seq,
+            max(limit, 0),
+        )
+        return [
+            Event(
+                task_id=task_id,
+                seq=seq,
+                kind=kind,
+                body=_BODY_DECODERS[kind].decode(body),
+                at_ms=at_ms,
+            )
+            for seq, kind, at_ms, body in rows
+        ]
+
+    async def list_tasks(self, query: TaskQuery) -> TaskPage:
+        where = ["t.tenant = $1"]
+        params: list[Any] = [query.tenant]
+
+        def param(value: Any) -> str:
+            params.append(value)
+            return f"${len(params)}"
+
+        if query.context_id:
+            where.append(f"t.context_id = {param(query.context_id)}")
+        if query.status is not None:
+            where.append(f"t.state = {param(STATE_NUMBER[query.status])}")
+        if query.updated_after_ms is not None:
+            where.append(f"t.updated_ms >= {param(query.updated_after_ms)}")
+        async with self.pool.acquire() as conn:
+            total = await self._total_size(conn, query, " AND ".join(where), list(params))
+            if query.after is not None:
+                after = query.after
+                cursor = f"({param(after.updated_ms)}, {param(after.task_id)})"
+                where.append(f"(t.updated_ms, t.id) < {cursor}")
+            rows = await conn.fetch(
+                f"SELECT {_TASK_COLUMNS}, t.id FROM tasks t WHERE {' AND '.join(where)}"
+                f" ORDER BY t.updated_ms DESC, t.id DESC LIMIT {param(query.page_size + 1)}",
+                *params,
+            )
+        next_cursor = None
+        if len(rows) > query.page_size:
+            del rows[query.page_size :]
+            next_cursor = Cursor(rows[-1][3], rows[-1][5])
+        return TaskPage(
+            records=[_task_record(row) for row in rows], total_size=total, next_cursor=next_cursor
+        )
+
+    @staticmethod
+    async def _total_size(conn: _Conn, query: TaskQuery, where: str, params: list[Any]) -> int:
+        if query.context_id or query.updated_after_ms is not None:
+            # Counted through the filter's index: proportional to the matching tasks.
+            return int(await conn.fetchval(f"SELECT COUNT(*) FROM tasks t WHERE {where}", *params))
+        if query.status is not None:
+            value = await conn.fetchval(
+                "SELECT COALESCE(SUM(n), 0) FROM task_counts WHERE tenant = $1 AND state = $2",
+                query.tenant,
+                STATE_NUMBER[query.status],
+            )
+            return int(value)
+        return await _tenant_count(conn, query.tenant)
+
+    async def count_tasks(self, tenant: str) -> int:
+        async with self.pool.acquire() as conn:
+            return await _tenant_count(conn, tenant)
+
+    async def tasks_in_states(
+        self, states: frozenset[TaskState], limit: int = 1000, after_id: str = ""
+    ) -> list[TaskRecord]:
+        if not states:
+            return []
+        rows = await self.pool.fetch(
+            f"SELECT {_TASK_COLUMNS} FROM {_STATE_PAIRS}"
+            " JOIN tasks t ON t.tenant = c.tenant AND t.state = c.state"
+            " WHERE t.id > $2 ORDER BY t.id LIMIT $3",
+            sorted(STATE_NUMBER[s] for s in states),
+            after_id,
+            limit,
+        )
+        return [_task_record(row) for row in rows]
+
+    async def delete_terminal_before(self, cutoff_ms: int, limit: int = 1000) -> int:
+        async with self.pool.acquire() as conn:
+            async with conn.transaction():
+                # SKIP LOCKED: nodes sweeping at the same time split the work.
+                ids = await conn.fetch(
+                    f"SELECT t.id FROM {_STATE_PAIRS}"
+                    " JOIN tasks t ON t.tenant = c.tenant AND t.state = c.state"
+                    " WHERE t.updated_ms < $2 LIMIT $3 FOR UPDATE OF t SKIP LOCKED",
+                    _TERMINAL_NUMBERS,
+                    cutoff_ms,
+                    limit,
+                )
+                doomed = [row[0] for row in ids]
+                if doomed:
+                    await conn.execute("DELETE FROM events WHERE task_id = ANY($1)", doomed)
+                    await conn.execute("DELETE FROM push_configs WHERE task_id = ANY($1)", doomed)
+                    await conn.execute("DELETE FROM tasks WHERE id = ANY($1)", doomed)
+            # Retention runs now and then on every node: a fine moment to tidy the counters.
+            await conn.execute(pg_migrations.FOLD_DEAD_SHARDS)
+        return len(doomed)
+
+    # --- push-notification configs ---------------------------------------------------------
+
+    async def put_push_config(
+        self, config: PushConfigRecord, deliver_after: int | None = None
+    ) -> None:
+        await self.pool.execute(
+            "INSERT INTO push_configs AS p (task_id, config_id, tenant, created_ms, body,"
+            " cursor, state, failures, last_error, next_attempt_ms)"
+            " VALUES ($1, $2, $3, $4, $5,"
+            " COALESCE($6::integer, (SELECT seq FROM tasks WHERE id = $1), 0), 'active', 0, '', 0)"
+            " ON CONFLICT (task_id, config_id) DO UPDATE SET tenant = excluded.tenant,"
+            " created_ms = excluded.created_ms, body = excluded.body, state = 'active',"
+            " failures = 0, last_error = '', next_attempt_ms = 0",
+            config.config.task_id,
+            config.config.id,
+            config.tenant,
+            config.created_ms,
+            encode(config.config),
+            deliver_after,
+        )
+
+    async def get_push_config(self, task_id: str, config_id: str) -> PushConfigRecord | None:
+        row = await self.pool.fetchrow(
+            f"SELECT {_CONFIG_COLUMNS} FROM push_configs p"
+            " WHERE p.task_id = $1 AND p.config_id = $2",
+            task_id,
+            config_id,
+        )
+        return _config_record(row) if row is not None else None
+
+    async def list_push_configs(self, task_id: str) -> list[PushConfigRecord]:
+        rows = await self.pool.fetch(
+            f"SELECT {_CONFIG_COLUMNS} FROM push_configs p WHERE p.task_id = $1"
+            " ORDER BY p.position",
+            task_id,
+        )
+        return [_config_record(row) for row in rows]
+
+    async def delete_push_config(self, task_id: str, config_id: str) -> bool:
+        status = await self.pool.execute(
+            "DELETE FROM push_configs WHERE task_id = $1 AND config_id = $2", task_id, config_id
+        )
+        return _affected(status) > 0
+
+    async def all_push_configs(
+        self, limit: int = 1000, after: tuple[str, str] = ("", "")
+    ) -> list[PushConfigRecord]:
+        rows = await self.pool.fetch(
+            f"SELECT {_CONFIG_COLUMNS} FROM push_configs p"
+            " WHERE (p.task_id, p.config_id) > ($1, $2) ORDER BY p.task_id, p.config_id LIMIT $3",
+            after[0],
+            after[1],
+            limit,
+        )
+        return [_config_record(row) for row in rows]
+
+    # --- push delivery (the durable outbox) ------------------------------------------------
+
+    async def claim_push_deliveries(
+        self, now_ms: int, lease_ms: int, limit: int = 100, task_id: str | None = None
+    ) -> list[PushDelivery]:
+        # SKIP LOCKED: a row another node is claiming right now is left to it, not waited for;
+        # the lease written here keeps it from every other claimer once committed.
+        rows = await self.pool.fetch(
+            "WITH due AS ("
+            " SELECT p.task_id, p.config_id, p.next_attempt_ms AS was FROM push_configs p"
+            " JOIN tasks t ON t.id = p.task_id"
+            " WHERE p.state = 'active' AND p.next_attempt_ms <= $1 AND p.cursor < t.seq"
+            " AND ($4::text IS NULL OR p.task_id = $4)"
+            " ORDER BY p.next_attempt_ms, p.task_id, p.config_id LIMIT $3"
+            " FOR UPDATE OF p SKIP LOCKED),"
+            " claimed AS (UPDATE push_configs p SET next_attempt_ms = $1 + $2 FROM due"
+            " WHERE p.task_id = due.task_id AND p.config_id = due.config_id"
+            " RETURNING p.*, due.was)"
+            f" SELECT {_DELIVERY_COLUMNS} FROM claimed p JOIN tasks t ON t.id = p.task_id"
+            " ORDER BY p.was, p.task_id, p.config_id",
+            now_ms,
+            lease_ms,
+            limit,
+            task_id,
+        )
+        return [_delivery(row) for row in rows]
+
+    async def update_push_delivery(
+        self,
+        task_id: str,
+        config_id: str,
+        *,
+        cursor: int,
+        state: DeliveryState,
+        failures: int,
+        last_error: str,
+        next_attempt_ms: int,
+    ) -> bool:
+        status = await self.pool.execute(
+            "UPDATE push_configs SET cursor = GREATEST(cursor, $3), state = $4, failures = $5,"
+            " last_error = $6, next_attempt_ms = $7 WHERE task_id = $1 AND config_id = $2",
+            task_id,
+            config_id,
+            cursor,
+            state,
+            failures,
+            last_error,
+            next_attempt_ms,
+        )
+        return _affected(status) > 0
+
+    async def get_push_delivery(self, task_id: str, config_id: str) -> PushDelivery | None:
+        row = await self.pool.fetchrow(
+            f"SELECT {_DELIVERY_COLUMNS} FROM push_configs p LEFT JOIN tasks t ON t.id = p.task_id"
+            " WHERE p.task_id = $1 AND p.config_id = $2",
+            task_id,
+            config_id,
+        )
+        return _delivery(row) if row is not None else None
+
+    async def list_push_deliveries(
+        self, state: DeliveryState, limit: int = 100, after: tuple[str, str] = ("", "")
+    ) -> list[PushDelivery]:
+        rows = await self.pool.fetch(
+            f"SELECT {_DELIVERY_COLUMNS} FROM push_configs p LEFT JOIN tasks t ON t.id = p.task_id"
+            " WHERE p.state = $1 AND (p.task_id, p.config_id) > ($2, $3)"
+            " ORDER BY p.task_id, p.config_id LIMIT $4",
+            state,
+            after[0],
+            after[1],
+            limit,
+        )
+        return [_delivery(row) for row in rows]
+
+    # --- the global feed -------------------------------------------------------------------
+
+    async def read_feed(self, after: int, tenant: str | None, limit: int = 256) -> list[FeedEntry]:
+        async with self.pool.acquire() as conn:
+            if tenant is None:
+                rows = await conn.fetch(pg_migrations.READ_FEED_ALL, after, limit)
+            else:
+                rows = await conn.fetch(pg_migrations.READ_FEED_OF_TENANT, after, limit, tenant)
+            appends = [row for row in rows if row[5] is None]
+            events: dict[tuple[str, int], Event] = {}
+            if appends:
+                found = await conn.fetch(
+                    "SELECT e.task_id, e.seq, e.kind, e.at_ms, e.body"
+                    " FROM unnest($1::text[], $2::integer[], $3::integer[]) AS r(task_id, lo, hi)"
+                    " JOIN events e ON e.task_id = r.task_id AND e.seq > r.lo AND e.seq <= r.hi",
+                    [row[2] for row in appends],
+                    [row[3] for row in appends],
+                    [row[4] for row in appends],
+                )
+                for task_id, seq, kind, at_ms, body in found:
+                    events[task_id, seq] = Event(
+                        task_id=task_id,
+                        seq=seq,
+                        kind=kind,
+                        body=_BODY_DECODERS[kind].decode(body),
+                        at_ms=at_ms,
+                    )
+        entries: list[FeedEntry] = []
+        for pos, owner, task_id, from_seq, to_seq, config_id, _deleted, *config in rows:
+            if config_id is not None:
+                stored = _config_record(config) if config[0] is not None else None
+                entries.append(FeedEntry(pos, owner, task_id, [], config_id, stored))
+                continue
+            logged = [
+                events[key]
+                for s in range(from_seq + 1, to_seq + 1)
+                if (key := (task_id, s)) in events
+            ]
+            if logged:  # empty once retention deleted the task
+                entries.append(FeedEntry(pos, owner, task_id, logged))
+        return entries
+
+
+async def _tenant_count(conn: _Conn, tenant: str) -> int:
+    """All of a tenant's tasks, from the per-backend counters."""
+    value = await conn.fetchval(
+        "SELECT COALESCE(SUM(n), 0) FROM task_counts WHERE tenant = $1", tenant
+    )
+    return int(value)

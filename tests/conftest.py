@@ -1,0 +1,60 @@
+"""Fixtures every test directory can use.
+
+PostgreSQL: the tests create their own database on the server named by ``ACCORD_TEST_PG``
+(default: the local server, user postgres, trust auth) and drop it at the end. Nothing is
+skipped when the server is missing: those tests fail with the connection error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import uuid
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+
+import asyncpg
+import pytest
+
+ADMIN_DSN = os.environ.get("ACCORD_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
+
+
+def _with_database(dsn: str, database: str) -> str:
+    base, _, query = dsn.partition("?")
+    root = base.rsplit("/", 1)[0]
+    return f"{root}/{database}" + (f"?{query}" if query else "")
+
+
+async def _execute(dsn: str, statement: str) -> None:
+    conn = await asyncpg.connect(dsn)
+    try:
+        await conn.execute(statement)
+    finally:
+        await conn.close()
+
+
+def _execute_sync(dsn: str, statement: str) -> None:
+    # Its own thread and loop: fixtures may be set up from inside a running loop.
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, _execute(dsn, statement)).result()
+
+
+@pytest.fixture(scope="session")
+def pg_database() -> Iterator[str]:
+    """A fresh database for this test session; its DSN."""
+    name = f"accord_test_{uuid.uuid4().hex[:12]}"
+    _execute_sync(ADMIN_DSN, f'CREATE DATABASE "{name}"')
+    try:
+        yield _with_database(ADMIN_DSN, name)
+    finally:
+        _execute_sync(ADMIN_DSN, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def pg_url(pg_database: str) -> Iterator[str]:
+    """A DSN whose connections work in an empty schema of their own (one per test)."""
+    schema = f"s_{uuid.uuid4().hex[:12]}"
+    _execute_sync(pg_database, f"CREATE SCHEMA {schema}")
+    separator = "&" if "?" in pg_database else "?"
+    yield f"{pg_database}{separator}search_path={schema}"
+    _execute_sync(pg_database, f"DROP SCHEMA {schema} CASCADE")
