@@ -18,7 +18,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import msgspec
 
@@ -62,6 +62,7 @@ RECOVERED_MESSAGE = (
     "send the request again."
 )
 MAX_CONFLICT_RETRIES = 8
+INLINE_URL_FIELD = "configuration.taskPushNotificationConfig.url"
 READ_BATCH = 256
 
 
@@ -102,6 +103,23 @@ def _as_executor(agent: Executor | ExecutorFunction) -> tuple[ExecutorFunction, 
     raise TypeError(f"{agent!r} is neither an async function nor an Executor")
 
 
+class PushHooks(Protocol):
+    """What push delivery (accord.push.PushDispatcher) plugs into the engine."""
+
+    async def check_url(self, url: str, field: str) -> None:
+        """Refuse a webhook URL at registration (raises A2AError naming ``field``)."""
+
+    def config_stored(self, task_id: str) -> None:
+        """A push config of the task was stored (it may need delivering)."""
+
+    def committed(self, task_id: str) -> None:
+        """The task's log grew."""
+
+    async def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
+
+
 class Engine:
     def __init__(
         self,
@@ -122,6 +140,7 @@ class Engine:
         self._live: dict[str, LiveTask] = {}
         self._background: set[asyncio.Task[Any]] = set()
         self._commit_listeners: list[Callable[[str], None]] = []
+        self._push: PushHooks | None = None
         self._started = False
 
     # --- life ------------------------------------------------------------------------------
@@ -133,6 +152,8 @@ class Engine:
             await self.recover()
         if self.config.retention_ms is not None:
             self._spawn(self._retention_loop(self.config.retention_ms))
+        if self._push is not None:
+            await self._push.start()
 
     async def stop(self) -> None:
         for live in list(self._live.values()):
@@ -143,6 +164,8 @@ class Engine:
             task.cancel()
         pending = [r.task for lv in self._live.values() for r in lv.runs if r.task is not None]
         await asyncio.gather(*pending, *self._background, return_exceptions=True)
+        if self._push is not None:
+            await self._push.stop()
         await self.store.close()
         self._started = False
 
@@ -281,8 +304,25 @@ class Engine:
     ) -> None:
         # store.append enqueues before its first await, so writes keep submission order.
         await self.store.append(record, events, expected_seq)
-        for config in configs:
-            await self.store.put_push_config(config)
+        for config in configs:  # inline configs of a new task: delivered from its first event
+            await self.store.put_push_config(config, deliver_after=expected_seq)
+            self._push_config_stored(record.id)
+
+    # --- push hooks (kept apart: the engine runs without push delivery too) ----------------
+
+    def attach_push(self, push: PushHooks) -> None:
+        """Deliver push notifications with ``push``: it checks webhook URLs at registration,
+        hears of stored configs and commits, and starts and stops with the engine."""
+        self._push = push
+        self.add_commit_listener(push.committed)
+
+    async def _check_push_url(self, url: str, field: str) -> None:
+        if self._push is not None:
+            await self._push.check_url(url, field)
+
+    def _push_config_stored(self, task_id: str) -> None:
+        if self._push is not None:
+            self._push.config_stored(task_id)
 
     def add_commit_listener(self, listener: Callable[[str], None]) -> None:
         """Call ``listener(task_id)`` after every durable append (push delivery uses it)."""
@@ -413,7 +453,7 @@ class Engine:
             # The agent ended without answering: the client still gets its task.
             created = live.pending
             live.pending = None
-            self._submit(created, 0)
+            self._submit(created, 0, live.pending_configs)
         if live.last_commit is not None:
             with contextlib.suppress(Exception):
                 await asyncio.shield(live.last_commit)
@@ -460,6 +500,8 @@ class Engine:
             raise A2AError(
                 ErrorKind.PUSH_NOT_SUPPORTED, "this agent does not support push notifications"
             )
+        if inline is not UNSET:
+            await self._check_push_url(inline.url, INLINE_URL_FIELD)
         if message.task_id:
             outcome = await self._decide(message.task_id, tenant, decide)
             if outcome.error is not None:
@@ -470,6 +512,7 @@ class Engine:
                 existing = await self.store.list_push_configs(record.id)
                 config = self._inline_config(record, inline, tenant, existing)
                 await self.store.put_push_config(config)
+                self._push_config_stored(record.id)
             live = self._live.get(record.id) or LiveTask(record.id, tenant, record, durable=record)
             ctx = RequestContext(
                 message=record.task.history[-1],
@@ -746,7 +789,9 @@ class Engine:
         if outcome.error is not None:
             raise outcome.error
         assert outcome.config is not None
+        await self._check_push_url(config.url, "url")
         await self.store.put_push_config(outcome.config)
+        self._push_config_stored(config.task_id)
         return outcome.config.config
 
     async def get_push_config(

@@ -8,6 +8,7 @@ from typing import Any
 from accord.core.caller import Caller
 from accord.core.limits import Limits
 from accord.engine import Engine, EngineConfig
+from accord.push import PushDispatcher, PushSettings
 from accord.server.app import A2AApplication
 from accord.server.auth import StaticTokens
 from accord.server.bounds import Bounds
@@ -47,6 +48,21 @@ def _callers(table: dict[str, Principal]) -> dict[str, Caller]:
         secret: Caller(identity=p.identity, tenant=p.tenant, authenticated=True)
         for secret, p in table.items()
     }
+
+
+def push_dispatcher(engine: Engine, settings: Settings) -> PushDispatcher:
+    return PushDispatcher(
+        engine.store,
+        PushSettings(
+            allow=tuple(settings.push_allow_hosts),
+            timeout_s=settings.push_timeout_s,
+            max_attempts=settings.push_max_attempts,
+            retry_base_s=settings.push_retry_base_s,
+            retry_max_s=settings.push_retry_max_s,
+            concurrency=settings.push_concurrency,
+            poll_interval_s=settings.push_poll_interval_s,
+        ),
+    )
 
 
 def build_app(settings: Settings, agent: Any = None) -> A2AApplication:
@@ -112,6 +128,8 @@ def build_app(settings: Settings, agent: Any = None) -> A2AApplication:
         # Several nodes on one PostgreSQL database wake each other's followers.
         bus=store.bus() if isinstance(store, PostgresStore) else None,
     )
+    if settings.push_notifications:
+        engine.attach_push(push_dispatcher(engine, settings))
     service = Service(
         engine=engine,
         card=card,

@@ -52,6 +52,15 @@ class Settings:
 
     @property
     def advertised_url(self) -> str:
+    # Push delivery (docs/push.md). The SSRF guard refuses loopback, private, link-local …
+    # targets; host names and CIDRs listed here are admitted anyway.
+    push_allow_hosts: list[str] = field(default_factory=list)
+    push_timeout_s: float = 10.0
+    push_max_attempts: int = 8
+    push_retry_base_s: float = 1.0
+    push_retry_max_s: float = 300.0
+    push_concurrency: int = 64
+    push_poll_interval_s: float = 5.0
         if self.public_url:
             return self.public_url.rstrip("/")
         host = "127.0.0.1" if self.host in ("0.0.0.0", "::", "") else self.host

@@ -1,0 +1,165 @@
+"""One webhook POST: the request a config asks for, sent to an address the guard checked.
+
+The connection goes to the checked IP address (the URL is rewritten to it) while the request
+keeps the original name as its ``Host`` header and, for https, as the TLS server name (SNI and
+certificate check): what was checked is what is reached, even if the name's DNS answer changes
+between the check and the connect. Redirects are never followed (a 3xx is a failed attempt),
+environment proxies are ignored (they would reach addresses the guard never saw), and the
+response body is not read.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import OrderedDict
+from dataclasses import dataclass
+from urllib.parse import urlunsplit
+
+import httpx
+
+from accord.push.ssrf import Guard, IPAddress, RefusedTarget, Target, parse_target
+from accord.wire.model import UNSET, TaskPushNotificationConfig
+
+CONTENT_TYPE = "application/a2a+json"
+EVENT_ID_HEADER = "X-A2A-Event-Id"
+TOKEN_HEADER = "X-A2A-Notification-Token"
+
+
+class DeliveryError(Exception):
+    """A failed attempt. The message is safe to log: no credentials, token or URL path.
+    ``permanent`` failures (a refused target) are not worth retrying as they are."""
+
+    def __init__(self, message: str, *, permanent: bool = False) -> None:
+        super().__init__(message)
+        self.permanent = permanent
+
+
+def request_headers(config: TaskPushNotificationConfig, event_id: str) -> dict[str, str]:
+    headers = {"Content-Type": CONTENT_TYPE, EVENT_ID_HEADER: event_id}
+    auth = config.authentication
+    if auth is not UNSET:
+        headers["Authorization"] = f"{auth.scheme} {auth.credentials}".strip()
+    if config.token:
+        headers[TOKEN_HEADER] = config.token
+    return headers
+
+
+def pinned_url(target: Target, address: IPAddress) -> str:
+    host = f"[{address}]" if address.version == 6 else str(address)
+    parts = target.url
+    return urlunsplit((target.scheme, f"{host}:{target.port}", parts.path or "/", parts.query, ""))
+
+
+@dataclass(slots=True)
+class _Pooled:
+    client: httpx.AsyncClient
+    users: int = 0
+
+
+class Sender:
+    """Posts notifications. Keeps one connection pool per webhook host name (a pool shared
+    between names could reuse a TLS connection verified for another name), at most
+    ``max_pools`` of them, least recently used closed first."""
+
+    def __init__(self, guard: Guard, timeout_s: float = 10.0, max_pools: int = 64) -> None:
+        self.guard = guard
+        self.timeout_s = timeout_s
+        self.max_pools = max_pools
+        self._pools: OrderedDict[str, _Pooled] = OrderedDict()
+        self._closing: set[asyncio.Task[None]] = set()
+
+    async def send(self, config: TaskPushNotificationConfig, event_id: str, body: bytes) -> None:
+        """One attempt; returns on a 2xx answer, raises DeliveryError otherwise."""
+        try:
+            target = parse_target(config.url)
+            addresses = await self.guard.resolve(target)
+        except RefusedTarget as exc:
+            raise DeliveryError(f"refused: {exc}", permanent=True) from None
+        headers = request_headers(config, event_id)
+        netloc = target.url.netloc.rsplit("@", 1)[-1]
+        headers["Host"] = netloc
+        pooled = self._acquire(target.host)
+        last = ""
+        try:
+            for address in addresses:  # each one checked; the next if one cannot be reached
+                try:
+                    status = await self._post(pooled.client, target, address, headers, body)
+                except httpx.ConnectError as exc:
+                    last = _describe(exc)
+                    continue
+                if 200 <= status < 300:
+                    return
+                note = " (redirects are not followed)" if 300 <= status < 400 else ""
+                raise DeliveryError(f"{target.origin} answered HTTP {status}{note}")
+            raise DeliveryError(f"cannot connect to {target.origin}: {last}")
+        finally:
+            self._release(target.host, pooled)
+
+    async def _post(
+        self,
+        client: httpx.AsyncClient,
+        target: Target,
+        address: IPAddress,
+        headers: dict[str, str],
+        body: bytes,
+    ) -> int:
+        extensions = {"sni_hostname": target.host} if target.scheme == "https" else {}
+        try:
+            async with client.stream(
+                "POST",
+                pinned_url(target, address),
+                content=body,
+                headers=headers,
+                extensions=extensions,
+            ) as response:
+                return response.status_code
+        except httpx.ConnectError:
+            raise
+        except httpx.TimeoutException:
+            raise DeliveryError(f"{target.origin} timed out after {self.timeout_s:g} s") from None
+        except httpx.HTTPError as exc:
+            raise DeliveryError(f"{target.origin}: {_describe(exc)}") from None
+
+    def _acquire(self, host: str) -> _Pooled:
+        pooled = self._pools.get(host)
+        if pooled is None:
+            client = httpx.AsyncClient(
+                timeout=httpx.Timeout(self.timeout_s),
+                follow_redirects=False,
+                trust_env=False,
+            )
+            pooled = self._pools[host] = _Pooled(client)
+        self._pools.move_to_end(host)
+        pooled.users += 1
+        self._evict()
+        return pooled
+
+    def _release(self, host: str, pooled: _Pooled) -> None:
+        pooled.users -= 1
+        if self._pools.get(host) is not pooled and pooled.users == 0:
+            self._close_later(pooled.client)  # evicted while in use
+        self._evict()
+
+    def _evict(self) -> None:
+        while len(self._pools) > self.max_pools:
+            host, pooled = next(iter(self._pools.items()))
+            del self._pools[host]
+            if pooled.users == 0:
+                self._close_later(pooled.client)
+
+    def _close_later(self, client: httpx.AsyncClient) -> None:
+        task = asyncio.ensure_future(client.aclose())
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
+
+    async def aclose(self) -> None:
+        pools, self._pools = list(self._pools.values()), OrderedDict()
+        await asyncio.gather(
+            *(p.client.aclose() for p in pools), *self._closing, return_exceptions=True
+        )
+
+
+def _describe(exc: Exception) -> str:
+    # httpx messages name the error (e.g. "[Errno 111] Connection refused"), not the request.
+    text = str(exc).strip() or type(exc).__name__
+    return text[:200]

@@ -1,0 +1,122 @@
+"""Shared pieces of the push tests: an engine with a dispatcher, agents, requests."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from accord.agents.api import RequestContext, TaskHandle
+from accord.core.caller import Caller
+from accord.engine import Engine
+from accord.push import Guard, PushDispatcher, PushSettings, Resolver, system_resolver
+from accord.push.ssrf import AddressPolicy
+from accord.store import MemoryStore, SqliteStore, TaskStore
+from accord.store.base import PushDelivery
+from accord.wire.model import (
+    UNSET,
+    AuthenticationInfo,
+    Message,
+    Part,
+    Role,
+    SendMessageConfiguration,
+    SendMessageRequest,
+    TaskPushNotificationConfig,
+)
+
+ALICE = Caller(identity="alice", tenant="t1")
+
+FAST = PushSettings(
+    allow=("127.0.0.1/32",),
+    timeout_s=2.0,
+    max_attempts=8,
+    retry_base_s=0.01,
+    retry_max_s=0.05,
+    poll_interval_s=0.2,
+)
+
+
+def make_store(kind: str, tmp_path: Path) -> TaskStore:
+    return MemoryStore() if kind == "memory" else SqliteStore(str(tmp_path / "push.db"))
+
+
+@contextlib.asynccontextmanager
+async def running(
+    store: TaskStore,
+    agent: object,
+    settings: PushSettings = FAST,
+    resolver: Resolver = system_resolver,
+) -> AsyncIterator[tuple[Engine, PushDispatcher]]:
+    engine = Engine(store, agent)  # type: ignore[arg-type]
+    guard = Guard(AddressPolicy(settings.allow), resolver)
+    dispatcher = PushDispatcher(store, settings, guard=guard)
+    engine.attach_push(dispatcher)
+    async with engine:
+        yield engine, dispatcher
+
+
+def webhook(
+    url: str,
+    *,
+    config_id: str = "hook",
+    task_id: str = "",
+    token: str = "",
+    scheme: str = "",
+    credentials: str = "",
+) -> TaskPushNotificationConfig:
+    return TaskPushNotificationConfig(
+        url=url,
+        id=config_id,
+        task_id=task_id,
+        token=token,
+        authentication=AuthenticationInfo(scheme=scheme, credentials=credentials)
+        if scheme
+        else UNSET,
+    )
+
+
+def request(
+    text: str, *, task_id: str = "", push: TaskPushNotificationConfig | None = None
+) -> SendMessageRequest:
+    return SendMessageRequest(
+        message=Message(
+            message_id=f"m-{text}", role=Role.USER, parts=[Part(text=text)], task_id=task_id
+        ),
+        configuration=SendMessageConfiguration(
+            task_push_notification_config=push if push is not None else UNSET
+        ),
+    )
+
+
+async def three_artifacts(ctx: RequestContext, task: TaskHandle) -> None:
+    """working, artifacts r1 r2 r3, completed: six streamed events with the task."""
+    await task.start_working()
+    for index in (1, 2, 3):
+        await task.update_artifact(text=f"r{index}", artifact_id=f"a{index}", last_chunk=True)
+    await task.complete("done")
+
+
+async def ask_then_finish(ctx: RequestContext, task: TaskHandle) -> None:
+    """input-required on the first message; working, then completed on the next."""
+    if ctx.task is None:
+        await task.require_input("more?")
+    else:
+        await task.start_working()
+        await task.complete("thanks")
+
+
+def kinds(bodies: list[dict[str, object]]) -> list[str]:
+    return [next(iter(body)) for body in bodies]
+
+
+async def settled(
+    store: TaskStore, task_id: str, config_id: str, state: str, tries: int = 500
+) -> PushDelivery:
+    """The config's delivery once it reaches ``state`` (fails after ``tries`` short waits)."""
+    for _ in range(tries):
+        delivery = await store.get_push_delivery(task_id, config_id)
+        if delivery is not None and delivery.state == state:
+            return delivery
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"{task_id}/{config_id} never became {state}: {delivery}")

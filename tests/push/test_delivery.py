@@ -1,0 +1,266 @@
+"""Push delivery end to end: the engine, a store, the dispatcher and a real webhook receiver on
+loopback (admitted by the allow-list)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+
+import pytest
+
+from accord.push import PushSettings
+from accord.store import TaskStore
+from accord.wire import A2AError, ErrorKind
+from accord.wire.codec import decode
+from accord.wire.model import StreamResponse, Task, TaskState
+
+from .helpers import (
+    ALICE,
+    FAST,
+    ask_then_finish,
+    kinds,
+    make_store,
+    request,
+    running,
+    settled,
+    three_artifacts,
+    webhook,
+)
+from .receiver import Receiver
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+async def store(request: pytest.FixtureRequest, tmp_path: Path) -> TaskStore:
+    return make_store(request.param, tmp_path)
+
+
+def all_delivered(count: int):  # type: ignore[no-untyped-def]
+    return lambda receiver: len(receiver.accepted_ids()) >= count
+
+
+async def test_every_event_arrives_in_order_with_headers_auth_and_token(store: TaskStore) -> None:
+    async with Receiver() as receiver, running(store, three_artifacts) as (engine, _):
+        config = webhook(
+            receiver.url("/hooks/a"),
+            token="tok-123",
+            scheme="Bearer",
+            credentials="secret-credentials",
+        )
+        task = await engine.send_message(request("go", push=config), ALICE)
+        assert isinstance(task, Task) and task.status.state is TaskState.COMPLETED
+        await receiver.wait_for(all_delivered(6))
+
+        got = receiver.received
+        assert len(got) == 6  # no retries, no duplicates
+        for index, notification in enumerate(got, start=1):
+            assert notification.method == "POST" and notification.path == "/hooks/a"
+            assert notification.headers["content-type"] == "application/a2a+json"
+            assert notification.headers["authorization"] == "Bearer secret-credentials"
+            assert notification.headers["x-a2a-notification-token"] == "tok-123"
+            assert notification.event_id == f"{task.id}:{index}"
+            assert notification.headers["host"] == f"127.0.0.1:{receiver.port}"
+        bodies = [n.json for n in got]
+        assert kinds(bodies) == ["task", "statusUpdate", *["artifactUpdate"] * 3, "statusUpdate"]
+        responses = [decode(n.body, StreamResponse) for n in got]
+        artifacts = [r.artifact_update.artifact.parts[0].text for r in responses[2:5]]  # type: ignore[union-attr]
+        assert artifacts == ["r1", "r2", "r3"]
+        assert bodies[-1]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
+        assert bodies[0]["task"]["id"] == task.id
+
+        delivery = await settled(store, task.id, "hook", "done")
+        assert (delivery.cursor, delivery.task_seq) == (6, 6)
+
+
+async def test_no_headers_for_what_is_not_set(store: TaskStore) -> None:
+    async with Receiver() as receiver, running(store, three_artifacts) as (engine, _):
+        task = await engine.send_message(request("go", push=webhook(receiver.url())), ALICE)
+        await receiver.wait_for(all_delivered(6))
+        first = receiver.received[0].headers
+        assert "authorization" not in first and "x-a2a-notification-token" not in first
+        assert first["x-a2a-event-id"] == f"{task.id}:1"
+
+
+async def test_a_config_created_later_gets_only_later_events(store: TaskStore) -> None:
+    async with Receiver() as receiver, running(store, ask_then_finish) as (engine, _):
+        task = await engine.send_message(request("hello"), ALICE)
+        assert isinstance(task, Task) and task.status.state is TaskState.INPUT_REQUIRED
+        await engine.create_push_config(
+            webhook(receiver.url(), config_id="late", task_id=task.id), ALICE
+        )
+        done = await engine.send_message(request("bye", task_id=task.id), ALICE)
+        assert isinstance(done, Task) and done.status.state is TaskState.COMPLETED
+        await receiver.wait_for(all_delivered(2))
+        await asyncio.sleep(0.2)  # anything more would arrive now
+        bodies = [n.json for n in receiver.received]
+        assert kinds(bodies) == ["statusUpdate", "statusUpdate"]
+        states = [b["statusUpdate"]["status"]["state"] for b in bodies]
+        assert states == ["TASK_STATE_WORKING", "TASK_STATE_COMPLETED"]
+
+
+async def test_configs_on_a_completed_task_stay_readable_and_get_nothing(
+    store: TaskStore,
+) -> None:
+    async with Receiver() as receiver, running(store, three_artifacts) as (engine, _):
+        task = await engine.send_message(request("go", push=webhook(receiver.url())), ALICE)
+        await receiver.wait_for(all_delivered(6))
+        late = webhook(receiver.url("/late"), config_id="late", task_id=task.id)
+        await engine.create_push_config(late, ALICE)
+        await asyncio.sleep(0.3)
+        assert all(n.path == "/webhook" for n in receiver.received)
+        ids = [c.id for c in await engine.list_push_configs(task.id, ALICE)]
+        assert ids == ["hook", "late"]
+        assert (await engine.get_push_config(task.id, "hook", ALICE)).url == receiver.url()
+
+
+async def test_every_config_gets_everything_and_a_slow_one_holds_up_no_other(
+    store: TaskStore,
+) -> None:
+    release = asyncio.Event()
+
+    async def slow(request: object, index: int) -> int:
+        await release.wait()
+        return 200
+
+    async with (
+        Receiver() as fast_receiver,
+        Receiver(slow) as slow_receiver,
+        running(store, ask_then_finish) as (engine, _),
+    ):
+        task = await engine.send_message(
+            request("hello", push=webhook(slow_receiver.url(), config_id="slow")), ALICE
+        )
+        await engine.create_push_config(
+            webhook(fast_receiver.url(), config_id="fast", task_id=task.id), ALICE
+        )
+        done = await engine.send_message(request("bye", task_id=task.id), ALICE)
+        assert isinstance(done, Task) and done.status.state is TaskState.COMPLETED
+        await fast_receiver.wait_for(all_delivered(2))  # while "slow" is still stuck on #1
+        assert slow_receiver.accepted == []
+        release.set()
+        await slow_receiver.wait_for(all_delivered(4))
+        assert kinds([n.json for n in slow_receiver.accepted]) == [
+            "task",
+            "statusUpdate",
+            "statusUpdate",
+            "statusUpdate",
+        ]
+
+
+async def test_a_receiver_failing_several_times_then_recovering_gets_everything_once(
+    store: TaskStore,
+) -> None:
+    # Every second request fails at first (500, 503, 404 and a redirect), then all succeed.
+    answers = iter([500, 200, 503, 200, 404, 200, 302])
+
+    async def flaky(request: object, index: int) -> int:
+        return next(answers, 200)
+
+    async with Receiver(flaky) as receiver, running(store, three_artifacts) as (engine, _):
+        task = await engine.send_message(request("go", push=webhook(receiver.url())), ALICE)
+        await receiver.wait_for(all_delivered(6))
+        await asyncio.sleep(0.2)
+        assert receiver.accepted_ids() == [f"{task.id}:{seq}" for seq in range(1, 7)]
+        # Failed attempts were retried: each event was accepted exactly once, in order.
+        assert [r.event_id for r in receiver.accepted] == receiver.accepted_ids()
+        assert len(receiver.received) == 10
+        delivery = await settled(store, task.id, "hook", "done")
+        assert delivery.failures == 0
+
+
+async def test_after_max_attempts_the_config_is_failing_and_logged_without_secrets(
+    store: TaskStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    settings = PushSettings(**{**_fields(FAST), "max_attempts": 3})
+    caplog.set_level(logging.INFO, logger="accord.push")
+    async with Receiver(lambda r, i: 500) as receiver, running(
+        store, three_artifacts, settings
+    ) as (engine, dispatcher):
+        config = webhook(
+            receiver.url("/path-secret"),
+            token="token-secret",
+            scheme="Bearer",
+            credentials="credential-secret",
+        )
+        task = await engine.send_message(request("go", push=config), ALICE)
+        await receiver.wait_for(lambda r: len(r.received) >= 3)
+        delivery = await settled(store, task.id, "hook", "failing")
+        assert delivery.failures == 3 and delivery.cursor == 0
+        assert "HTTP 500" in delivery.last_error
+        await asyncio.sleep(0.4)  # two poll rounds: a failing config is not retried
+        assert len(receiver.received) == 3
+        assert [d.config.config.id for d in await store.list_push_deliveries("failing")] == [
+            "hook"
+        ]
+        warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+        assert len(warnings) == 1 and "failing" in warnings[0].getMessage()
+        logged = "\n".join(r.getMessage() for r in caplog.records)
+        for secret in ("path-secret", "token-secret", "credential-secret"):
+            assert secret not in logged
+
+        # The owner fixes the receiver and registers the config again: delivery resumes.
+        receiver.policy = lambda r, i: 200
+        await engine.create_push_config(
+            webhook(receiver.url("/path-secret"), config_id="hook", task_id=task.id), ALICE
+        )
+        await receiver.wait_for(all_delivered(6))
+        assert receiver.accepted_ids() == [f"{task.id}:{seq}" for seq in range(1, 7)]
+
+
+async def test_deleting_a_config_stops_its_delivery(store: TaskStore) -> None:
+    async with Receiver(lambda r, i: 503) as receiver, running(store, ask_then_finish) as (
+        engine,
+        _,
+    ):
+        task = await engine.send_message(request("hi", push=webhook(receiver.url())), ALICE)
+        await receiver.wait_for(lambda r: len(r.received) >= 2)
+        await engine.delete_push_config(task.id, "hook", ALICE)
+        await asyncio.sleep(0.1)
+        seen = len(receiver.received)
+        await asyncio.sleep(0.4)
+        assert len(receiver.received) <= seen + 1  # at most the attempt already in flight
+        assert await store.get_push_delivery(task.id, "hook") is None
+
+
+async def test_a_webhook_that_hangs_times_out_and_is_retried(store: TaskStore) -> None:
+    settings = PushSettings(**{**_fields(FAST), "timeout_s": 0.3})
+    hang_once = asyncio.Event()
+
+    async def hang_first(request: object, index: int) -> int:
+        if index == 0:
+            await hang_once.wait()  # never set: the sender gives up
+        return 200
+
+    async with Receiver(hang_first) as receiver, running(store, three_artifacts, settings) as (
+        engine,
+        _,
+    ):
+        task = await engine.send_message(request("go", push=webhook(receiver.url())), ALICE)
+        await receiver.wait_for(all_delivered(6))
+        assert receiver.accepted_ids() == [f"{task.id}:{seq}" for seq in range(1, 7)]
+        assert receiver.received[0].event_id == f"{task.id}:1"
+
+
+async def test_registration_refuses_an_inward_url(store: TaskStore) -> None:
+    async with running(store, ask_then_finish, PushSettings()) as (engine, _):
+        with pytest.raises(A2AError) as refused:
+            await engine.send_message(
+                request("hi", push=webhook("http://127.0.0.1:9/x")), ALICE
+            )
+        assert refused.value.kind is ErrorKind.INVALID_PARAMS
+        assert "configuration.taskPushNotificationConfig.url" in str(refused.value)
+        assert await store.count_tasks("t1") == 0  # refused before anything was created
+
+        task = await engine.send_message(request("hi"), ALICE)
+        with pytest.raises(A2AError) as refused:
+            await engine.create_push_config(
+                webhook("http://169.254.169.254/latest", task_id=task.id), ALICE
+            )
+        assert refused.value.kind is ErrorKind.INVALID_PARAMS
+        assert refused.value.message.startswith("url: ")
+        assert "metadata" in refused.value.message
+        assert await engine.list_push_configs(task.id, ALICE) == []
+
+
+def _fields(settings: PushSettings) -> dict[str, object]:
+    return {name: getattr(settings, name) for name in settings.__slots__}  # type: ignore[attr-defined]
