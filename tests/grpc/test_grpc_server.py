@@ -12,13 +12,13 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
+import grpc
 import msgspec
 import pytest
 from a2a.types import a2a_pb2 as pb
 from a2a.types import a2a_pb2_grpc
 from google.rpc import error_details_pb2, status_pb2
 
-import grpc
 from accord.agents.api import RequestContext, TaskHandle
 from accord.grpc.server import start_server
 from accord.server.build import build_app

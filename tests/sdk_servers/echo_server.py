@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 
+import grpc
 import uvicorn
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
@@ -37,8 +38,6 @@ from a2a.types import (
     a2a_pb2_grpc,
 )
 from starlette.applications import Starlette
-
-import grpc
 
 SLOW_DEFAULT_SECONDS = 60.0
 

@@ -14,12 +14,12 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from typing import Any, TypeVar
 
+import grpc
 from google.protobuf import json_format
 from google.protobuf.message import DecodeError
 from google.protobuf.message import Message as ProtoMessage
 from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-untyped]
 
-import grpc
 from accord.client.errors import (
     ClientError,
     ConnectionFailedError,

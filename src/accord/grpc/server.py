@@ -21,12 +21,12 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any, TypeAlias, cast
 
+import grpc
 from google.protobuf import any_pb2, empty_pb2
 from google.protobuf.message import Message as ProtoMessage
 from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-untyped]
 from grpc_status import rpc_status
 
-import grpc
 from accord.grpc.convert import from_proto, proto_class, to_proto
 from accord.server.app import A2AApplication
 from accord.server.auth import Authenticator, NoAuthentication
