@@ -137,9 +137,12 @@ class ErrorKind(enum.Enum):
     )
 
 
-_BY_REASON = {kind.reason: kind for kind in ErrorKind}
+# Rows sharing a reason or a code (UNSUPPORTED_MEDIA_TYPE is ContentTypeNotSupported at the
+# transport) resolve to the first, the A2A error.
+_BY_REASON: dict[str, ErrorKind] = {}
 _BY_JSONRPC_CODE: dict[int, ErrorKind] = {}
 for _kind in ErrorKind:
+    _BY_REASON.setdefault(_kind.reason, _kind)
     _BY_JSONRPC_CODE.setdefault(_kind.jsonrpc_code, _kind)
 
 
