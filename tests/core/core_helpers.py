@@ -72,7 +72,7 @@ def send(
 
 
 def accepted(outcome: Outcome, name: str) -> TaskRecord:
-    assert outcome.error is None, outcome.error
+    assert outcome.ok, outcome.error
     assert outcome.name == name
     assert outcome.record is not None
     return outcome.record
@@ -108,6 +108,7 @@ def task_in(
 def assert_refused(outcome: Outcome, name: str) -> None:
     """A refusal: the outcome's name and error, and nothing recorded or published."""
     assert outcome.name == name
+    assert not outcome.ok
     assert outcome.error is not None
     assert outcome.events == []
     assert outcome.record is None
