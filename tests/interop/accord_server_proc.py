@@ -46,7 +46,12 @@ class AccordServer:
 
 @contextmanager
 def accord_serve(
-    workdir: Path, agent: str = "accord_test_agents:agent", startup_timeout: float = 30.0
+    workdir: Path,
+    agent: str = "accord_test_agents:agent",
+    startup_timeout: float = 30.0,
+    *,
+    cwd: Path | None = None,
+    python_path: tuple[str, ...] = (),
 ) -> Iterator[AccordServer]:
     """``accord serve`` with a SQLite store in ``workdir``, the test agents importable, and the
     extended card configured; stopped (and waited for) on exit."""
@@ -55,7 +60,9 @@ def accord_serve(
     config.write_text(CONFIG)
     log_path = workdir / "server.log"
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HERE), env.get("PYTHONPATH")]))
+    env["PYTHONPATH"] = os.pathsep.join(
+        filter(None, [*python_path, str(HERE), env.get("PYTHONPATH")])
+    )
     command = [
         str(ACCORD),
         "serve",
@@ -71,7 +78,7 @@ def accord_serve(
         "warning",
     ]
     with log_path.open("wb") as log:  # a file, not a pipe: a full pipe would block the server
-        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=cwd)
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + startup_timeout

@@ -15,6 +15,7 @@ from accord.server.build import build_app
 from accord.server.settings import Settings
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root: examples/
 
 Serve = Callable[..., AbstractAsyncContextManager[httpx.AsyncClient]]
 
