@@ -22,6 +22,7 @@ from accord.wire.model import (
     Role,
     SendMessageConfiguration,
     SendMessageRequest,
+    Task,
     TaskPushNotificationConfig,
 )
 
@@ -120,3 +121,10 @@ async def settled(
             return delivery
         await asyncio.sleep(0.01)
     raise AssertionError(f"{task_id}/{config_id} never became {state}: {delivery}")
+
+
+async def send(engine: Engine, req: SendMessageRequest) -> Task:
+    """SendMessage that must answer with a task."""
+    task = await engine.send_message(req, ALICE)
+    assert isinstance(task, Task)
+    return task

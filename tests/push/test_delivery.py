@@ -4,6 +4,7 @@ loopback (admitted by the allow-list)."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from .helpers import (
     make_store,
     request,
     running,
+    send,
     settled,
     three_artifacts,
     webhook,
@@ -47,7 +49,7 @@ async def test_every_event_arrives_in_order_with_headers_auth_and_token(store: T
             scheme="Bearer",
             credentials="secret-credentials",
         )
-        task = await engine.send_message(request("go", push=config), ALICE)
+        task = await send(engine, request("go", push=config))
         assert isinstance(task, Task) and task.status.state is TaskState.COMPLETED
         await receiver.wait_for(all_delivered(6))
 
@@ -74,7 +76,7 @@ async def test_every_event_arrives_in_order_with_headers_auth_and_token(store: T
 
 async def test_no_headers_for_what_is_not_set(store: TaskStore) -> None:
     async with Receiver() as receiver, running(store, three_artifacts) as (engine, _):
-        task = await engine.send_message(request("go", push=webhook(receiver.url())), ALICE)
+        task = await send(engine, request("go", push=webhook(receiver.url())))
         await receiver.wait_for(all_delivered(6))
         first = receiver.received[0].headers
         assert "authorization" not in first and "x-a2a-notification-token" not in first
@@ -83,12 +85,12 @@ async def test_no_headers_for_what_is_not_set(store: TaskStore) -> None:
 
 async def test_a_config_created_later_gets_only_later_events(store: TaskStore) -> None:
     async with Receiver() as receiver, running(store, ask_then_finish) as (engine, _):
-        task = await engine.send_message(request("hello"), ALICE)
+        task = await send(engine, request("hello"))
         assert isinstance(task, Task) and task.status.state is TaskState.INPUT_REQUIRED
         await engine.create_push_config(
             webhook(receiver.url(), config_id="late", task_id=task.id), ALICE
         )
-        done = await engine.send_message(request("bye", task_id=task.id), ALICE)
+        done = await send(engine, request("bye", task_id=task.id))
         assert isinstance(done, Task) and done.status.state is TaskState.COMPLETED
         await receiver.wait_for(all_delivered(2))
         await asyncio.sleep(0.2)  # anything more would arrive now
@@ -102,7 +104,7 @@ async def test_configs_on_a_completed_task_stay_readable_and_get_nothing(
     store: TaskStore,
 ) -> None:
     async with Receiver() as receiver, running(store, three_artifacts) as (engine, _):
-        task = await engine.send_message(request("go", push=webhook(receiver.url())), ALICE)
+        task = await send(engine, request("go", push=webhook(receiver.url())))
         await receiver.wait_for(all_delivered(6))
         late = webhook(receiver.url("/late"), config_id="late", task_id=task.id)
         await engine.create_push_config(late, ALICE)
@@ -127,13 +129,13 @@ async def test_every_config_gets_everything_and_a_slow_one_holds_up_no_other(
         Receiver(slow) as slow_receiver,
         running(store, ask_then_finish) as (engine, _),
     ):
-        task = await engine.send_message(
-            request("hello", push=webhook(slow_receiver.url(), config_id="slow")), ALICE
+        task = await send(
+            engine, request("hello", push=webhook(slow_receiver.url(), config_id="slow"))
         )
         await engine.create_push_config(
             webhook(fast_receiver.url(), config_id="fast", task_id=task.id), ALICE
         )
-        done = await engine.send_message(request("bye", task_id=task.id), ALICE)
+        done = await send(engine, request("bye", task_id=task.id))
         assert isinstance(done, Task) and done.status.state is TaskState.COMPLETED
         await fast_receiver.wait_for(all_delivered(2))  # while "slow" is still stuck on #1
         assert slow_receiver.accepted == []
@@ -157,7 +159,7 @@ async def test_a_receiver_failing_several_times_then_recovering_gets_everything_
         return next(answers, 200)
 
     async with Receiver(flaky) as receiver, running(store, three_artifacts) as (engine, _):
-        task = await engine.send_message(request("go", push=webhook(receiver.url())), ALICE)
+        task = await send(engine, request("go", push=webhook(receiver.url())))
         await receiver.wait_for(all_delivered(6))
         await asyncio.sleep(0.2)
         assert receiver.accepted_ids() == [f"{task.id}:{seq}" for seq in range(1, 7)]
@@ -171,27 +173,26 @@ async def test_a_receiver_failing_several_times_then_recovering_gets_everything_
 async def test_after_max_attempts_the_config_is_failing_and_logged_without_secrets(
     store: TaskStore, caplog: pytest.LogCaptureFixture
 ) -> None:
-    settings = PushSettings(**{**_fields(FAST), "max_attempts": 3})
+    settings = dataclasses.replace(FAST, max_attempts=3)
     caplog.set_level(logging.INFO, logger="accord.push")
-    async with Receiver(lambda r, i: 500) as receiver, running(
-        store, three_artifacts, settings
-    ) as (engine, dispatcher):
+    async with (
+        Receiver(lambda r, i: 500) as receiver,
+        running(store, three_artifacts, settings) as (engine, _),
+    ):
         config = webhook(
             receiver.url("/path-secret"),
             token="token-secret",
             scheme="Bearer",
             credentials="credential-secret",
         )
-        task = await engine.send_message(request("go", push=config), ALICE)
+        task = await send(engine, request("go", push=config))
         await receiver.wait_for(lambda r: len(r.received) >= 3)
         delivery = await settled(store, task.id, "hook", "failing")
         assert delivery.failures == 3 and delivery.cursor == 0
         assert "HTTP 500" in delivery.last_error
         await asyncio.sleep(0.4)  # two poll rounds: a failing config is not retried
         assert len(receiver.received) == 3
-        assert [d.config.config.id for d in await store.list_push_deliveries("failing")] == [
-            "hook"
-        ]
+        assert [d.config.config.id for d in await store.list_push_deliveries("failing")] == ["hook"]
         warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
         assert len(warnings) == 1 and "failing" in warnings[0].getMessage()
         logged = "\n".join(r.getMessage() for r in caplog.records)
@@ -208,11 +209,14 @@ async def test_after_max_attempts_the_config_is_failing_and_logged_without_secre
 
 
 async def test_deleting_a_config_stops_its_delivery(store: TaskStore) -> None:
-    async with Receiver(lambda r, i: 503) as receiver, running(store, ask_then_finish) as (
-        engine,
-        _,
+    async with (
+        Receiver(lambda r, i: 503) as receiver,
+        running(store, ask_then_finish) as (
+            engine,
+            _,
+        ),
     ):
-        task = await engine.send_message(request("hi", push=webhook(receiver.url())), ALICE)
+        task = await send(engine, request("hi", push=webhook(receiver.url())))
         await receiver.wait_for(lambda r: len(r.received) >= 2)
         await engine.delete_push_config(task.id, "hook", ALICE)
         await asyncio.sleep(0.1)
@@ -223,7 +227,7 @@ async def test_deleting_a_config_stops_its_delivery(store: TaskStore) -> None:
 
 
 async def test_a_webhook_that_hangs_times_out_and_is_retried(store: TaskStore) -> None:
-    settings = PushSettings(**{**_fields(FAST), "timeout_s": 0.3})
+    settings = dataclasses.replace(FAST, timeout_s=0.3)
     hang_once = asyncio.Event()
 
     async def hang_first(request: object, index: int) -> int:
@@ -231,11 +235,14 @@ async def test_a_webhook_that_hangs_times_out_and_is_retried(store: TaskStore) -
             await hang_once.wait()  # never set: the sender gives up
         return 200
 
-    async with Receiver(hang_first) as receiver, running(store, three_artifacts, settings) as (
-        engine,
-        _,
+    async with (
+        Receiver(hang_first) as receiver,
+        running(store, three_artifacts, settings) as (
+            engine,
+            _,
+        ),
     ):
-        task = await engine.send_message(request("go", push=webhook(receiver.url())), ALICE)
+        task = await send(engine, request("go", push=webhook(receiver.url())))
         await receiver.wait_for(all_delivered(6))
         assert receiver.accepted_ids() == [f"{task.id}:{seq}" for seq in range(1, 7)]
         assert receiver.received[0].event_id == f"{task.id}:1"
@@ -244,14 +251,12 @@ async def test_a_webhook_that_hangs_times_out_and_is_retried(store: TaskStore) -
 async def test_registration_refuses_an_inward_url(store: TaskStore) -> None:
     async with running(store, ask_then_finish, PushSettings()) as (engine, _):
         with pytest.raises(A2AError) as refused:
-            await engine.send_message(
-                request("hi", push=webhook("http://127.0.0.1:9/x")), ALICE
-            )
+            await send(engine, request("hi", push=webhook("http://127.0.0.1:9/x")))
         assert refused.value.kind is ErrorKind.INVALID_PARAMS
         assert "configuration.taskPushNotificationConfig.url" in str(refused.value)
         assert await store.count_tasks("t1") == 0  # refused before anything was created
 
-        task = await engine.send_message(request("hi"), ALICE)
+        task = await send(engine, request("hi"))
         with pytest.raises(A2AError) as refused:
             await engine.create_push_config(
                 webhook("http://169.254.169.254/latest", task_id=task.id), ALICE
@@ -260,7 +265,3 @@ async def test_registration_refuses_an_inward_url(store: TaskStore) -> None:
         assert refused.value.message.startswith("url: ")
         assert "metadata" in refused.value.message
         assert await engine.list_push_configs(task.id, ALICE) == []
-
-
-def _fields(settings: PushSettings) -> dict[str, object]:
-    return {name: getattr(settings, name) for name in settings.__slots__}  # type: ignore[attr-defined]
