@@ -50,11 +50,25 @@ def pg_database() -> Iterator[str]:
         _execute_sync(ADMIN_DSN, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
+def _new_schema(database: str) -> tuple[str, str]:
+    """A new empty schema in ``database``: its name, and a DSN whose connections use it."""
+    schema = f"s_{uuid.uuid4().hex[:12]}"
+    _execute_sync(database, f"CREATE SCHEMA {schema}")
+    separator = "&" if "?" in database else "?"
+    return schema, f"{database}{separator}search_path={schema}"
+
+
 @pytest.fixture
 def pg_url(pg_database: str) -> Iterator[str]:
     """A DSN whose connections work in an empty schema of their own (one per test)."""
-    schema = f"s_{uuid.uuid4().hex[:12]}"
-    _execute_sync(pg_database, f"CREATE SCHEMA {schema}")
-    separator = "&" if "?" in pg_database else "?"
-    yield f"{pg_database}{separator}search_path={schema}"
+    schema, url = _new_schema(pg_database)
+    yield url
+    _execute_sync(pg_database, f"DROP SCHEMA {schema} CASCADE")
+
+
+@pytest.fixture(scope="module")
+def pg_module_url(pg_database: str) -> Iterator[str]:
+    """Like ``pg_url``, shared by the tests of one module (e.g. with servers started once)."""
+    schema, url = _new_schema(pg_database)
+    yield url
     _execute_sync(pg_database, f"DROP SCHEMA {schema} CASCADE")

@@ -1,0 +1,104 @@
+"""Several ``accord serve`` processes on one PostgreSQL database, each on its own port."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+HERE = Path(__file__).resolve().parent
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class Node:
+    name: str
+    url: str
+    process: subprocess.Popen[bytes]
+    log_path: Path
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def kill(self) -> None:
+        """SIGKILL: no shutdown, no cleanup, like a machine that died."""
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(10)
+
+
+def _start(name: str, store: str, workdir: Path, agent: str) -> Node:
+    port = free_port()
+    log_path = workdir / f"{name}.log"
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HERE), env.get("PYTHONPATH")]))
+    command = [
+        sys.executable, "-m", "accord", "serve",
+        "--port", str(port),
+        "--store", store,
+        "--agent", agent,
+        "--log-level", "warning",
+    ]  # fmt: skip
+    with log_path.open("wb") as log:  # a file, not a pipe: a full pipe would block the node
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
+    return Node(name, f"http://127.0.0.1:{port}", process, log_path)
+
+
+def _wait_ready(node: Node, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        if node.process.poll() is not None:
+            raise RuntimeError(f"node {node.name} exited: {node.log()[-3000:]}")
+        try:
+            httpx.get(f"{node.url}/.well-known/agent-card.json", timeout=0.5).raise_for_status()
+            return
+        except httpx.HTTPError as exc:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"node {node.name} did not start: {node.log()[-3000:]}") from exc
+            time.sleep(0.05)
+
+
+def _stop(node: Node) -> None:
+    if node.process.poll() is None:
+        node.process.terminate()
+        try:
+            node.process.wait(15)
+        except subprocess.TimeoutExpired:
+            node.process.kill()
+            node.process.wait(5)
+
+
+@contextmanager
+def cluster(
+    store: str,
+    workdir: Path,
+    size: int = 3,
+    agent: str = "scaleout_agents:agent",
+    timeout: float = 60.0,
+) -> Iterator[list[Node]]:
+    """``size`` nodes on ``store``, all ready on exit of the first yield; stopped after.
+
+    Started one after another: a node that starts fails the tasks it finds running (single-node
+    recovery), so a node must not start while another one already runs tasks.
+    """
+    with ExitStack() as stack:
+        nodes: list[Node] = []
+        for index in range(size):
+            node = _start(f"node-{'abcdefgh'[index]}", store, workdir, agent)
+            stack.callback(_stop, node)
+            nodes.append(node)
+            _wait_ready(node, timeout)
+        yield nodes

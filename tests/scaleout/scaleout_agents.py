@@ -1,0 +1,37 @@
+"""The agent the scale-out tests serve on every node (``--agent scaleout_agents:agent``).
+
+The first word of the message's text picks the behaviour:
+
+- ``tick N [DELAY]``: streams N chunks of one artifact, DELAY seconds apart, then completes;
+- ``slow``: starts working and waits until the task is canceled;
+- anything else: echoes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from accord.agents.api import RequestContext, TaskHandle
+
+
+async def agent(ctx: RequestContext, task: TaskHandle) -> None:
+    word, _, rest = ctx.text.partition(" ")
+    await task.start_working()
+    if word == "tick":
+        args = rest.split()
+        count = int(args[0]) if args else 5
+        delay = float(args[1]) if len(args) > 1 else 0.02
+        for index in range(count):
+            await asyncio.sleep(delay)
+            await task.update_artifact(
+                text=f"chunk {index};",
+                artifact_id="ticks",
+                append=index > 0,
+                last_chunk=index == count - 1,
+            )
+        await task.complete()
+    elif word == "slow":
+        await asyncio.Event().wait()  # until CancelTask cancels this coroutine
+    else:
+        await task.update_artifact(text=f"echo: {ctx.text}", last_chunk=True)
+        await task.complete()
