@@ -119,14 +119,7 @@ async def get_task(service: Service, request: GetTaskRequest, call: Call) -> Any
 
 
 async def list_tasks(service: Service, request: ListTasksRequest, call: Call) -> Any:
-    response = await service.engine.list_tasks(request, scoped(call, request.tenant))
-    # Every field of ListTasksResponse is REQUIRED, so the zero values are written too.
-    return {
-        "tasks": response.tasks,
-        "nextPageToken": response.next_page_token,
-        "pageSize": response.page_size,
-        "totalSize": response.total_size,
-    }
+    return await service.engine.list_tasks(request, scoped(call, request.tenant))
 
 
 async def cancel_task(service: Service, request: CancelTaskRequest, call: Call) -> Any:
