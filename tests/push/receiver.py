@@ -95,8 +95,8 @@ class Receiver:
                     self._changed.notify_all()
                 writer.write(f"HTTP/1.1 {status} X\r\nContent-Length: 0\r\n\r\n".encode())
                 await writer.drain()
-        except (ConnectionError, asyncio.IncompleteReadError):
-            pass
+        except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
+            pass  # the peer went away, or the receiver is closing
         finally:
             self._connections.discard(task)
             writer.close()
