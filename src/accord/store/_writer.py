@@ -30,7 +30,7 @@ from typing import Any
 
 from accord.store.base import SeqConflict, StoreError
 
-BATCH_MAX = 1024  # writes per transaction; bounds how long one commit holds the write lock
+BATCH_MAX = 1024  # writes per transaction (roughly: hand-overs are not split)
 _ROWS_PER_STATEMENT = 256  # keeps statement texts (and SQLite's variable count) bounded
 
 Op = Callable[[sqlite3.Connection], Any]
@@ -107,7 +107,8 @@ class Writer(threading.Thread):
     def __init__(self, connect: Callable[[], sqlite3.Connection], name: str) -> None:
         super().__init__(name=name, daemon=True)
         self.connect = connect
-        self.queue: queue.SimpleQueue[Write | None] = queue.SimpleQueue()
+        # Lists of writes: each event loop hands over what it produced in one iteration.
+        self.queue: queue.SimpleQueue[list[Write] | None] = queue.SimpleQueue()
         self.ready = threading.Event()
         self.startup_error: BaseException | None = None
         self.commits = 0  # transactions committed (each one fsync with synchronous=FULL)
@@ -128,7 +129,7 @@ class Writer(threading.Thread):
                 first = self.queue.get()
                 if first is None:
                     break
-                batch = [first]
+                batch = list(first)
                 while len(batch) < BATCH_MAX:
                     try:
                         item = self.queue.get_nowait()
@@ -137,7 +138,7 @@ class Writer(threading.Thread):
                     if item is None:
                         running = False
                         break
-                    batch.append(item)
+                    batch += item
                 _resolve(self._commit(conn, batch))
         finally:
             conn.close()

@@ -58,6 +58,7 @@ _BODY_DECODERS: dict[str, msgspec.json.Decoder[Any]] = {
 }
 
 _SYNCHRONOUS = ("FULL", "NORMAL")
+_HAND_OVER_MAX = 64  # writes gathered on the loop before the writer is woken anyway
 
 _TASK_COLUMNS = "tenant, seq, created_ms, updated_ms, snapshot"
 _TASK_COLUMNS_OF_T = "t.tenant, t.seq, t.created_ms, t.updated_ms, t.snapshot"
@@ -115,6 +116,10 @@ class SqliteStore:
         self.synchronous = synchronous
         self.cache_kib = cache_kib
         self._writer: Writer | None = None
+        # Writes made during the current iteration of each event loop, handed to the writer
+        # together at the end of it: one queue operation and one wake-up of the writer thread
+        # per iteration instead of per write, and the writer starts on a full batch.
+        self._pending: dict[asyncio.AbstractEventLoop, list[Write]] = {}
         self._reader: sqlite3.Connection | None = None
 
     async def open(self) -> None:
@@ -145,6 +150,8 @@ class SqliteStore:
             conn.close()
 
     async def close(self) -> None:
+        for loop in list(self._pending):
+            self._hand_over(loop)
         writer, self._writer = self._writer, None
         if writer is not None:
             writer.queue.put(None)  # after every write already queued
@@ -180,9 +187,27 @@ class SqliteStore:
         writer = self._writer
         if writer is None:
             raise StoreError("the store is not open")
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        writer.queue.put(Write(op, future, append))
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Any] = loop.create_future()
+        pending = self._pending.get(loop)
+        if pending is None:
+            pending = self._pending[loop] = []
+            loop.call_soon(self._hand_over, loop)  # a no-op if handed over early
+        pending.append(Write(op, future, append))
+        if len(pending) >= _HAND_OVER_MAX:  # start the writer early: it works while we go on
+            self._hand_over(loop)
         return await future
+
+    def _hand_over(self, loop: asyncio.AbstractEventLoop) -> None:
+        writes = self._pending.pop(loop, None)
+        if not writes:
+            return
+        if self._writer is not None:
+            self._writer.queue.put(writes)
+            return
+        for write in writes:  # closed in between: these were never queued
+            if not write.future.done():
+                write.future.set_exception(StoreError("the store is closed"))
 
     # --- tasks and their logs --------------------------------------------------------------
 
