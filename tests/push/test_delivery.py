@@ -29,7 +29,7 @@ from .helpers import (
     three_artifacts,
     webhook,
 )
-from .receiver import Receiver
+from .receiver import Received, Receiver
 
 
 @pytest.fixture(params=["memory", "sqlite"])
@@ -265,3 +265,25 @@ async def test_registration_refuses_an_inward_url(store: TaskStore) -> None:
         assert refused.value.message.startswith("url: ")
         assert "metadata" in refused.value.message
         assert await engine.list_push_configs(task.id, ALICE) == []
+
+
+async def test_a_graceful_stop_gives_claims_back_for_the_next_start(tmp_path: Path) -> None:
+    """Stopped while a post hangs: the next start delivers at once, not after the lease."""
+    settings = dataclasses.replace(FAST, timeout_s=60.0)  # a lease of three minutes
+    hold = asyncio.Event()
+
+    async def hang_first(request: Received, index: int) -> int:
+        if index == 0:
+            hold.set()
+            await asyncio.Event().wait()
+        return 200
+
+    async with Receiver(hang_first) as receiver:
+        store = make_store("sqlite", tmp_path)
+        async with running(store, three_artifacts, settings) as (engine, _):
+            task = await send(engine, request("go", push=webhook(receiver.url())))
+            await hold.wait()
+        store = make_store("sqlite", tmp_path)
+        async with running(store, three_artifacts, settings):
+            await receiver.wait_for(all_delivered(6), timeout=10)
+    assert receiver.accepted_ids() == [f"{task.id}:{seq}" for seq in range(1, 7)]

@@ -26,6 +26,7 @@ workers exist, and a worker holds one batch of events at a time).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import random
 import time
@@ -64,6 +65,15 @@ class PushSettings:
         return int(max(3 * self.timeout_s, 1.0) * 1000)
 
 
+@dataclass(slots=True)
+class _Held:
+    """A claim a worker holds, as recorded in the store (to give it back on shutdown)."""
+
+    cursor: int
+    failures: int
+    last_error: str
+
+
 def event_id(event: Event) -> str:
     """The identity a receiver dedupes by: the same event re-posted has the same id."""
     return f"{event.task_id}:{event.seq}"
@@ -100,6 +110,7 @@ class PushDispatcher:
         self._claims: set[str] = set()  # tasks to claim for
         self._claim_wanted = asyncio.Event()
         self._timers: dict[Key, asyncio.TimerHandle] = {}
+        self._held: dict[Key, _Held] = {}
         self._loops: list[asyncio.Task[None]] = []
         self._running = False
 
@@ -142,6 +153,19 @@ class PushDispatcher:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         self._loops = []
+        # Give back what the stopped workers held, so a restart need not wait for the leases.
+        held, self._held = self._held, {}
+        for (task_id, config_id), claim in held.items():
+            with contextlib.suppress(Exception):
+                await self.store.update_push_delivery(
+                    task_id,
+                    config_id,
+                    cursor=claim.cursor,
+                    state="active",
+                    failures=claim.failures,
+                    last_error=claim.last_error,
+                    next_attempt_ms=0,
+                )
         await self.sender.aclose()
 
     # --- claiming ------------------------------------------------------------------------------
@@ -216,6 +240,8 @@ class PushDispatcher:
             log.exception("push delivery for task %s, config %s broke", key[0], key[1])
         finally:
             del self._workers[key]
+            if self._running:
+                self._held.pop(key, None)  # broke: its lease runs out (stop() gives it back)
             handoff = self._handoff.pop(key, None)
             if handoff is not None and self._running:
                 self._start(handoff)
@@ -227,6 +253,7 @@ class PushDispatcher:
         task_id, config_id = key
         config = delivery.config.config
         cursor, failures = delivery.cursor, delivery.failures
+        held = self._held[key] = _Held(cursor, failures, delivery.last_error)
         store = self.store
         while True:
             self._again.discard(key)
@@ -238,6 +265,7 @@ class PushDispatcher:
                 if record.seq > cursor or key in self._again:
                     continue
                 done = lifecycle.is_terminal(record.state)
+                self._held.pop(key, None)
                 await store.update_push_delivery(
                     task_id,
                     config_id,
@@ -267,7 +295,9 @@ class PushDispatcher:
                         next_attempt_ms=self.clock() + self.settings.lease_ms,
                     ):
                         return  # the config was deleted
+                    held.cursor, held.failures, held.last_error = cursor, 0, ""
                     continue
+                self._held.pop(key, None)
                 await self._failed(key, config, cursor, failures + 1, error)
                 return
 

@@ -416,14 +416,20 @@ class SqliteStore:
         scope = "" if task_id is None else " AND p.task_id = ?"
         params: tuple[Any, ...] = (now_ms,) if task_id is None else (now_ms, task_id)
         until = now_ms + lease_ms
+        due = (
+            " FROM push_configs p JOIN tasks t ON t.id = p.task_id"
+            " WHERE p.delivery_state = 'active' AND p.next_attempt_ms <= ?"
+            f" AND p.delivered_seq < t.seq{scope}"
+        )
+        # Most claims find nothing (an idle poll, a task whose configs are being delivered):
+        # a read answers those without a write transaction (and its fsync).
+        if not self._rows(f"SELECT 1{due} LIMIT 1", params):
+            return []
 
         def op(conn: sqlite3.Connection) -> list[PushDelivery]:
             # One writer transaction: nothing else claims between the select and the update.
             rows = conn.execute(
-                f"SELECT p.rowid, {_DELIVERY_COLUMNS} FROM push_configs p"
-                " JOIN tasks t ON t.id = p.task_id"
-                " WHERE p.delivery_state = 'active' AND p.next_attempt_ms <= ?"
-                f" AND p.delivered_seq < t.seq{scope}"
+                f"SELECT p.rowid, {_DELIVERY_COLUMNS}{due}"
                 " ORDER BY p.next_attempt_ms, p.task_id, p.config_id LIMIT ?",
                 (*params, limit),
             ).fetchall()
