@@ -1,7 +1,7 @@
 """A loopback TCP proxy that can cut one event stream mid-way, to break real servers' streams.
 
 When armed, the proxy watches what the server sends; on the first connection that carries an
-event stream it forwards ``cut_after`` SSE ``data:`` frames and then closes both sides. It runs
+event stream it forwards exactly ``cut_after`` SSE ``data:`` frames and then closes both sides. It runs
 in a background thread with its own event loop.
 """
 
@@ -54,15 +54,25 @@ class CuttingProxy:
             frames = 0
             streaming = False
             while data := await up_reader.read(65536):
-                writer.write(data)
-                await writer.drain()
                 streaming = streaming or b"text/event-stream" in data
+                cut_at = None
                 if streaming and self.cut_after is not None:
-                    frames += data.count(b"data: ")
-                    if frames >= self.cut_after:
-                        self.cut_after = None
-                        self.cuts += 1
-                        return
+                    # forward exactly up to the end of the cut_after-th frame, even when
+                    # several frames arrived in one read
+                    position = 0
+                    while (found := data.find(b"data: ", position)) >= 0:
+                        frames += 1
+                        end = data.find(b"\n\n", found)
+                        position = len(data) if end < 0 else end + 2
+                        if frames >= self.cut_after:
+                            cut_at = position
+                            break
+                writer.write(data if cut_at is None else data[:cut_at])
+                await writer.drain()
+                if cut_at is not None:
+                    self.cut_after = None
+                    self.cuts += 1
+                    return
 
         tasks = [asyncio.ensure_future(upstream()), asyncio.ensure_future(downstream())]
         await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
