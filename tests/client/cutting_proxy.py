@@ -1,8 +1,8 @@
 """A loopback TCP proxy that can cut one event stream mid-way, to break real servers' streams.
 
 When armed, the proxy watches what the server sends; on the first connection that carries an
-event stream it forwards exactly ``cut_after`` SSE ``data:`` frames and then closes both sides. It runs
-in a background thread with its own event loop.
+event stream it forwards exactly ``cut_after`` SSE ``data:`` frames, then closes both sides.
+It runs in a background thread with its own event loop.
 """
 
 from __future__ import annotations
