@@ -391,6 +391,25 @@ async def test_concurrent_appends_all_land(store: TaskStore) -> None:
     assert done.total_size == 200
 
 
+async def test_appends_to_one_task_started_without_waiting_land_in_call_order(
+    store: TaskStore,
+) -> None:
+    # The engine submits a running agent's moves this way: each append is started before
+    # the previous one finished, and each expects the previous one's seq.
+    record = await new_task(store, "task-1", moves=("work",))
+    pending = []
+    for index in range(30):
+        outcome = artifact(record, 2000 + index, text=f"chunk {index}")
+        pending.append(asyncio.ensure_future(commit(store, record, outcome)))
+        assert outcome.record is not None
+        record = outcome.record
+    await asyncio.gather(*pending)
+    events = await store.read_events("task-1", 0)
+    assert [e.seq for e in events] == list(range(1, 33))
+    assert fold(events) == record.task
+    assert await store.get_task("task-1", None) == record
+
+
 async def test_a_conflict_fails_only_its_own_write(store: TaskStore) -> None:
     base = await new_task(store, "contested")
     rivals = [moved(base, "work", 2000 + i) for i in range(20)]

@@ -239,7 +239,8 @@ class PostgresStore:
             args.append(expected)
         try:
             status = await self.pool.execute(_UPDATE if expected else _CREATE, *args)
-        except asyncpg.PostgresError as exc:
+        except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as exc:
+            # A connection lost during the commit leaves the outcome unknown: not a conflict.
             raise StoreError(f"task {task.id!r}: append failed: {exc}") from exc
         if _affected(status) == 0:
             found = await self.pool.fetchval("SELECT seq FROM tasks WHERE id = $1", task.id)
