@@ -4,81 +4,14 @@ events not yet delivered arrive, in order, each at least once (once after dedupe
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
-import socket
-import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 import httpx
 
-from .crash_agent import ARTIFACTS
 from .receiver import Received, Receiver
-
-ACCORD = Path(sys.executable).with_name("accord")
-HERE = Path(__file__).resolve().parent
-
-CONFIG = """
-push_allow_hosts = ["127.0.0.1"]
-push_timeout_s = 1.0
-push_retry_base_s = 0.05
-push_retry_max_s = 0.2
-push_poll_interval_s = 0.2
-"""
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@asynccontextmanager
-async def accord_serve(workdir: Path) -> AsyncIterator[tuple[str, asyncio.subprocess.Process]]:
-    port = free_port()
-    config = workdir / "accord.toml"
-    config.write_text(CONFIG)
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(HERE), os.environ.get("PYTHONPATH")])),
-    }
-    log = (workdir / f"server-{port}.log").open("wb")
-    process = await asyncio.create_subprocess_exec(
-        str(ACCORD),
-        "serve",
-        "--port",
-        str(port),
-        "--agent",
-        "crash_agent:many",
-        "--store",
-        f"sqlite:///{workdir / 'tasks.db'}",
-        "--config",
-        str(config),
-        "--log-level",
-        "warning",
-        stdout=log,
-        stderr=asyncio.subprocess.STDOUT,
-        env=env,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        async with httpx.AsyncClient() as client:
-            for _ in range(600):
-                assert process.returncode is None, "accord serve exited"
-                try:
-                    if (await client.get(f"{url}/.well-known/agent-card.json")).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                await asyncio.sleep(0.05)
-        yield url, process
-    finally:
-        if process.returncode is None:
-            process.terminate()
-            await process.wait()
-        log.close()
+from .serve_agents import ARTIFACTS
+from .server_proc import accord_serve
 
 
 async def send_with_webhook(url: str, webhook: str) -> dict[str, object]:
@@ -111,7 +44,7 @@ async def test_sigkill_during_delivery_then_restart_delivers_the_rest(tmp_path: 
 
     total = ARTIFACTS + 3  # the task, working, the artifacts, completed
     async with Receiver(hold_the_fourth) as receiver:
-        async with accord_serve(tmp_path) as (url, process):
+        async with accord_serve(tmp_path, "serve_agents:many") as (url, process):
             task = await send_with_webhook(url, receiver.url())
             assert task["status"]["state"] == "TASK_STATE_COMPLETED"  # type: ignore[index]
             await asyncio.wait_for(stuck.wait(), 20)
@@ -119,7 +52,7 @@ async def test_sigkill_during_delivery_then_restart_delivers_the_rest(tmp_path: 
             assert await process.wait() == -signal.SIGKILL
         assert len(receiver.accepted_ids()) == 3  # events 1-3; 4 was in flight
 
-        async with accord_serve(tmp_path):
+        async with accord_serve(tmp_path, "serve_agents:many"):
             await receiver.wait_for(lambda r: len(r.accepted_ids()) == total, timeout=30)
 
     task_id = task["id"]
