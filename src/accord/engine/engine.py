@@ -840,6 +840,23 @@ class Engine:
             raise outcome.error
         await self.store.delete_push_config(task_id, config_id)
 
+    # --- remote agents (accord.engine.remote) ------------------------------------------------
+
+    async def agent_command(
+        self, task_id: str, tenant: str, decide: Callable[[TaskRecord | None, int], Outcome]
+    ) -> Outcome:
+        """An agent command from outside this process (a remote worker): decided against the
+        latest record of ``tenant`` (another tenant's task is not found), durable on return."""
+        return await self._decide(task_id, tenant, decide)
+
+    async def commit_created(self, task_id: str) -> None:
+        """Make a new task durable without an agent move (remote workers pick it up from the
+        feed); nothing to do once it is."""
+        live = self._live.get(task_id)
+        if live is not None and live.pending is not None:
+            created, live.pending = live.pending, None
+            await self._submit(created, 0, live.pending_configs)
+
     # --- helpers -----------------------------------------------------------------------------
 
     @staticmethod

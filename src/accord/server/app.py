@@ -12,6 +12,7 @@ from accord.server.http import JSON, Receive, Request, Scope, Send, respond
 from accord.server.jsonrpc import JsonRpcBinding
 from accord.server.operations import Service
 from accord.server.rest import RestBinding, route
+from accord.surface.app import handles as surface_path
 from accord.wire.codec import encode
 from accord.wire.errors import A2AError, ErrorKind
 
@@ -29,6 +30,7 @@ class A2AApplication:
         require_auth: bool = True,
         jsonrpc_path: str = "/",
         manage_engine: bool = True,
+        surface: Any = None,
     ) -> None:
         self.service = service
         auth = auth or NoAuthentication()
@@ -37,6 +39,7 @@ class A2AApplication:
         self.rest = RestBinding(service, auth, require_auth)
         self.jsonrpc_path = jsonrpc_path
         self.manage_engine = manage_engine
+        self.surface = surface  # accord.surface.SurfaceApp: the seed's command surface
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
@@ -54,6 +57,9 @@ class A2AApplication:
             return
         if method == "POST" and path.rstrip("/") == self.jsonrpc_path.rstrip("/"):
             await self.jsonrpc.handle(request, send)
+            return
+        if self.surface is not None and surface_path(path):
+            await self.surface.handle(request, send)
             return
         routed = route(method, path)
         if routed is not None:

@@ -5,18 +5,20 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from accord.auth import PrincipalAuthenticator, parse_auth
 from accord.core.caller import Caller
 from accord.core.limits import Limits
 from accord.engine import Engine, EngineConfig
+from accord.engine.remote import Claims, RemoteAgent
 from accord.push import PushDispatcher, PushSettings
 from accord.server.app import A2AApplication
-from accord.server.auth import StaticTokens
 from accord.server.bounds import Bounds
 from accord.server.card import CardSettings, build_card
 from accord.server.operations import Service
 from accord.server.settings import Principal, Settings
 from accord.store import open_store
 from accord.store.postgres import PostgresStore
+from accord.surface import SurfaceApp
 from accord.wire.model import (
     APIKeySecurityScheme,
     HTTPAuthSecurityScheme,
@@ -66,17 +68,21 @@ def push_dispatcher(engine: Engine, settings: Settings) -> PushDispatcher:
 
 
 def build_app(settings: Settings, agent: Any = None) -> A2AApplication:
-    auth = StaticTokens(
-        api_keys=_callers(settings.api_keys), bearer_tokens=_callers(settings.bearer_tokens)
+    auth = PrincipalAuthenticator(
+        parse_auth(settings.principals, settings.jwt),
+        static_bearer=_callers(settings.bearer_tokens),
+        static_keys=_callers(settings.api_keys),
     )
     schemes: dict[str, SecurityScheme] = {}
-    if settings.api_keys:
+    if auth.has_api_keys:
         schemes["apiKey"] = SecurityScheme(
             api_key_security_scheme=APIKeySecurityScheme(location="header", name="X-API-Key")
         )
-    if settings.bearer_tokens:
+    if auth.has_bearer:
         schemes["bearer"] = SecurityScheme(
-            http_auth_security_scheme=HTTPAuthSecurityScheme(scheme="Bearer")
+            http_auth_security_scheme=HTTPAuthSecurityScheme(
+                scheme="Bearer", bearer_format="JWT" if settings.jwt else ""
+            )
         )
     requirements = (
         [SecurityRequirement(schemes={name: StringList()}) for name in schemes]
@@ -109,6 +115,9 @@ def build_app(settings: Settings, agent: Any = None) -> A2AApplication:
             )
         )
     store = open_store(settings.store)
+    remote = agent is None and settings.agent == "remote"
+    if remote:
+        agent = RemoteAgent()
     engine = Engine(
         store,
         agent if agent is not None else load_agent(settings.agent),
@@ -124,6 +133,8 @@ def build_app(settings: Settings, agent: Any = None) -> A2AApplication:
             retention_ms=int(settings.retention_days * 86_400_000)
             if settings.retention_days is not None
             else None,
+            # Remote mode: a task waiting for a worker is not left behind by a restart.
+            resumable=remote,
         ),
         # Several nodes on one PostgreSQL database wake each other's followers.
         bus=store.bus() if isinstance(store, PostgresStore) else None,
@@ -141,4 +152,16 @@ def build_app(settings: Settings, agent: Any = None) -> A2AApplication:
         ),
         heartbeat_s=settings.heartbeat_s,
     )
-    return A2AApplication(service, auth, require_auth=settings.require_auth)
+    claims = None
+    if isinstance(agent, RemoteAgent):
+        agent.bind(engine)
+        claims = Claims(engine, int(settings.claim_lease_s * 1000), engine.clock)
+    surface = SurfaceApp(
+        service,
+        auth,
+        require_auth=settings.require_auth,
+        claims=claims,
+        api_key=auth.has_api_keys,
+        bearer=auth.has_bearer,
+    )
+    return A2AApplication(service, auth, require_auth=settings.require_auth, surface=surface)

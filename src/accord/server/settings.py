@@ -40,6 +40,10 @@ class Settings:
     require_auth: bool = True  # when credentials are configured, every request must carry one
     api_keys: dict[str, Principal] = field(default_factory=dict)
     bearer_tokens: dict[str, Principal] = field(default_factory=dict)
+    # [[principals]] and [jwt]: see accord.auth.config and docs/authentication.md
+    principals: list[dict[str, Any]] = field(default_factory=list)
+    jwt: dict[str, Any] = field(default_factory=dict)
+    claim_lease_s: float = 30.0  # --agent remote: how long a worker's claim lives unrenewed
     max_body_bytes: int = 10 * 1024 * 1024
     max_parts: int = 256
     max_depth: int = 32
@@ -48,10 +52,6 @@ class Settings:
     push_configs_per_task: int | None = 10
     retention_days: float | None = None
     heartbeat_s: float = 15.0
-    log_level: str = "info"
-
-    @property
-    def advertised_url(self) -> str:
     # Push delivery (docs/push.md). The SSRF guard refuses loopback, private, link-local …
     # targets; host names and CIDRs listed here are admitted anyway.
     push_allow_hosts: list[str] = field(default_factory=list)
@@ -61,10 +61,18 @@ class Settings:
     push_retry_max_s: float = 300.0
     push_concurrency: int = 64
     push_poll_interval_s: float = 5.0
+    log_level: str = "info"
+
+    @property
+    def advertised_url(self) -> str:
         if self.public_url:
             return self.public_url.rstrip("/")
         host = "127.0.0.1" if self.host in ("0.0.0.0", "::", "") else self.host
         return f"http://{host}:{self.port}"
+
+    @property
+    def auth_configured(self) -> bool:
+        return bool(self.api_keys or self.bearer_tokens or self.principals or self.jwt)
 
     @property
     def loopback_only(self) -> bool:
@@ -113,7 +121,7 @@ def load(config_path: str | None = None, overrides: dict[str, Any] | None = None
             values[name] = _coerce(name, value)
     for name in _FIELDS:
         env = os.environ.get(ENV_PREFIX + name.upper())
-        if env is not None and name not in ("api_keys", "bearer_tokens"):
+        if env is not None and name not in ("api_keys", "bearer_tokens", "principals", "jwt"):
             values[name] = _coerce(name, env)
     for name, value in (overrides or {}).items():
         if value is not None:

@@ -1,0 +1,284 @@
+"""The HTTP command surface: ``POST /tasks/commands/…``, ``POST /discovery/commands/…``,
+``GET /tasks/views/…``, the Agent feed ``GET /tasks/events``, worker claims
+``POST /tasks/claims`` and ``GET /openapi.json``.
+
+Order of checks for a command: authenticate (401 when credentials are configured and missing
+or wrong), the grant (403 standard refusal, before the body is read), the Input (422), version
+and extensions for the A2A client commands (502 outcomes), then the command. Every outcome is
+answered with the status code the seed declares for it.
+"""
+
+from __future__ import annotations
+
+import logging
+from functools import cache
+from typing import Any
+
+import msgspec
+
+from accord.core.caller import AGENT_ACTOR, CLIENT_ACTOR, DISCOVERY_ACTOR, Caller
+from accord.engine.remote import Claims
+from accord.server.auth import Authenticator
+from accord.server.binding import Binding
+from accord.server.http import JSON, Request, Send, respond
+from accord.server.operations import Call, Service, negotiate
+from accord.surface import contract, views
+from accord.surface.feed import FeedHub, follow, parse_last_event_id
+from accord.surface.handlers import HANDLERS, NEGOTIATED, Context, InputError, Result, Unfinished
+from accord.wire.codec import encode
+from accord.wire.errors import A2AError, ErrorKind
+
+log = logging.getLogger("accord.surface")
+
+PREFIXES = ("/tasks/commands/", "/discovery/commands/", "/tasks/views/")
+EXACT = ("/tasks/events", "/tasks/claims", "/openapi.json")
+
+# With no authentication configured (loopback only), a request may act as every actor.
+OPEN = Caller(identity="anonymous", actors=frozenset({CLIENT_ACTOR, AGENT_ACTOR, DISCOVERY_ACTOR}))
+
+
+def handles(path: str) -> bool:
+    return path.startswith(PREFIXES) or path in EXACT
+
+
+@cache
+def _error_names(operation: str, outcome: str) -> str | None:
+    schemas = contract.seed_document()["components"]["schemas"]
+    schema = schemas.get(f"{operation}.{outcome}.Response", {})
+    error = schema.get("properties", {}).get("error", {}).get("const")
+    return error if isinstance(error, str) else None
+
+
+def _json(value: Any) -> bytes:
+    return encode(value)
+
+
+class SurfaceApp:
+    def __init__(
+        self,
+        service: Service,
+        auth: Authenticator,
+        *,
+        require_auth: bool = True,
+        claims: Claims | None = None,
+        api_key: bool = False,
+        bearer: bool = False,
+    ) -> None:
+        self.service = service
+        self.auth = auth
+        self.binding = Binding(service, auth, require_auth)
+        self.claims = claims
+        self.hub: FeedHub | None = None
+        self._document = _json(contract.served_document(auth.configured, api_key, bearer))
+
+    # --- entry -------------------------------------------------------------------------------
+
+    async def handle(self, request: Request, send: Send) -> None:
+        path, method = request.path, request.method
+        try:
+            if path == "/openapi.json" and method in ("GET", "HEAD"):
+                await respond(send, 200, self._document, JSON)
+                return
+            caller = self._authenticate(request)
+            if caller is None:
+                await self._answer(send, 401, {"refused": "missing or invalid credentials"})
+                return
+            if path == "/tasks/events" and method == "GET":
+                await self._feed(request, send, caller)
+            elif path == "/tasks/claims" and method == "POST":
+                await self._claim(request, send, caller)
+            else:
+                await self._operation(request, send, caller)
+        except A2AError as error:  # e.g. a body past the size limit
+            await self._answer(send, 422, {"refused": error.message})
+
+    def _authenticate(self, request: Request) -> Caller | None:
+        if not self.auth.configured:
+            return OPEN
+        try:
+            return self.binding.authenticate(request)
+        except A2AError:
+            return None
+
+    async def _answer(self, send: Send, status: int, body: Any) -> None:
+        headers = [(b"www-authenticate", b"Bearer")] if status == 401 else []
+        await respond(send, status, _json(body), JSON, headers)
+
+    async def _refuse_grant(self, send: Send, caller: Caller) -> None:
+        actor = min(caller.actors) if caller.actors else None
+        await self._answer(send, 403, {"refused": "not granted", "actor": actor})
+
+    # --- commands and views ------------------------------------------------------------------
+
+    async def _operation(self, request: Request, send: Send, caller: Caller) -> None:
+        op = contract.operations().get(request.path)
+        if op is None:
+            await self._answer(send, 404, {"refused": f"no command or view at {request.path}"})
+            return
+        if request.method != op.method:
+            await self._answer(send, 405, {"refused": f"{request.path} takes {op.method}"})
+            return
+        if not any(caller.may(actor) for actor in op.actors):
+            await self._refuse_grant(send, caller)
+            return
+        if op.is_view:
+            await self._view(request, send, caller, op.name)
+            return
+        try:
+            body = await request.body(self.service.bounds.max_body_bytes)
+            result = await self._run(request, op.name, caller, body)
+        except InputError as error:
+            await self._answer(send, 422, {"refused": str(error), "errors": error.errors})
+            return
+        except Unfinished as error:
+            await self._answer(send, 501, {"refused": str(error), "committed": error.committed})
+            return
+        except A2AError as error:
+            if error.kind in (ErrorKind.INVALID_PARAMS, ErrorKind.INVALID_REQUEST):
+                errors = [{"field": v.field, "message": v.description} for v in error.violations]
+                await self._answer(send, 422, {"refused": error.message, "errors": errors})
+                return
+            refusal = self._tenant_refusal(op, error)
+            if refusal is None:
+                log.info("%s unfinished: %s", op.name, error.message)
+                await self._answer(send, 501, {"refused": error.message, "committed": False})
+                return
+            result = refusal
+        status = op.statuses.get(result.outcome)
+        if status is None:
+            await self._answer(
+                send, 501, {"refused": f"undeclared outcome {result.outcome}", "committed": False}
+            )
+            return
+        body_out: dict[str, Any] = {
+            "outcome": result.outcome,
+            "published": [{"event": p.event, "payload": p.payload} for p in result.published],
+        }
+        error_name = _error_names(op.name, result.outcome)
+        if error_name is not None:
+            body_out["error"] = error_name
+            if result.payload is not None:
+                body_out["payload"] = result.payload
+        elif result.response is not None:
+            body_out["response"] = result.response
+        await respond(send, status, _json(body_out), JSON)
+
+    @staticmethod
+    def _tenant_refusal(op: contract.Operation, error: A2AError) -> Result | None:
+        """An authenticated caller naming another tenant: that tenant's tasks are not its."""
+        if error.kind is not ErrorKind.PERMISSION_DENIED:
+            return None
+        for name in ("other-tenant", "task-not-found", "not-found"):
+            if name in op.statuses:
+                return Result(name)
+        return None
+
+    async def _run(self, request: Request, name: str, caller: Caller, body: bytes) -> Result:
+        call = Call(caller=caller)
+        if name in NEGOTIATED:
+            try:
+                call.extensions = negotiate(
+                    self.service,
+                    request.service_parameter("a2a-version"),
+                    request.service_parameter("a2a-extensions"),
+                )
+            except A2AError as error:
+                if error.kind is ErrorKind.VERSION_NOT_SUPPORTED:
+                    return Result("version-not-supported")
+                return Result("extension-required")
+        ctx = Context(service=self.service, claims=self.claims, call=call, body=body)
+        return await HANDLERS[name](ctx)
+
+    async def _view(self, request: Request, send: Send, caller: Caller, name: str) -> None:
+        params = dict(request.query)
+        store = self.service.engine.store
+        try:
+            if name == "a2a.tasks.Tasks":
+                rows = await views.tasks_view(store, caller, params)
+            elif name == "a2a.tasks.AllTasks":
+                rows = await views.all_tasks_view(store, caller)
+            elif name == "a2a.tasks.TaskPushNotificationConfigs":
+                rows = await views.task_push_configs_view(store, caller, params)
+            else:
+                rows = await views.all_push_configs_view(store, caller)
+        except InputError as error:
+            await self._answer(send, 422, {"refused": str(error), "errors": error.errors})
+            return
+        await respond(send, 200, _json({"rows": rows}), JSON)
+
+    # --- remote agents -----------------------------------------------------------------------
+
+    async def _feed(self, request: Request, send: Send, caller: Caller) -> None:
+        if not caller.may(AGENT_ACTOR):
+            await self._refuse_grant(send, caller)
+            return
+        try:
+            after = parse_last_event_id(
+                request.headers.get("last-event-id") or request.query_value("after")
+            )
+        except ValueError as exc:
+            await self._answer(send, 422, {"refused": str(exc)})
+            return
+        if self.hub is None:
+            self.hub = FeedHub(self.service.engine)
+        frames = follow(
+            self.service.engine, self.hub, caller.tenant, after, self.service.heartbeat_s
+        )
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [
+                    (b"content-type", b"text/event-stream"),
+                    (b"cache-control", b"no-cache"),
+                    (b"x-accel-buffering", b"no"),
+                ],
+            }
+        )
+        try:
+            await send({"type": "http.response.body", "body": b": feed\n\n", "more_body": True})
+            async for frame in frames:
+                await send({"type": "http.response.body", "body": frame, "more_body": True})
+        except OSError:
+            return  # the worker went away
+        finally:
+            await frames.aclose()  # type: ignore[attr-defined]
+
+    async def _claim(self, request: Request, send: Send, caller: Caller) -> None:
+        if not caller.may(AGENT_ACTOR):
+            await self._refuse_grant(send, caller)
+            return
+        if self.claims is None:
+            await self._answer(
+                send,
+                501,
+                {"refused": "claims exist in --agent remote mode only", "committed": False},
+            )
+            return
+        try:
+            data = msgspec.json.decode(await request.body(65536), type=_ClaimInput)
+        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+            await self._answer(send, 422, {"refused": str(exc)})
+            return
+        result = await self.claims.claim(data.taskId, caller, data.worker)
+        if result.outcome == "not-found":
+            await self._answer(send, 404, {"refused": "no such task", "taskId": data.taskId})
+            return
+        if result.outcome in ("held", "task-terminal"):
+            words = "claimed by another worker" if result.outcome == "held" else "task is terminal"
+            await self._answer(send, 409, {"refused": words, "taskId": data.taskId})
+            return
+        assert result.claim is not None and result.record is not None
+        body = {
+            "outcome": result.outcome,
+            "taskId": data.taskId,
+            "holder": result.claim.holder,
+            "leaseMs": self.claims.lease_ms,
+            "task": result.record.task,
+        }
+        await respond(send, 200, _json(body), JSON)
+
+
+class _ClaimInput(msgspec.Struct, forbid_unknown_fields=True):
+    taskId: str
+    worker: str = ""

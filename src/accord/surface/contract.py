@@ -1,0 +1,117 @@
+"""The command surface's contract: the seed document, read once, and what it decides here
+(each outcome's status code, who may invoke what), plus the document ``/openapi.json`` serves.
+
+The served document is the seed's, with what this realization adds and nothing changed: a
+``401`` where authentication is configured, a ``422`` for a body that does not match the
+command's Input schema, the security schemes, and the accord-only paths (feed and claims)
+under ``x-accord``-tagged operations.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from accord.surface.flatyaml import load
+
+SEED = "seed.openapi.txt"
+
+
+@dataclass(frozen=True, slots=True)
+class Operation:
+    path: str
+    method: str
+    name: str  # operationId, e.g. a2a.tasks.CompleteTask
+    actors: tuple[str, ...]
+    statuses: dict[str, int]  # outcome name -> status code
+    is_view: bool
+
+
+def _outcomes(schema: dict[str, Any]) -> list[str]:
+    mapping = schema.get("discriminator", {}).get("mapping")
+    if mapping:
+        return list(mapping)
+    ref = schema.get("$ref", "")
+    if ref:
+        return [ref.rsplit("/", 1)[1].split(".")[-2]]
+    return []
+
+
+@cache
+def seed_document() -> dict[str, Any]:
+    text = resources.files("accord.surface").joinpath(SEED).read_text(encoding="utf-8")
+    return load(text)
+
+
+@cache
+def operations() -> dict[str, Operation]:
+    """Every operation of the seed by path."""
+    found: dict[str, Operation] = {}
+    for path, item in seed_document()["paths"].items():
+        for method, op in item.items():
+            statuses: dict[str, int] = {}
+            for code, response in op["responses"].items():
+                if code in ("403", "501"):
+                    continue
+                schema = response["content"]["application/json"]["schema"]
+                for outcome in _outcomes(schema):
+                    statuses[outcome] = int(code)
+            actors = op.get("x-ess-may-invoke") or op.get("x-ess-may-read") or []
+            found[path] = Operation(
+                path=path,
+                method=method.upper(),
+                name=op["operationId"],
+                actors=tuple(actors),
+                statuses=statuses,
+                is_view=method == "get",
+            )
+    return found
+
+
+_REFUSAL = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["refused"],
+    "properties": {
+        "refused": {"type": "string", "description": "Why, in words."},
+        "errors": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"field": {"type": "string"}, "message": {"type": "string"}},
+            },
+        },
+    },
+}
+
+
+def served_document(auth_configured: bool, api_key: bool, bearer: bool) -> dict[str, Any]:
+    """The seed's document with this realization's additions (see the module docstring)."""
+    document = copy.deepcopy(seed_document())
+    document["servers"] = [{"url": "/"}]
+    for item in document["paths"].values():
+        for op in item.values():
+            responses = op["responses"]
+            if "requestBody" in op or "parameters" in op:
+                responses["422"] = {
+                    "description": "accord: the request does not match the command's Input "
+                    "schema or the view's parameters; nothing was read or written.",
+                    "content": {"application/json": {"schema": _REFUSAL}},
+                }
+            if auth_configured:
+                responses["401"] = {
+                    "description": "accord: the request carries no valid credentials.",
+                    "content": {"application/json": {"schema": _REFUSAL}},
+                }
+    schemes: dict[str, Any] = {}
+    if api_key:
+        schemes["apiKey"] = {"type": "apiKey", "in": "header", "name": "X-API-Key"}
+    if bearer:
+        schemes["bearer"] = {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}
+    if schemes:
+        document.setdefault("components", {})["securitySchemes"] = schemes
+        document["security"] = [{name: []} for name in schemes]
+    return document

@@ -1,0 +1,128 @@
+"""The Agent-actor event feed, ``GET /tasks/events``: the published domain events of the
+caller's tenant as Server-Sent Events, in the store's global order.
+
+Each SSE event is ``id: <position>-<index>`` (the feed entry and the event within it),
+``event: <qualified name>`` and ``data: {"event", "payload", "tenant"}``. A reader that
+reconnects with ``Last-Event-ID`` gets exactly the events after that one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+from accord.core._build import artifact_published, status_published
+from accord.core.events import Event
+from accord.engine import Engine
+from accord.store.base import FeedEntry
+from accord.wire.codec import to_builtins
+from accord.wire.model import Message, Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent
+
+POLL_S = 1.0  # push-config changes wake no one; the feed looks again at least this often
+
+MESSAGE_ADDED = "accord.tasks.TaskMessageAdded"
+
+
+class FeedHub:
+    """Wakes feed readers after every durable append."""
+
+    def __init__(self, engine: Engine) -> None:
+        self._waiters: set[asyncio.Event] = set()
+        engine.add_commit_listener(self._committed)
+
+    def _committed(self, task_id: str) -> None:
+        for waiter in self._waiters:
+            waiter.set()
+
+    async def wait(self, event: asyncio.Event, timeout: float) -> None:
+        self._waiters.add(event)
+        try:
+            await asyncio.wait_for(event.wait(), timeout)
+        except TimeoutError:
+            pass
+        finally:
+            self._waiters.discard(event)
+
+
+def parse_last_event_id(value: str | None) -> tuple[int, int]:
+    """(position, index) after which to resume; (0, -1) from the start."""
+    if not value:
+        return 0, -1
+    position, _, index = value.strip().partition("-")
+    if not position.isdigit() or (index and not index.isdigit()):
+        raise ValueError("Last-Event-ID is not an id this feed issued")
+    return int(position), int(index) if index else 1 << 30
+
+
+def domain_events(entry: FeedEntry) -> list[tuple[str, dict[str, Any]]]:
+    """The (qualified name, payload) pairs one feed entry publishes."""
+    if entry.config_id:
+        if entry.config is None:
+            payload = {"config_id": entry.config_id, "task_id": entry.task_id}
+            return [("a2a.tasks.PushNotificationConfigDeleted", payload)]
+        created = {
+            "row": f"{entry.task_id}/{entry.config_id}",
+            "config_id": entry.config_id,
+            "task_id": entry.task_id,
+        }
+        return [("a2a.tasks.PushNotificationConfigCreated", created)]
+    return [_event(event) for event in entry.events]
+
+
+def _event(event: Event) -> tuple[str, dict[str, Any]]:
+    body = event.body
+    if isinstance(body, Task):
+        message = body.history[-1] if body.history else None
+        payload = {"task_id": body.id, "task": to_builtins(body)}
+        if message is not None:
+            payload["message"] = to_builtins(message)
+        return "a2a.tasks.TaskCreated", payload
+    if isinstance(body, TaskStatusUpdateEvent):
+        published = status_published(body)
+        return published.event, published.payload
+    if isinstance(body, TaskArtifactUpdateEvent):
+        published = artifact_published(body)
+        payload = dict(published.payload)
+        payload["append"] = body.append
+        payload["lastChunk"] = body.last_chunk
+        return published.event, payload
+    assert isinstance(body, Message)
+    payload = {
+        "task_id": event.task_id,
+        "context_id": body.context_id,
+        "message": to_builtins(body),
+    }
+    return MESSAGE_ADDED, payload
+
+
+async def follow(
+    engine: Engine, hub: FeedHub, tenant: str, after: tuple[int, int], heartbeat: float
+) -> AsyncIterator[bytes]:
+    """SSE frames from ``after`` on, forever; a comment line when ``heartbeat`` passes idle."""
+    position, index = after
+    wake = asyncio.Event()
+    idle = 0.0
+    start = position - 1 if index >= 0 and position > 0 else position
+    skip_until = (position, index) if index >= 0 else None
+    while True:
+        wake.clear()
+        entries = await engine.store.read_feed(start, tenant, 256)
+        for entry in entries:
+            start = entry.position
+            for number, (name, payload) in enumerate(domain_events(entry)):
+                if skip_until is not None and (entry.position, number) <= skip_until:
+                    continue
+                data = json.dumps({"event": name, "tenant": entry.tenant, "payload": payload})
+                yield (f"id: {entry.position}-{number}\nevent: {name}\ndata: {data}\n\n").encode()
+            skip_until = None
+        if entries:
+            idle = 0.0
+            continue
+        before = asyncio.get_running_loop().time()
+        await hub.wait(wake, min(POLL_S, heartbeat))
+        idle += asyncio.get_running_loop().time() - before
+        if idle >= heartbeat:
+            idle = 0.0
+            yield b": keep-alive\n\n"
