@@ -1,0 +1,158 @@
+"""SendMessage throughput of accord nodes on one PostgreSQL database (run by hand).
+
+    .venv/bin/python benchmarks/bench_scaleout.py [--nodes 1 2] [--concurrency 32]
+        [--seconds 10] [--pg postgresql://postgres@127.0.0.1:5432/postgres] [--sqlite]
+
+For each node count, a fresh database is created (and dropped after), that many ``accord
+serve --agent echo`` processes are started on it, and ``--concurrency`` clients send blocking
+JSON-RPC SendMessage requests spread round-robin over the nodes, each on its own keep-alive
+connection, for ``--seconds`` after a warm-up. Every request creates a task that the echo
+agent works on, answers with one artifact and completes: 4 appends to the store.
+
+The load generator is one process writing raw HTTP/1.1 on asyncio (no HTTP library), so that
+it takes as little of the machine's CPU as possible; its CPU share is printed with the result.
+``--sqlite`` adds a single node on a SQLite file for comparison.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import asyncpg
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "scaleout"))
+
+from cluster import Node, cluster
+
+
+def _with_database(dsn: str, database: str) -> str:
+    base, _, query = dsn.partition("?")
+    return f"{base.rsplit('/', 1)[0]}/{database}" + (f"?{query}" if query else "")
+
+
+@contextlib.contextmanager
+def fresh_database(admin: str) -> Iterator[str]:
+    name = f"accord_bench_{uuid.uuid4().hex[:10]}"
+
+    async def run(statement: str) -> None:
+        conn = await asyncpg.connect(admin)
+        try:
+            await conn.execute(statement)
+        finally:
+            await conn.close()
+
+    asyncio.run(run(f'CREATE DATABASE "{name}"'))
+    try:
+        yield _with_database(admin, name)
+    finally:
+        asyncio.run(run(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+def _request(host: str, port: int, index: int) -> bytes:
+    body = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": index,
+            "method": "SendMessage",
+            "params": {
+                "message": {
+                    "messageId": f"m-{index}-{uuid.uuid4().hex[:8]}",
+                    "role": "ROLE_USER",
+                    "parts": [{"text": f"hello {index}"}],
+                }
+            },
+        }
+    ).encode()
+    head = (
+        f"POST / HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\n"
+        f"A2A-Version: 1.0\r\nContent-Length: {len(body)}\r\n\r\n"
+    ).encode()
+    return head + body
+
+
+async def _client(url: str, stop_at: float, counts: list[int], start_at: float) -> None:
+    host, port = url.removeprefix("http://").split(":")
+    reader, writer = await asyncio.open_connection(host, int(port))
+    index = 0
+    try:
+        while time.monotonic() < stop_at:
+            index += 1
+            writer.write(_request(host, int(port), index))
+            status = await reader.readline()
+            length = 0
+            while (line := await reader.readline()) not in (b"\r\n", b""):
+                name, _, value = line.partition(b":")
+                if name.strip().lower() == b"content-length":
+                    length = int(value)
+            body = await reader.readexactly(length)
+            if b" 200 " not in status or b'"TASK_STATE_COMPLETED"' not in body:
+                raise RuntimeError(f"unexpected answer: {status!r} {body[:300]!r}")
+            if time.monotonic() >= start_at:
+                counts[0] += 1
+    finally:
+        writer.close()
+
+
+async def _load(nodes: list[Node], concurrency: int, seconds: float, warmup: float) -> float:
+    now = time.monotonic()
+    start_at, stop_at = now + warmup, now + warmup + seconds
+    counts = [0]
+    await asyncio.gather(
+        *(_client(nodes[i % len(nodes)].url, stop_at, counts, start_at) for i in range(concurrency))
+    )
+    return counts[0] / seconds
+
+
+def measure(store: str, size: int, args: argparse.Namespace, workdir: Path) -> None:
+    with cluster(store, workdir, size=size, agent="echo") as nodes:
+        # One request per node first: connections, caches and the schema are warm.
+        for node in nodes:
+            httpx.get(f"{node.url}/.well-known/agent-card.json").raise_for_status()
+        cpu = time.process_time()
+        wall = time.monotonic()
+        rate = asyncio.run(_load(nodes, args.concurrency, args.seconds, args.warmup))
+        share = (time.process_time() - cpu) / (time.monotonic() - wall)
+    kind = store.split(":", 1)[0]
+    load = os.getloadavg()
+    print(
+        f"{kind:10} {size} node(s), {args.concurrency} clients: {rate:8.0f} SendMessage/s"
+        f"  (load generator CPU {share:.0%}; load average {load[0]:.1f} / {load[1]:.1f})",
+        flush=True,
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--nodes", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--warmup", type=float, default=2.0)
+    parser.add_argument(
+        "--pg",
+        default=os.environ.get("ACCORD_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres"),
+        help="an admin DSN: the benchmark creates and drops its own database there",
+    )
+    parser.add_argument("--sqlite", action="store_true", help="also one node on SQLite")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(dir=".") as tmp:
+        workdir = Path(tmp)
+        if args.sqlite:
+            measure(f"sqlite:///{workdir / 'bench.db'}", 1, args, workdir)
+        for size in args.nodes:
+            with fresh_database(args.pg) as dsn:
+                measure(dsn, size, args, workdir)
+
+
+if __name__ == "__main__":
+    main()
