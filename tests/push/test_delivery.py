@@ -287,3 +287,22 @@ async def test_a_graceful_stop_gives_claims_back_for_the_next_start(tmp_path: Pa
         async with running(store, three_artifacts, settings):
             await receiver.wait_for(all_delivered(6), timeout=10)
     assert receiver.accepted_ids() == [f"{task.id}:{seq}" for seq in range(1, 7)]
+
+
+async def test_with_one_worker_every_config_still_gets_everything(store: TaskStore) -> None:
+    settings = dataclasses.replace(FAST, max_workers=1, concurrency=1)
+    async with Receiver() as receiver, running(store, ask_then_finish, settings) as (engine, _):
+        task = await send(engine, request("hi", push=webhook(receiver.url("/0"), config_id="c0")))
+        for index in (1, 2):
+            config = webhook(receiver.url(f"/{index}"), config_id=f"c{index}", task_id=task.id)
+            await engine.create_push_config(config, ALICE)
+        await send(engine, request("bye", task_id=task.id))
+        await receiver.wait_for(lambda r: len(r.accepted) == 8)
+        paths = [n.path for n in receiver.accepted]
+        assert (paths.count("/0"), paths.count("/1"), paths.count("/2")) == (4, 2, 2)
+        for index in (0, 1, 2):
+            seqs = [
+                int(n.event_id.split(":")[1]) for n in receiver.accepted if n.path == f"/{index}"
+            ]
+            assert seqs == sorted(seqs)
+            await settled(store, task.id, f"c{index}", "done")

@@ -182,11 +182,19 @@ class PushDispatcher:
             await self._claim_wanted.wait()
             self._claim_wanted.clear()
             wanted, self._claims = self._claims, set()
+            # Never more claims than free workers: what does not fit waits for the next wake
+            # or poll (a claim left unmade is still in the store, nothing is lost).
+            room = self.settings.max_workers - len(self._workers)
+            batch = sorted(wanted)[: max(room, 0)]
+            self._claims.update(wanted.difference(batch))
+            if not batch:
+                continue
+            limit = min(100, room // len(batch))
             now = self.clock()
             results = await asyncio.gather(
                 *(
-                    self.store.claim_push_deliveries(now, self.settings.lease_ms, 100, task_id)
-                    for task_id in wanted
+                    self.store.claim_push_deliveries(now, self.settings.lease_ms, limit, task_id)
+                    for task_id in batch
                 ),
                 return_exceptions=True,
             )
