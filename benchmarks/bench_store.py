@@ -1,7 +1,7 @@
 """Store benchmark (run by hand): SQLite write throughput with group commit, GetTask reads,
 ListTasks latency at two sizes and process memory at two sizes.
 
-    .venv/bin/python benchmarks/bench_store.py [--small 1000] [--big 100000] [--concurrency 64]
+    .venv/bin/python benchmarks/bench_store.py [--small 1000] [--big 100000] [--concurrency 256]
 
 A "task" is what one SendMessage that the agent completes writes: created by the client's
 message (SendMessage -> 1 event), then StartWorking, UpdateArtifact and CompleteTask (3
@@ -27,6 +27,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -189,11 +190,30 @@ def _measure_rss(path: str, stored: int) -> tuple[int, int]:
 # --- main ----------------------------------------------------------------------------------
 
 
-async def _fill(path: str, count: int, concurrency: int) -> tuple[SqliteStore, float]:
+def _writer_cpu(store: SqliteStore) -> float:
+    """CPU seconds the store's writer thread has used (Linux)."""
+    for thread in threading.enumerate():
+        if thread.name == f"accord-sqlite-writer:{store.path}" and thread.ident is not None:
+            return time.clock_gettime(time.pthread_getcpuclockid(thread.ident))
+    return float("nan")
+
+
+async def _timed_write(
+    store: SqliteStore, count: int, concurrency: int, batched: bool
+) -> tuple[float, float, float]:
+    """(seconds, loop thread CPU µs per task, writer thread CPU µs per task)."""
+    loop_cpu, writer_cpu = time.thread_time(), _writer_cpu(store)
+    seconds = await _write_tasks(store, 0, count, concurrency, batched)
+    loop_cpu, writer_cpu = time.thread_time() - loop_cpu, _writer_cpu(store) - writer_cpu
+    return seconds, loop_cpu / count * 1e6, writer_cpu / count * 1e6
+
+
+async def _fill(
+    path: str, count: int, concurrency: int
+) -> tuple[SqliteStore, tuple[float, float, float]]:
     store = SqliteStore(path)
     await store.open()
-    seconds = await _write_tasks(store, 0, count, concurrency, batched=False)
-    return store, seconds
+    return store, await _timed_write(store, count, concurrency, batched=False)
 
 
 async def main(args: argparse.Namespace) -> None:
@@ -204,7 +224,7 @@ async def main(args: argparse.Namespace) -> None:
 
     # write throughput: the big fill (4 appends per task), then 2-appends tasks on a new file
     big_path, small_path = str(workdir / "big.db"), str(workdir / "small.db")
-    big, seconds = await _fill(big_path, args.big, args.concurrency)
+    big, (seconds, loop_us, writer_us) = await _fill(big_path, args.big, args.concurrency)
     commits, writes, _ = big.commit_stats
     rows.append(
         (
@@ -213,9 +233,14 @@ async def main(args: argparse.Namespace) -> None:
             f" {writes / commits:.1f} appends per commit)",
         )
     )
+    rows.append(
+        ("  CPU per task: event loop thread / writer thread", f"{loop_us:.0f} / {writer_us:.0f} µs")
+    )
     batched = SqliteStore(str(workdir / "batched.db"))
     await batched.open()
-    seconds = await _write_tasks(batched, 0, args.batched, args.concurrency, batched=True)
+    seconds, loop_us, writer_us = await _timed_write(
+        batched, args.batched, args.concurrency, batched=True
+    )
     commits, writes, _ = batched.commit_stats
     await batched.close()
     rows.append(
@@ -223,6 +248,9 @@ async def main(args: argparse.Namespace) -> None:
             f"task creations/s, 2 appends per task ({args.batched:,} tasks)",
             f"{args.batched / seconds:,.0f}  ({writes / commits:.1f} appends per commit)",
         )
+    )
+    rows.append(
+        ("  CPU per task: event loop thread / writer thread", f"{loop_us:.0f} / {writer_us:.0f} µs")
     )
 
     direct, hopped = await _get_task_rates(big, args.big)
@@ -274,7 +302,7 @@ if __name__ == "__main__":
     parser.add_argument("--small", type=int, default=1_000)
     parser.add_argument("--big", type=int, default=100_000)
     parser.add_argument("--batched", type=int, default=20_000)
-    parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--concurrency", type=int, default=256)
     parser.add_argument("--dir", default=".", help="where the database files go")
     parser.add_argument("--keep", action="store_true", help="keep the database files")
     parser.add_argument(
