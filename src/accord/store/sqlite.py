@@ -1,9 +1,9 @@
 """SQLite TaskStore (stdlib ``sqlite3``, WAL): the durable default.
 
-Writes go through one writer thread with group commit: every write waiting in the queue joins
-one transaction, which commits once (one fsync for the batch), and only then are the callers'
-futures resolved. Each write runs inside its own SAVEPOINT, so one failing write (a
-SeqConflict, a constraint) is rolled back alone and the rest of the batch still commits.
+Writes go through one writer thread with group commit (:mod:`accord.store._writer`): every
+write waiting in the queue joins one transaction, which commits once (one fsync for the
+batch), and only then are the callers' futures resolved. A failing write (a SeqConflict, a
+constraint) is rolled back alone and the rest of the batch still commits.
 
 Reads run synchronously on the caller's thread, on a separate connection with
 ``query_only``: in WAL mode a reader never waits for the writer, and a point read takes
