@@ -7,6 +7,8 @@ import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import pytest
+
 from accord.agents.api import RequestContext, TaskHandle
 from accord.core.caller import Caller
 from accord.engine import Engine
@@ -14,6 +16,7 @@ from accord.push import Guard, PushDispatcher, PushSettings, Resolver, system_re
 from accord.push.ssrf import AddressPolicy
 from accord.store import MemoryStore, SqliteStore, TaskStore
 from accord.store.base import PushDelivery
+from accord.store.postgres import PostgresStore
 from accord.wire.model import (
     UNSET,
     AuthenticationInfo,
@@ -38,8 +41,18 @@ FAST = PushSettings(
 )
 
 
-def make_store(kind: str, tmp_path: Path) -> TaskStore:
-    return MemoryStore() if kind == "memory" else SqliteStore(str(tmp_path / "push.db"))
+BACKENDS = ["memory", "sqlite", "postgres"]
+
+
+def make_store(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest | None = None
+) -> TaskStore:
+    if kind == "memory":
+        return MemoryStore()
+    if kind == "sqlite":
+        return SqliteStore(str(tmp_path / "push.db"))
+    assert request is not None
+    return PostgresStore(request.getfixturevalue("pg_url"))
 
 
 @contextlib.asynccontextmanager

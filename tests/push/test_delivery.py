@@ -18,6 +18,7 @@ from accord.wire.model import StreamResponse, Task, TaskState
 
 from .helpers import (
     ALICE,
+    BACKENDS,
     FAST,
     ask_then_finish,
     kinds,
@@ -32,9 +33,9 @@ from .helpers import (
 from .receiver import Received, Receiver
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=BACKENDS)
 async def store(request: pytest.FixtureRequest, tmp_path: Path) -> TaskStore:
-    return make_store(request.param, tmp_path)
+    return make_store(request.param, tmp_path, request)
 
 
 def all_delivered(count: int):  # type: ignore[no-untyped-def]

@@ -17,6 +17,7 @@ from accord.wire import A2AError, ErrorKind
 from accord.wire.model import AuthenticationInfo, TaskPushNotificationConfig
 
 from .helpers import (
+    BACKENDS,
     FAST,
     make_store,
     request,
@@ -172,9 +173,9 @@ def test_requests_pin_the_checked_address() -> None:
 # --- through the engine -------------------------------------------------------------------
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=BACKENDS)
 async def store(request: pytest.FixtureRequest, tmp_path: Path) -> TaskStore:
-    return make_store(request.param, tmp_path)
+    return make_store(request.param, tmp_path, request)
 
 
 async def test_delivery_refuses_a_name_that_resolves_inward_after_registration(
