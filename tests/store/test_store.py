@@ -429,6 +429,47 @@ async def test_a_conflict_fails_only_its_own_write(store: TaskStore) -> None:
     assert await store.count_tasks("t1") == 21
 
 
+async def test_a_stale_write_among_good_ones_fails_alone(store: TaskStore) -> None:
+    records = [await new_task(store, f"task-{i}") for i in range(10)]
+    old = await new_task(store, "stale")
+    stale = await commit(store, old, moved(old, "work", 1500))
+    late = moved(old, "cancel", 3000)  # decided on the old snapshot
+    assert late.record is not None
+    good = [commit(store, r, moved(r, "work", 2000)) for r in records]
+    results = await asyncio.gather(
+        *good[:5],
+        store.append(late.record, late.events, 1),  # the store is at 2
+        *good[5:],
+        return_exceptions=True,
+    )
+    assert isinstance(results[5], SeqConflict) and results[5].actual == 2
+    assert all(isinstance(r, TaskRecord) for r in results[:5] + results[6:])
+    for record in records:
+        stored = await store.get_task(record.id, "t1")
+        assert stored is not None and stored.state is TaskState.WORKING
+    assert await store.get_task("stale", "t1") == stale
+    assert len(await store.read_events("stale", 0)) == 2
+
+
+async def test_appends_queued_back_to_back_on_one_task_apply_in_order(store: TaskStore) -> None:
+    first = created("task-1")
+    assert first.record is not None
+    work = moved(first.record, "work", 1001)
+    assert work.record is not None
+    done = moved(work.record, "complete", 1002)
+    assert done.record is not None
+    # Not awaiting each before the next: the writes are queued together, in order.
+    await asyncio.gather(
+        store.append(first.record, first.events, 0),
+        store.append(work.record, work.events, 1),
+        store.append(done.record, done.events, 2),
+    )
+    assert await store.get_task("task-1", "t1") == done.record
+    assert [e.seq for e in await store.read_events("task-1", 0)] == [1, 2, 3]
+    page = await store.list_tasks(TaskQuery(tenant="t1", status=TaskState.COMPLETED))
+    assert page.total_size == 1
+
+
 # --- memory only -------------------------------------------------------------------------
 
 
