@@ -20,9 +20,10 @@ from a2a.types import a2a_pb2_grpc
 from google.rpc import error_details_pb2, status_pb2
 
 from accord.agents.api import RequestContext, TaskHandle
-from accord.grpc.server import start_server
+from accord.grpc.server import rich_status, start_server
 from accord.server.build import build_app
 from accord.server.settings import Principal, Settings
+from accord.wire.errors import A2AError, ErrorKind, FieldViolation
 from accord.wire.model import AgentExtension
 
 TOKEN = "grpc-test-token"
@@ -380,3 +381,27 @@ async def test_streaming_client_cancel_leaves_the_task_running(srv: Server) -> N
     call.cancel()
     task = await srv.stub.GetTask(pb.GetTaskRequest(id=first.task.id), metadata=VERSION)
     assert task.status.state in (pb.TASK_STATE_SUBMITTED, pb.TASK_STATE_WORKING)
+
+
+@pytest.mark.parametrize("kind", list(ErrorKind), ids=lambda k: k.name)
+def test_every_error_of_the_table_has_a_rich_status(kind: ErrorKind) -> None:
+    error = A2AError(
+        kind, "what went wrong", {"taskId": "t1"}, [FieldViolation("message.parts", "empty")]
+    )
+    status = rich_status(error)
+    assert status.code == getattr(grpc.StatusCode, kind.grpc_status)
+    assert status.details == "what went wrong"
+    ((key, raw),) = status.trailing_metadata
+    assert key == "grpc-status-details-bin"
+    decoded = status_pb2.Status.FromString(raw)
+    assert (decoded.code, decoded.message) == (status.code.value[0], "what went wrong")
+    info = error_details_pb2.ErrorInfo()
+    assert decoded.details[0].Unpack(info)
+    assert (info.reason, info.domain, dict(info.metadata)) == (
+        kind.reason,
+        "a2a-protocol.org",
+        {"taskId": "t1"},
+    )
+    bad_request = error_details_pb2.BadRequest()
+    assert decoded.details[1].Unpack(bad_request)
+    assert [v.field for v in bad_request.field_violations] == ["message.parts"]
