@@ -155,3 +155,12 @@ async def test_a_write_failing_halfway_is_undone_alone(tmp_path: Path) -> None:
         assert await store.count_tasks("t1") == 20
     finally:
         await store.close()
+
+
+async def test_a_file_that_is_not_a_database_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "accord.db"
+    path.write_bytes(b"this is not an SQLite database, just some text " * 100)
+    with pytest.raises(StoreError, match="cannot open"):
+        await SqliteStore(str(path)).open()
+    with pytest.raises(StoreError, match="cannot open"):
+        await SqliteStore(str(tmp_path / "missing" / "accord.db")).open()

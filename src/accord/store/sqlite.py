@@ -146,6 +146,8 @@ class SqliteStore:
             raise StoreError(f"cannot open {self.path}: {exc}") from exc
         try:
             migrations.migrate(conn, int(time.time() * 1000))
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open {self.path}: {exc}") from exc
         finally:
             conn.close()
 
