@@ -490,9 +490,7 @@ class SqliteStore:
 
     # --- the global feed ---------------------------------------------------------------------
 
-    async def read_feed(
-        self, after: int, tenant: str | None, limit: int = 256
-    ) -> list[FeedEntry]:
+    async def read_feed(self, after: int, tenant: str | None, limit: int = 256) -> list[FeedEntry]:
         columns = "pos, tenant, task_id, from_seq, to_seq, config_id, deleted"
         if tenant is None:
             rows = self._rows(
