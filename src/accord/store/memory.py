@@ -236,9 +236,7 @@ class MemoryStore:
     ) -> None:
         self._feed.append(FeedEntry(len(self._feed) + 1, tenant, task_id, [], config_id, config))
 
-    async def read_feed(
-        self, after: int, tenant: str | None, limit: int = 256
-    ) -> list[FeedEntry]:
+    async def read_feed(self, after: int, tenant: str | None, limit: int = 256) -> list[FeedEntry]:
         found: list[FeedEntry] = []
         for entry in self._feed[max(after, 0) :]:
             if len(found) >= limit:
