@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
 import httpx
+
+from accord.server.app import A2AApplication
+from accord.server.build import build_app
+from accord.server.settings import Settings
 
 
 def message(text: str = "hi", **fields: Any) -> dict[str, Any]:
@@ -52,3 +59,31 @@ def rest_reason(response: httpx.Response) -> str:
     error = response.json()["error"]
     assert error["code"] == response.status_code
     return reason(error["details"])
+
+
+Serve = Callable[..., AbstractAsyncContextManager[httpx.AsyncClient]]
+
+
+@asynccontextmanager
+async def serve_app(app: A2AApplication, **client_options: Any) -> AsyncIterator[httpx.AsyncClient]:
+    """An HTTP client talking to ``app`` in-process; the engine runs for the block's duration
+    (httpx's ASGI transport does not run the lifespan)."""
+    await app.service.engine.start()
+    try:
+        headers = {"A2A-Version": "1.0", **client_options.pop("headers", {})}
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(
+            transport=transport, base_url="http://testserver", headers=headers, **client_options
+        ) as client:
+            yield client
+    finally:
+        await app.service.engine.stop()
+
+
+@asynccontextmanager
+async def serve_settings(
+    agent: Any = None, *, client_options: dict[str, Any] | None = None, **overrides: Any
+) -> AsyncIterator[httpx.AsyncClient]:
+    settings = dataclasses.replace(Settings(store="memory://"), **overrides)
+    async with serve_app(build_app(settings, agent), **(client_options or {})) as client:
+        yield client

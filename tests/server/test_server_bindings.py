@@ -8,9 +8,7 @@ import uuid
 
 import httpx
 import pytest
-from server_helpers import message, reason, rest_reason, rpc, send_rest, violations
-
-from conftest import Serve
+from server_helpers import Serve, message, reason, rest_reason, rpc, send_rest, violations
 
 # --- JSON-RPC envelope --------------------------------------------------------------------
 

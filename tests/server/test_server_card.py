@@ -6,8 +6,7 @@ import email.utils
 import re
 
 import httpx
-
-from conftest import Serve
+from server_helpers import Serve
 
 CARD = "/.well-known/agent-card.json"
 

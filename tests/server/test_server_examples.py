@@ -8,9 +8,7 @@ from typing import Any
 
 import httpx
 from examples import class_agent, function_agent, multi_turn, streaming
-from server_helpers import message, rpc
-
-from conftest import Serve
+from server_helpers import Serve, message, rpc
 
 
 async def send(http: httpx.AsyncClient, msg: dict[str, Any], **config: Any) -> dict[str, Any]:

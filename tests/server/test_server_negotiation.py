@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
-from server_helpers import message, reason, rest_reason, rpc
+from server_helpers import message, reason, rest_reason, rpc, serve_app
 
 from accord.agents.echo import echo
 from accord.core.limits import Limits
@@ -16,7 +16,6 @@ from accord.server.card import CardSettings, build_card
 from accord.server.operations import Service
 from accord.store import open_store
 from accord.wire.model import AgentExtension
-from conftest import serve_app
 
 REQUIRED = "https://example.com/ext/required/v1"
 OPTIONAL = "https://example.com/ext/optional/v1"

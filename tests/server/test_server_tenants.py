@@ -8,10 +8,9 @@ from typing import Any
 
 import httpx
 import pytest
-from server_helpers import message, reason, rest_reason, rpc
+from server_helpers import message, reason, rest_reason, rpc, serve_settings
 
 from accord.server.settings import Principal
-from conftest import serve_settings
 
 A = {"Authorization": "Bearer token-a"}
 B = {"Authorization": "Bearer token-b"}
