@@ -40,9 +40,11 @@ class Node:
         self.process.wait(10)
 
 
-def _start(name: str, store: str, workdir: Path, agent: str) -> Node:
+def _start(name: str, store: str, workdir: Path, agent: str, config: str) -> Node:
     port = free_port()
     log_path = workdir / f"{name}.log"
+    config_path = workdir / f"{name}.toml"
+    config_path.write_text(config)
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HERE), env.get("PYTHONPATH")]))
     command = [
@@ -50,6 +52,7 @@ def _start(name: str, store: str, workdir: Path, agent: str) -> Node:
         "--port", str(port),
         "--store", store,
         "--agent", agent,
+        "--config", str(config_path),
         "--log-level", "warning",
     ]  # fmt: skip
     with log_path.open("wb") as log:  # a file, not a pipe: a full pipe would block the node
@@ -87,9 +90,11 @@ def cluster(
     workdir: Path,
     size: int = 3,
     agent: str = "scaleout_agents:agent",
+    config: str = "",
     timeout: float = 60.0,
 ) -> Iterator[list[Node]]:
-    """``size`` nodes on ``store``, all ready on exit of the first yield; stopped after.
+    """``size`` nodes on ``store`` with the settings file ``config`` (TOML), all ready when
+    this yields; stopped after.
 
     Started one after another: a node that starts fails the tasks it finds running (single-node
     recovery), so a node must not start while another one already runs tasks.
@@ -97,7 +102,7 @@ def cluster(
     with ExitStack() as stack:
         nodes: list[Node] = []
         for index in range(size):
-            node = _start(f"node-{'abcdefgh'[index]}", store, workdir, agent)
+            node = _start(f"node-{'abcdefgh'[index]}", store, workdir, agent, config)
             stack.callback(_stop, node)
             nodes.append(node)
             _wait_ready(node, timeout)
