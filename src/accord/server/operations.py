@@ -82,7 +82,7 @@ def scoped(call: Call, tenant: str) -> Caller:
     caller = call.caller
     if not tenant or tenant == caller.tenant:
         return caller
-    if caller.authenticated and caller.tenant:
+    if caller.authenticated:  # its tenant came with its credentials, "" included
         raise A2AError(
             ErrorKind.PERMISSION_DENIED, "the request names a tenant the caller does not belong to"
         )

@@ -209,6 +209,14 @@ class _Parser:
             and any(key in FIXED.get(above, {}) for above, _ in stack)
         ):
             return None  # an extension a document level declares, like x-ess-entities
+        if ctx == "schema" and key == "required" and current and shape == "list":
+            # ``required`` names properties: a list naming others belongs to an outer object.
+            mark = self.i
+            names = self.sequence("x", stack)
+            self.i = mark
+            props = current.get("properties", {})
+            if not isinstance(props, dict) or not all(n in props for n in names):
+                return None
         # After a property's schema, these belong to the object that has the properties.
         if (
             ctx == "schema"

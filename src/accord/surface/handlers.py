@@ -387,7 +387,12 @@ async def get_extended_card(ctx: Context) -> Result:
     )
     if not outcome.ok:
         return Result(outcome.name)
-    return Result("returned", response={"card": service.extended_card})
+    card = to_builtins(service.extended_card)
+    # ProtoJSON leaves an empty StringList out; the seed's StringList requires ``list``.
+    for requirement in card.get("securityRequirements", []):
+        for scopes in requirement.get("schemes", {}).values():
+            scopes.setdefault("list", [])
+    return Result("returned", response={"card": card})
 
 
 HANDLERS: dict[str, Handler] = {
