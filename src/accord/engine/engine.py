@@ -710,6 +710,17 @@ class Engine:
             if after_seq is None:
                 yield StreamItem(StreamResponse(task=record.task), record.seq)
                 after_seq = record.seq
+            # A Last-Event-ID past the log's end has seen everything there is.
+            after_seq = min(after_seq, record.seq)
+            if lifecycle.is_terminal(record.state):
+                # The log is final: replay what follows after_seq, then end (following it
+                # would wait forever for a terminal event the client has already seen).
+                while events := await self.store.read_events(record.id, after_seq, READ_BATCH):
+                    for logged in events:
+                        after_seq = logged.seq
+                        if logged.streamed:
+                            yield StreamItem(logged.stream_response(), logged.seq)
+                return
             async for event in self._follow(
                 sub, record.id, after_seq, until_turn_end=False, heartbeat=heartbeat
             ):
