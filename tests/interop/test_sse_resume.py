@@ -175,3 +175,30 @@ def test_resume_after_the_task_finished_replays_what_was_missed(
         for p in payload(e)["artifactUpdate"]["artifact"]["parts"]
     ]
     assert chunks == [f"chunk {i};" for i in range(4)]
+
+
+def test_resume_after_the_final_event_ends_at_once(
+    binding: Rest | JsonRpc, accord_server: AccordServer
+) -> None:
+    with httpx.Client(headers=HEADERS, timeout=5) as http:
+        dropped = drop_after_two(binding, http, "tick 2 0.01")
+        task_id = task_id_of(dropped[0])
+        wait_until_terminal(accord_server.url, task_id)
+        everything = read_until_end(binding.subscribe(http, task_id, dropped[0].id))
+        final = everything[-1].id
+        # Nothing follows the final event: the stream ends instead of waiting (the read
+        # timeout above turns a hang into a failure).
+        assert read_until_end(binding.subscribe(http, task_id, final)) == []
+        assert read_until_end(binding.subscribe(http, task_id, final + 1000)) == []
+
+
+def test_a_last_event_id_past_the_end_of_a_live_task_follows_it(
+    binding: Rest | JsonRpc,
+) -> None:
+    with httpx.Client(headers=HEADERS, timeout=10) as http:
+        dropped = drop_after_two(binding, http, "tick 5 0.1")
+        task_id = task_id_of(dropped[0])
+        resumed = read_until_end(binding.subscribe(http, task_id, 10**9))
+    assert resumed, "the task's later events are delivered"
+    final = payload(resumed[-1])
+    assert final["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
