@@ -2,7 +2,8 @@
 
 ``slow_echo`` answers a text T with ``echo: T`` like the built-in echo agent, but:
 ``slow`` waits 60 s before answering (long enough to cancel it), ``slow:<s>`` waits s seconds,
-and ``chunks:<n>`` sends the answer as n artifact chunks 0.3 s apart (a stream worth breaking).
+``chunks:<n>`` sends the answer as n artifact chunks 0.3 s apart (a stream worth breaking),
+and ``fail`` fails the task.
 """
 
 from __future__ import annotations
@@ -15,6 +16,9 @@ from accord.agents.api import RequestContext, TaskHandle
 async def slow_echo(ctx: RequestContext, task: TaskHandle) -> None:
     text = ctx.text
     await task.start_working()
+    if text == "fail":
+        await task.fail("asked to fail")
+        return
     if text.startswith("chunks:"):
         count = int(text.partition(":")[2])
         artifact_id = None

@@ -2,19 +2,12 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import tempfile
-import time
 import uuid
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
+from collections.abc import AsyncIterator
 
-import httpx
 import pytest
+from accord_server import TOKEN, AccordServer
 from client_events import describe
-from cutting_proxy import CuttingProxy, cutting_proxy
 
 from accord.client import (
     BearerToken,
@@ -26,74 +19,13 @@ from accord.client import (
     UnsupportedOperationError,
 )
 from accord.wire.model import Task, TaskState
-from sdk_servers.fixtures import free_port
-
-HERE = Path(__file__).resolve().parent
-TOKEN = "client-test-token"
-CONFIG = f"""
-[accord]
-extended_card = true
-heartbeat_s = 1.0
-
-[accord.bearer_tokens]
-"{TOKEN}" = "tester"
-"""
-
-
-@pytest.fixture(scope="module")
-def accord_server() -> Iterator[CuttingProxy]:
-    """``accord serve`` with the slow echo agent, reached through a cutting proxy."""
-    port, grpc_port = free_port(), free_port()
-    with (
-        tempfile.TemporaryDirectory() as tmp,
-        cutting_proxy(port) as proxy,
-        Path(tmp, "serve.log").open("wb") as log,
-    ):
-        config = Path(tmp, "accord.toml")
-        config.write_text(CONFIG)
-        env = {
-            **os.environ,
-            "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]),
-        }
-        process = subprocess.Popen(
-            [
-                str(Path(sys.executable).with_name("accord")), "serve",
-                "--port", str(port),
-                "--grpc-port", str(grpc_port),
-                "--store", "memory://",
-                "--agent", "accord_agents:slow_echo",
-                "--config", str(config),
-                "--public-url", f"http://127.0.0.1:{proxy.port}",
-                "--log-level", "warning",
-            ],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            env=env,
-        )  # fmt: skip
-        try:
-            deadline = time.monotonic() + 30
-            while True:
-                if process.poll() is not None:
-                    raise RuntimeError(Path(tmp, "serve.log").read_text()[-2000:])
-                try:
-                    if httpx.get(f"http://127.0.0.1:{port}/.well-known/agent-card.json").is_success:
-                        break
-                except httpx.HTTPError:
-                    pass
-                if time.monotonic() > deadline:
-                    raise RuntimeError("accord serve did not start")
-                time.sleep(0.1)
-            yield proxy
-        finally:
-            process.terminate()
-            process.wait(10)
 
 
 @pytest.fixture(params=["JSONRPC", "HTTP+JSON", "GRPC"])
 async def client(
-    request: pytest.FixtureRequest, accord_server: CuttingProxy
+    request: pytest.FixtureRequest, accord_server: AccordServer
 ) -> AsyncIterator[Client]:
-    url = f"http://127.0.0.1:{accord_server.port}"
+    url = accord_server.url
     async with Client.connect(
         url,
         binding=request.param,
@@ -167,22 +99,22 @@ async def test_extended_card_and_errors(client: Client) -> None:
         await client.get_task("no-such-task")
 
 
-async def test_missing_credentials_are_refused(accord_server: CuttingProxy) -> None:
-    async with Client.connect(f"http://127.0.0.1:{accord_server.port}") as anonymous:
+async def test_missing_credentials_are_refused(accord_server: AccordServer) -> None:
+    async with Client.connect(accord_server.url) as anonymous:
         with pytest.raises(UnauthenticatedError):
             await anonymous.get_task("anything")
 
 
 @pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON"])
 async def test_stream_cut_by_the_network_resumes_with_last_event_id(
-    binding: str, accord_server: CuttingProxy
+    binding: str, accord_server: AccordServer
 ) -> None:
     def shape(description: str) -> str:  # artifact ids differ from task to task
         kind, *_, content = description.split(":")
         return f"{kind}:{content}"
 
     async with Client.connect(
-        f"http://127.0.0.1:{accord_server.port}",
+        accord_server.url,
         binding=binding,
         credentials=BearerToken(TOKEN),
         resume=ResumePolicy(initial_delay=0.05),
@@ -190,11 +122,11 @@ async def test_stream_cut_by_the_network_resumes_with_last_event_id(
         baseline = [shape(describe(e)) async for e in client.stream("chunks:4")]
         assert baseline[-1] == "status:TASK_STATE_COMPLETED"
         assert len(baseline) == 7  # task, working, 4 chunks, completed
-        cuts = accord_server.cuts
-        accord_server.arm(cut_after=2)
+        cuts = accord_server.proxy.cuts
+        accord_server.proxy.arm(cut_after=2)
         events = [shape(describe(e)) async for e in client.stream("chunks:4")]
-    assert accord_server.cuts == cuts + 1
+    assert accord_server.proxy.cuts == cuts + 1
     assert events == baseline
-    assert any(b"last-event-id" in chunk.lower() for chunk in accord_server.requests), [
-        r[:300] for r in accord_server.requests[-4:]
+    assert any(b"last-event-id" in chunk.lower() for chunk in accord_server.proxy.requests), [
+        r[:300] for r in accord_server.proxy.requests[-4:]
     ]

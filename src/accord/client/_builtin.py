@@ -1,12 +1,34 @@
-"""Registers the transports that ship with accord."""
+"""Registers the transports that ship with accord.
+
+The gRPC transport is registered only when grpcio and accord's generated stubs are present,
+and imported on first use, so programs that never speak gRPC do not pay for loading it.
+"""
 
 from __future__ import annotations
 
-import importlib
+from importlib.util import find_spec
 
 from accord.client.jsonrpc import JsonRpcTransport
 from accord.client.rest import RestTransport
-from accord.client.transport import register_transport, transport_factory
+from accord.client.transport import (
+    Transport,
+    TransportContext,
+    register_transport,
+    transport_factory,
+)
+
+
+def _grpc_transport(ctx: TransportContext) -> Transport:
+    from accord.client.grpc_transport import GrpcTransport
+
+    return GrpcTransport(ctx)
+
+
+def _grpc_available() -> bool:
+    try:
+        return find_spec("grpc") is not None and find_spec("accord.grpc._generated") is not None
+    except ImportError:
+        return False
 
 
 def register() -> None:
@@ -14,9 +36,5 @@ def register() -> None:
         register_transport("JSONRPC", JsonRpcTransport)
     if transport_factory("HTTP+JSON") is None:
         register_transport("HTTP+JSON", RestTransport)
-    if transport_factory("GRPC") is None:
-        try:  # the gRPC transport needs grpcio and accord's generated stubs
-            module = importlib.import_module("accord.client.grpc_transport")
-        except ImportError:
-            return
-        register_transport("GRPC", module.GrpcTransport)
+    if transport_factory("GRPC") is None and _grpc_available():
+        register_transport("GRPC", _grpc_transport)

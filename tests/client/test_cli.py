@@ -1,0 +1,146 @@
+"""The real ``accord`` command against a live ``accord serve``: output and exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from typing import Any
+
+import pytest
+from accord_server import ACCORD, TOKEN, AccordServer
+
+
+def accord(*args: str, token: bool = True, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    command = [ACCORD, *args, *(["--token", TOKEN] if token else [])]
+    return subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def json_out(result: subprocess.CompletedProcess[str]) -> Any:
+    return json.loads(result.stdout)
+
+
+def test_card(accord_server: AccordServer) -> None:
+    shown = accord("card", accord_server.url, token=False)
+    assert shown.returncode == 0, shown.stderr
+    assert "accord agent" in shown.stdout
+    assert "JSONRPC" in shown.stdout and "HTTP+JSON" in shown.stdout and "GRPC" in shown.stdout
+    as_json = json_out(accord("card", accord_server.url, "--json", token=False))
+    assert as_json["name"] == "accord agent"
+    assert as_json["capabilities"]["streaming"] is True
+    extended = accord("card", accord_server.url, "--extended", "--json")
+    assert extended.returncode == 0 and json_out(extended)["name"]
+
+
+def test_send_prints_the_answer(accord_server: AccordServer) -> None:
+    result = accord("send", accord_server.url, "hello cli")
+    assert result.returncode == 0, result.stderr
+    assert "completed" in result.stdout and "echo: hello cli" in result.stdout
+    data = json_out(accord("send", accord_server.url, "hello json", "--json"))
+    assert data["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert data["task"]["artifacts"][0]["parts"] == [{"text": "echo: hello json"}]
+
+
+def test_failed_task_exits_4(accord_server: AccordServer) -> None:
+    result = accord("send", accord_server.url, "fail")
+    assert result.returncode == 4
+    assert "failed: asked to fail" in result.stdout
+
+
+@pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON", "GRPC"])
+def test_stream_renders_states_and_chunks_live(accord_server: AccordServer, binding: str) -> None:
+    result = accord("stream", accord_server.url, "chunks:3", "--binding", binding)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("task ") and lines[0].endswith(" submitted")
+    assert lines[1:] == ["→ working", "  [echo] chunk 0;chunk 1;chunk 2;", "→ completed"]
+
+
+def test_stream_json_is_one_event_per_line(accord_server: AccordServer) -> None:
+    result = accord("stream", accord_server.url, "hi", "--json")
+    assert result.returncode == 0, result.stderr
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [next(iter(e)) for e in events] == [
+        "task",
+        "statusUpdate",
+        "artifactUpdate",
+        "statusUpdate",
+    ]
+    assert events[-1]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
+
+
+def test_tasks_list_and_get(accord_server: AccordServer) -> None:
+    sent = json_out(accord("send", accord_server.url, "listed", "--json"))["task"]
+    listed = accord("tasks", "list", accord_server.url, "--context-id", sent["contextId"], "--json")
+    assert [t["id"] for t in json_out(listed)] == [sent["id"]]
+    table = accord("tasks", "list", accord_server.url, "--status", "completed")
+    assert table.returncode == 0 and sent["id"] in table.stdout
+    shown = accord("tasks", "get", accord_server.url, sent["id"])
+    assert shown.returncode == 0 and sent["id"] in shown.stdout and "echo: listed" in shown.stdout
+    assert (
+        json_out(accord("tasks", "get", accord_server.url, sent["id"], "--json"))["id"]
+        == sent["id"]
+    )
+
+
+def test_tasks_subscribe_and_cancel(accord_server: AccordServer) -> None:
+    started = json_out(accord("send", accord_server.url, "slow", "--no-wait", "--json"))["task"]
+    watcher = subprocess.Popen(
+        [ACCORD, "tasks", "subscribe", accord_server.url, started["id"], "--token", TOKEN],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        # the watcher prints the task's current state first; wait for it before canceling
+        assert watcher.stdout is not None
+        first = watcher.stdout.readline()
+        assert first.startswith(f"task {started['id']}")
+        canceled = accord("tasks", "cancel", accord_server.url, started["id"])
+        assert canceled.returncode == 0 and "canceled" in canceled.stdout
+        rest, _ = watcher.communicate(timeout=30)
+    finally:
+        watcher.kill()
+    assert watcher.returncode == 4  # the task ended CANCELED
+    assert rest.splitlines()[-1] == "→ canceled"
+    again = accord("tasks", "cancel", accord_server.url, started["id"])
+    assert again.returncode == 1 and "TaskNotCancelableError" in again.stderr
+
+
+def test_push_commands(accord_server: AccordServer) -> None:
+    started = json_out(accord("send", accord_server.url, "slow:10", "--no-wait", "--json"))["task"]
+    task_id = started["id"]
+    hook = "https://hooks.example.com/a2a"
+    created = json_out(accord("push", "add", accord_server.url, task_id, hook, "--json"))
+    assert created["url"] == hook and created["id"]
+    listed = json_out(accord("push", "list", accord_server.url, task_id, "--json"))
+    assert [c["id"] for c in listed] == [created["id"]]
+    table = accord("push", "get", accord_server.url, task_id, created["id"])
+    assert table.returncode == 0 and hook in table.stdout
+    deleted = accord("push", "delete", accord_server.url, task_id, created["id"], "--json")
+    assert json_out(deleted)["deleted"] is True
+    assert json_out(accord("push", "list", accord_server.url, task_id, "--json")) == []
+    accord("tasks", "cancel", accord_server.url, task_id)
+
+
+def test_agent_errors_are_one_line_and_exit_1(accord_server: AccordServer) -> None:
+    result = accord("tasks", "get", accord_server.url, "no-such-task")
+    assert result.returncode == 1
+    assert result.stderr.startswith("accord: TaskNotFoundError: ")
+    assert len(result.stderr.strip().splitlines()) == 1
+    as_json = accord("tasks", "get", accord_server.url, "no-such-task", "--json")
+    assert as_json.returncode == 1
+    assert json_out(as_json)["error"]["name"] == "TaskNotFoundError"
+    assert json_out(as_json)["error"]["reason"] == "TASK_NOT_FOUND"
+    anonymous = accord("tasks", "get", accord_server.url, "x", token=False)
+    assert anonymous.returncode == 1 and "UnauthenticatedError" in anonymous.stderr
+
+
+def test_unreachable_agent_exits_3() -> None:
+    result = accord("card", "http://127.0.0.1:1", token=False)
+    assert result.returncode == 3
+    assert result.stderr.startswith("accord: ConnectionFailedError: ")
+
+
+def test_bad_usage_exits_2(accord_server: AccordServer) -> None:
+    result = accord("tasks", "list", accord_server.url, "--header", "no-colon")
+    assert result.returncode == 2
