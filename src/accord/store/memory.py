@@ -8,7 +8,6 @@ list and scan costs grow with the number of tasks, which is fine at this scale.
 from __future__ import annotations
 
 import dataclasses
-import dataclasses
 import heapq
 from collections.abc import Sequence
 

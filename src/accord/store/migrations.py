@@ -118,15 +118,18 @@ MIGRATIONS: list[tuple[int, tuple[str, ...]]] = [
                 INSERT INTO feed (tenant, task_id, from_seq, to_seq)
                     VALUES (new.tenant, new.id, old.seq, new.seq);
             END""",
-            """CREATE TRIGGER IF NOT EXISTS push_configs_feed_insert AFTER INSERT ON push_configs BEGIN
+            """CREATE TRIGGER IF NOT EXISTS push_configs_feed_insert
+            AFTER INSERT ON push_configs BEGIN
                 INSERT INTO feed (tenant, task_id, from_seq, to_seq, config_id)
                     VALUES (new.tenant, new.task_id, 0, 0, new.config_id);
             END""",
-            """CREATE TRIGGER IF NOT EXISTS push_configs_feed_update AFTER UPDATE OF body ON push_configs BEGIN
+            """CREATE TRIGGER IF NOT EXISTS push_configs_feed_update
+            AFTER UPDATE OF body ON push_configs BEGIN
                 INSERT INTO feed (tenant, task_id, from_seq, to_seq, config_id)
                     VALUES (new.tenant, new.task_id, 0, 0, new.config_id);
             END""",
-            """CREATE TRIGGER IF NOT EXISTS push_configs_feed_delete AFTER DELETE ON push_configs BEGIN
+            """CREATE TRIGGER IF NOT EXISTS push_configs_feed_delete
+            AFTER DELETE ON push_configs BEGIN
                 INSERT INTO feed (tenant, task_id, from_seq, to_seq, config_id, deleted)
                     VALUES (old.tenant, old.task_id, 0, 0, old.config_id, 1);
             END""",
