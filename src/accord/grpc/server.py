@@ -90,6 +90,7 @@ class _MetadataRequest(Request):
             if isinstance(value, str)  # ``-bin`` keys carry bytes; none of ours does
         ]
         super().__init__({"headers": pairs, "query_string": b""}, _no_body)
+        self._query = []  # gRPC has no query string: skip parsing an empty one per lookup
 
 
 async def _no_body() -> dict[str, Any]:
