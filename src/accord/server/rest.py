@@ -87,11 +87,11 @@ class RestBinding(Binding):
             params = await self._params(request, operation, path_fields)
             result = await operation.handler(self.service, params, call)
         except A2AError as error:
-            await self._error(send, error, headers)
+            await self._error(send, error, headers, content_type)
             return
         except Exception:
             log.exception("HTTP+JSON request failed")
-            await self._error(send, internal_error(), headers)
+            await self._error(send, internal_error(), headers, content_type)
             return
         if operation.streaming:
             await sse.stream(
@@ -139,5 +139,8 @@ class RestBinding(Binding):
             raise invalid_params("", "the request is nested too deeply") from None
 
     @staticmethod
-    async def _error(send: Send, error: A2AError, headers: list[tuple[bytes, bytes]]) -> None:
-        await respond(send, error.kind.http_status, encode(rest_error(error)), JSON, headers)
+    async def _error(
+        send: Send, error: A2AError, headers: list[tuple[bytes, bytes]], content_type: bytes
+    ) -> None:
+        body = encode(rest_error(error))
+        await respond(send, error.kind.http_status, body, content_type, headers)
