@@ -87,6 +87,10 @@ async def test_rest_answers_a2a_json_only_when_asked(http: httpx.AsyncClient) ->
     )
     assert asked.headers["content-type"] == "application/a2a+json"
     assert asked.json()["id"] == task["id"]
+    missing = await http.get("/tasks/nope", headers={"Accept": "application/a2a+json"})
+    assert missing.status_code == 404
+    assert missing.headers["content-type"] == "application/a2a+json"
+    assert (await http.get("/tasks/nope")).headers["content-type"] == "application/json"
 
 
 async def test_rest_accepts_a2a_json_request_bodies(http: httpx.AsyncClient) -> None:
