@@ -7,6 +7,8 @@ connection. What the following SubscribeToTask sends depends on ``mode``:
 * ``ids``: SSE ids on every event; resubscribing with ``Last-Event-ID`` gets what follows.
 * ``ids_twice``: like ``ids``, but the first resubscription breaks again after one event.
 * ``clean_eof``: like ``ids``, but the first stream ends cleanly (no error) mid-task.
+* ``stall``: like ``ids``, but the first stream goes silent for a while instead of breaking,
+  then sends the rest (a client that did not time out never resubscribes).
 * ``snapshot``: no ids; the SDK's behaviour: a Task snapshot, then the live events.
 * ``replay``: no ids; every event again from the start.
 * ``finished``: the task ended while the client was away: subscribe is refused, GetTask works.
@@ -14,6 +16,7 @@ connection. What the following SubscribeToTask sends depends on ``mode``:
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 import time
@@ -78,6 +81,7 @@ EVENTS: list[dict[str, Any]] = [
     _status("TASK_STATE_COMPLETED", 2),
 ]
 BREAK_AFTER = 3  # events sent before the first stream breaks
+STALL_SECONDS = 2.0  # how long a stalled stream stays silent
 
 
 class Dropped(Exception):
@@ -123,9 +127,13 @@ class BreakingAgent:
             return {"jsonrpc": "2.0", "id": request_id, "result": event} if rpc else event
 
         if operation == "SendStreamingMessage":
-            with_ids = self.mode in ("ids", "ids_twice", "clean_eof")
+            with_ids = self.mode in ("ids", "ids_twice", "clean_eof", "stall")
             numbered = list(enumerate(EVENTS[:BREAK_AFTER], 1))
-            await self._sse(send, numbered, wrap, with_ids, drop=self.mode != "clean_eof")
+            if self.mode == "stall":
+                everything = list(enumerate(EVENTS, 1))
+                await self._sse(send, everything, wrap, with_ids, stall=STALL_SECONDS)
+            else:
+                await self._sse(send, numbered, wrap, with_ids, drop=self.mode != "clean_eof")
         elif operation == "SubscribeToTask":
             last_id = headers.get("last-event-id")
             self.subscribes.append(last_id)
@@ -138,7 +146,7 @@ class BreakingAgent:
         self, send: Send, wrap: Callable[[dict[str, Any]], dict[str, Any]], last_id: str | None
     ) -> None:
         numbered = list(enumerate(EVENTS, 1))
-        if self.mode in ("ids", "clean_eof", "ids_twice"):
+        if self.mode in ("ids", "clean_eof", "ids_twice", "stall"):
             after = int(last_id or 0)
             rest = [(n, e) for n, e in numbered if n > after]
             drop = self.mode == "ids_twice" and len(self.subscribes) == 1
@@ -188,6 +196,7 @@ class BreakingAgent:
         with_ids: bool,
         *,
         drop: bool = False,
+        stall: float = 0.0,
     ) -> None:
         await send(
             {
@@ -197,6 +206,8 @@ class BreakingAgent:
             }
         )
         for number, event in events:
+            if stall and number == BREAK_AFTER + 1:
+                await asyncio.sleep(stall)
             frame = f"id: {number}\n" if with_ids else ""
             frame += f"data: {json.dumps(wrap(event))}\n\n"
             await send({"type": "http.response.body", "body": frame.encode(), "more_body": True})

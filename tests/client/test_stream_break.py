@@ -6,7 +6,7 @@ import pytest
 from breaking_server import BREAK_AFTER, BreakingAgent, serve
 from client_events import describe
 
-from accord.client import Client, ResumePolicy, StreamBrokenError
+from accord.client import Client, ResumePolicy, StreamBrokenError, Timeouts
 from accord.wire.model import AgentCard, AgentInterface, StreamResponse
 
 FAST = ResumePolicy(max_attempts=3, initial_delay=0.01)
@@ -83,6 +83,16 @@ async def test_task_finished_while_away_is_read_with_get_task(binding: str) -> N
     events, _ = await run("finished", binding)
     # the parts emitted while the client was away arrive as one append
     assert events == [*ALL_EVENTS[:BREAK_AFTER], "append:a1:b+c", "status:TASK_STATE_COMPLETED"]
+
+
+async def test_a_silent_stream_times_out_and_resumes(binding: str) -> None:
+    agent = BreakingAgent("stall")
+    with serve(agent) as base:
+        timeouts = Timeouts(stream_idle=0.3)
+        async with Client(card(base, binding), resume=FAST, timeouts=timeouts) as client:
+            events = [describe(e) async for e in client.stream("go")]
+    assert events == ALL_EVENTS
+    assert agent.subscribes == [str(BREAK_AFTER)]
 
 
 async def test_without_resumption_the_break_is_raised(binding: str) -> None:
