@@ -209,6 +209,8 @@ class _Parser:
             and any(key in FIXED.get(above, {}) for above, _ in stack)
         ):
             return None  # an extension a document level declares, like x-ess-entities
+        if ctx == "schema" and "$ref" in current and not key.startswith("x-"):
+            return None  # generated schemas annotate a reference, they never extend it
         if ctx == "schema" and key == "required" and current and shape == "list":
             # ``required`` names properties: a list naming others belongs to an outer object.
             mark = self.i
