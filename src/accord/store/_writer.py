@@ -295,7 +295,17 @@ def _bulk(conn: sqlite3.Connection, appends: list[Append]) -> bool:
 
 
 def _chunks(rows: Sequence[tuple[Any, ...]]) -> list[Sequence[tuple[Any, ...]]]:
-    return [rows[i : i + _ROWS_PER_STATEMENT] for i in range(0, len(rows), _ROWS_PER_STATEMENT)]
+    """``rows`` in chunks whose sizes are powers of two (largest first, at most
+    _ROWS_PER_STATEMENT): a handful of distinct statement texts per kind, which stay in the
+    connection's statement cache. Compiling a multi-row statement costs about as much as
+    running it, so one text per batch size would double the writer's work."""
+    chunks: list[Sequence[tuple[Any, ...]]] = []
+    start = 0
+    while start < len(rows):
+        size = min(_ROWS_PER_STATEMENT, 1 << ((len(rows) - start).bit_length() - 1))
+        chunks.append(rows[start : start + size])
+        start += size
+    return chunks
 
 
 def _store_error(exc: Exception) -> Exception:
