@@ -21,7 +21,11 @@ def main() -> None:
 @click.option("--host", help="Address to bind (default 127.0.0.1).")
 @click.option("--port", type=int, help="HTTP port (default 9999).")
 @click.option("--store", help="sqlite:///path (default sqlite:///accord.db) or memory://.")
-@click.option("--agent", help="A built-in agent (echo, conformance) or module:attribute.")
+@click.option(
+    "--agent",
+    help="A built-in agent (echo, conformance), module:attribute, or remote (workers drive "
+    "tasks over the command surface: docs/remote-agents.md).",
+)
 @click.option(
     "--config",
     "config_path",

@@ -3,8 +3,9 @@
 
 The served document is the seed's, with what this realization adds and nothing changed: a
 ``401`` where authentication is configured, a ``422`` for a body that does not match the
-command's Input schema, the security schemes, and the accord-only paths (feed and claims)
-under ``x-accord``-tagged operations.
+command's Input schema, and the security schemes. The accord-only paths for remote workers
+(``GET /tasks/events``, ``POST /tasks/claims``) are documented in docs/remote-agents.md, not
+here: they are not part of the seed's contract.
 """
 
 from __future__ import annotations
