@@ -8,6 +8,7 @@ checked against the official schema, not ours.
 from __future__ import annotations
 
 import asyncio
+import socket
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
@@ -20,7 +21,7 @@ from a2a.types import a2a_pb2_grpc
 from google.rpc import error_details_pb2, status_pb2
 
 from accord.agents.api import RequestContext, TaskHandle
-from accord.grpc.server import rich_status, start_server
+from accord.grpc.server import WithGrpc, rich_status, start_server
 from accord.server.build import build_app
 from accord.server.settings import Principal, Settings
 from accord.wire.errors import A2AError, ErrorKind, FieldViolation
@@ -405,3 +406,57 @@ def test_every_error_of_the_table_has_a_rich_status(kind: ErrorKind) -> None:
     bad_request = error_details_pb2.BadRequest()
     assert decoded.details[1].Unpack(bad_request)
     assert [v.field for v in bad_request.field_violations] == ["message.parts"]
+
+
+async def _lifespan(app: Any, *events: str) -> list[str]:
+    """Drive an ASGI lifespan: the given events in, the app's answers out."""
+    incoming: asyncio.Queue[dict[str, str]] = asyncio.Queue()
+    for event in events:
+        incoming.put_nowait({"type": event})
+    answers: list[str] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        answers.append(message["type"])
+
+    await asyncio.wait_for(app({"type": "lifespan"}, incoming.get, send), 30)
+    return answers
+
+
+async def test_with_grpc_serves_between_startup_and_shutdown() -> None:
+    app = build_app(Settings(store="memory://"), agent=agent)
+    port = _free_port()
+    served = WithGrpc(app, f"127.0.0.1:{port}")
+    incoming: asyncio.Queue[dict[str, str]] = asyncio.Queue()
+    answers: asyncio.Queue[str] = asyncio.Queue()
+
+    async def send(message: dict[str, Any]) -> None:
+        answers.put_nowait(message["type"])
+
+    running = asyncio.create_task(served({"type": "lifespan"}, incoming.get, send))
+    incoming.put_nowait({"type": "lifespan.startup"})
+    assert await asyncio.wait_for(answers.get(), 30) == "lifespan.startup.complete"
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+        stub = a2a_pb2_grpc.A2AServiceStub(channel)
+        reply = await stub.SendMessage(_send("hi"), metadata=VERSION)
+        assert reply.task.status.state == pb.TASK_STATE_COMPLETED
+    incoming.put_nowait({"type": "lifespan.shutdown"})
+    assert await asyncio.wait_for(answers.get(), 30) == "lifespan.shutdown.complete"
+    await running
+    assert served.server is None
+
+
+async def test_with_grpc_fails_startup_when_the_port_is_taken() -> None:
+    app = build_app(Settings(store="memory://"), agent=agent)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        address = f"127.0.0.1:{taken.getsockname()[1]}"
+        answers = await _lifespan(WithGrpc(app, address), "lifespan.startup")
+    assert answers == ["lifespan.startup.failed"]  # and the app has shut its engine down
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port

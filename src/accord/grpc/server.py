@@ -251,13 +251,20 @@ class WithGrpc:
             await self.app(scope, receive, send)
             return
 
+        # When gRPC cannot start, the app is told to shut down (so its engine stops) and its
+        # shutdown's completion is reported to the server as the failed startup.
+        failure: str | None = None
+
         async def receive_and_stop() -> Any:
+            if failure is not None:
+                return {"type": "lifespan.shutdown"}
             message = await receive()
             if message["type"] == "lifespan.shutdown":
                 await self.stop()
             return message
 
         async def start_and_send(message: Any) -> None:
+            nonlocal failure
             if message["type"] == "lifespan.startup.complete":
                 binding = self.app.jsonrpc
                 try:
@@ -268,10 +275,12 @@ class WithGrpc:
                         require_auth=binding.require_auth,
                     )
                 except Exception as exc:
-                    log.exception("gRPC server failed to start on %s", self.address)
-                    await send({"type": "lifespan.startup.failed", "message": f"gRPC: {exc}"})
+                    log.error("gRPC server cannot start on %s: %s", self.address, exc)
+                    failure = f"gRPC: {exc}"
                     return
                 log.info("gRPC serving lf.a2a.v1.A2AService on %s", self.address)
+            elif message["type"] == "lifespan.shutdown.complete" and failure is not None:
+                message = {"type": "lifespan.startup.failed", "message": failure}
             await send(message)
 
         await self.app(scope, receive_and_stop, start_and_send)
