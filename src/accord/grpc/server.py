@@ -205,6 +205,11 @@ def create_server(
     settings = {
         # Same bound as an HTTP body; a larger message fails with RESOURCE_EXHAUSTED.
         "grpc.max_receive_message_length": service.bounds.max_body_bytes,
+        # Ping idle connections every minute so a vanished client's subscriptions close
+        # (the task log stays), and accept clients' own keepalive pings down to every 10 s.
+        "grpc.keepalive_time_ms": 60_000,
+        "grpc.keepalive_timeout_ms": 20_000,
+        "grpc.http2.min_ping_interval_without_data_ms": 10_000,
         **(options or {}),
     }
     server = grpc.aio.server(options=list(settings.items()))
