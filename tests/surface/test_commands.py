@@ -358,3 +358,49 @@ async def test_unknown_paths_and_methods() -> None:
         assert response.status_code == 404
         response = await s.http.get("/tasks/commands/tasks:get", headers=headers)
         assert response.status_code == 405
+
+
+# --- outcomes decided outside the request, reached by changing the running service ---------
+
+NEGOTIATED_BODIES = {
+    "/discovery/commands/extendedAgentCard": {},
+    SEND: {"message": message()},
+    STREAM: {"message": message()},
+    "/tasks/commands/tasks:get": {"id": "x"},
+    "/tasks/commands/tasks:cancel": {"id": "x"},
+    "/tasks/commands/tasks:subscribe": {"id": "x"},
+    PUSH + "create": {"taskId": "x", "url": "https://a.example"},
+    PUSH + "get": {"taskId": "x", "id": "c"},
+    PUSH + "list": {"taskId": "x"},
+    PUSH + "delete": {"taskId": "x", "id": "c"},
+}
+
+
+@pytest.mark.parametrize("path", list(NEGOTIATED_BODIES))
+async def test_version_and_extension_outcomes_of_every_client_command(path: str) -> None:
+    from accord.wire.model import AgentExtension
+
+    async with surface(extended_card=True) as s:
+        status, body = await s.post(path, NEGOTIATED_BODIES[path], version="0.3")
+        assert (status, body["outcome"]) == (502, "version-not-supported")
+        assert body["error"].endswith(".VersionNotSupported")
+        required = AgentExtension(uri="https://example.com/ext/required", required=True)
+        s.app.service.card.capabilities.extensions = [required]
+        status, body = await s.post(path, NEGOTIATED_BODIES[path])
+        assert (status, body["outcome"]) == (502, "extension-required")
+        assert body["error"].endswith(".ExtensionSupportRequired")
+
+
+async def test_extended_card_not_configured_and_context_not_accepted() -> None:
+    import dataclasses
+
+    async with surface(extended_card=True) as s:
+        s.app.service.extended_card = None
+        status, body = await s.post("/discovery/commands/extendedAgentCard", {})
+        assert (status, body["outcome"]) == (502, "not-configured")
+        engine = s.app.service.engine
+        engine.config = dataclasses.replace(engine.config, accept_client_context_ids=False)
+        status, body = await s.post(SEND, {"message": message(contextId="mine")})
+        assert (status, body["outcome"]) == (502, "context-not-accepted")
+        status, body = await s.post(STREAM, {"message": message(contextId="mine")})
+        assert (status, body["outcome"]) == (502, "context-not-accepted")
