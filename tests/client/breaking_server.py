@@ -92,6 +92,7 @@ class BreakingAgent:
     def __init__(self, mode: str) -> None:
         self.mode = mode
         self.subscribes: list[str | None] = []  # the Last-Event-ID of each resubscription
+        self.authorizations: list[str | None] = []  # the Authorization header of each request
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -110,6 +111,7 @@ class BreakingAgent:
                 break
         path: str = scope["path"]
         headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
+        self.authorizations.append(headers.get("authorization"))
         rpc = path == "/rpc"
         request_id = None
         if rpc:

@@ -6,7 +6,7 @@ import pytest
 from breaking_server import BREAK_AFTER, BreakingAgent, serve
 from client_events import describe
 
-from accord.client import Client, ResumePolicy, StreamBrokenError, Timeouts
+from accord.client import BearerToken, Client, ResumePolicy, StreamBrokenError, Timeouts
 from accord.wire.model import AgentCard, AgentInterface, StreamResponse
 
 FAST = ResumePolicy(max_attempts=3, initial_delay=0.01)
@@ -93,6 +93,17 @@ async def test_a_silent_stream_times_out_and_resumes(binding: str) -> None:
             events = [describe(e) async for e in client.stream("go")]
     assert events == ALL_EVENTS
     assert agent.subscribes == [str(BREAK_AFTER)]
+
+
+async def test_reconnection_asks_the_credentials_provider_again(binding: str) -> None:
+    issued = iter(f"token-{n}" for n in range(100))
+    agent = BreakingAgent("ids")
+    with serve(agent) as base:
+        credentials = BearerToken(lambda: next(issued))
+        async with Client(card(base, binding), resume=FAST, credentials=credentials) as client:
+            events = [describe(e) async for e in client.stream("go")]
+    assert events == ALL_EVENTS
+    assert agent.authorizations == ["Bearer token-0", "Bearer token-1"]
 
 
 async def test_without_resumption_the_break_is_raised(binding: str) -> None:

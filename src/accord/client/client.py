@@ -315,7 +315,7 @@ class Client:
         )
         meta = await self._meta(options, streaming=True)
         events = self._transport.send_streaming_message(request, meta)
-        async for event in self._follow(events, meta, request.tenant):
+        async for event in self._follow(events, options, request.tenant):
             yield event
 
     async def subscribe(
@@ -325,7 +325,7 @@ class Client:
         meta = await self._meta(options, streaming=True)
         request = SubscribeToTaskRequest(id=task_id, tenant=self.tenant)
         events = self._transport.subscribe_to_task(request, meta)
-        async for event in self._follow(events, meta, request.tenant):
+        async for event in self._follow(events, options, request.tenant):
             yield event
 
     async def get_task(
@@ -478,9 +478,12 @@ class Client:
     # --- resumable streams ----------------------------------------------------------------
 
     async def _follow(
-        self, events: AsyncIterator[StreamItem], meta: CallMeta, tenant: str
+        self, events: AsyncIterator[StreamItem], options: CallOptions | None, tenant: str
     ) -> AsyncIterator[StreamResponse]:
-        """Yield each event once; on a break, resume (Last-Event-ID) or resubscribe."""
+        """Yield each event once; on a break, resume (Last-Event-ID) or resubscribe.
+
+        Headers are computed again for each reconnection, so refreshed credentials are used.
+        """
         tracker = StreamTracker()
         policy = self._resume
         attempt = 0
@@ -514,7 +517,7 @@ class Client:
                 if not reconnected or got_any:
                     raise
                 task = await self._transport.get_task(
-                    GetTaskRequest(id=tracker.task_id, tenant=tenant), meta
+                    GetTaskRequest(id=tracker.task_id, tenant=tenant), await self._meta(options)
                 )
                 for response in tracker.accept(StreamResponse(task=task)):
                     yield response
@@ -530,6 +533,7 @@ class Client:
             tracker.reconnecting(resumed_by_id=bool(last_id))
             reconnected = True
             request = SubscribeToTaskRequest(id=tracker.task_id, tenant=tenant)
+            meta = await self._meta(options, streaming=True)
             events = self._transport.subscribe_to_task(request, meta, last_id)
 
 
