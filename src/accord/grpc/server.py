@@ -182,7 +182,7 @@ def _response(operation: Operation, result: Any) -> ProtoMessage:
             )
         )
     if operation.name == "DeleteTaskPushNotificationConfig":
-        return empty_pb2.Empty()  # the stubs use the default pool's Empty
+        return empty_pb2.Empty()  # protobuf's own Empty: no bytes, whichever pool reads it
     raise TypeError(f"{operation.name} returned {type(result).__name__}")
 
 
