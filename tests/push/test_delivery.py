@@ -307,3 +307,28 @@ async def test_with_one_worker_every_config_still_gets_everything(store: TaskSto
             ]
             assert seqs == sorted(seqs)
             await settled(store, task.id, f"c{index}", "done")
+
+
+async def test_no_secret_reaches_any_log_at_any_level(
+    store: TaskStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)  # every logger: accord's, httpx's, httpcore's
+    answers = iter([500, 302])
+
+    async with (
+        Receiver(lambda r, i: next(answers, 200)) as receiver,
+        running(store, three_artifacts) as (engine, _),
+    ):
+        config = webhook(
+            receiver.url("/hook/path-secret?key=query-secret"),
+            token="token-secret",
+            scheme="Bearer",
+            credentials="credential-secret",
+        )
+        await send(engine, request("go", push=config))
+        await receiver.wait_for(all_delivered(6))
+    assert receiver.received[0].path == "/hook/path-secret?key=query-secret"
+    assert any(r.name.startswith("accord.push") for r in caplog.records)  # failures were logged
+    logged = "\n".join(f"{r.name} {r.getMessage()}" for r in caplog.records)
+    for secret in ("path-secret", "query-secret", "token-secret", "credential-secret"):
+        assert secret not in logged

@@ -6,6 +6,9 @@ certificate check): what was checked is what is reached, even if the name's DNS 
 between the check and the connect. Redirects are never followed (a 3xx is a failed attempt),
 environment proxies are ignored (they would reach addresses the guard never saw), and the
 response body is not read.
+
+Requests go straight to an httpx transport, not through an ``httpx.AsyncClient``: the client
+logs every request's full URL at INFO, and a webhook's path or query may hold a secret.
 """
 
 from __future__ import annotations
@@ -52,7 +55,7 @@ def pinned_url(target: Target, address: IPAddress) -> str:
 
 @dataclass(slots=True)
 class _Pooled:
-    client: httpx.AsyncClient
+    transport: httpx.AsyncHTTPTransport
     users: int = 0
 
 
@@ -67,6 +70,12 @@ class Sender:
         self.max_pools = max_pools
         self._pools: OrderedDict[str, _Pooled] = OrderedDict()
         self._closing: set[asyncio.Task[None]] = set()
+        self._timeouts = {
+            "connect": timeout_s,
+            "read": timeout_s,
+            "write": timeout_s,
+            "pool": timeout_s,
+        }
 
     async def send(self, config: TaskPushNotificationConfig, event_id: str, body: bytes) -> None:
         """One attempt; returns on a 2xx answer, raises DeliveryError otherwise."""
@@ -83,7 +92,7 @@ class Sender:
         try:
             for address in addresses:  # each one checked; the next if one cannot be reached
                 try:
-                    status = await self._post(pooled.client, target, address, headers, body)
+                    status = await self._post(pooled.transport, target, address, headers, body)
                 except httpx.ConnectError as exc:
                     last = _describe(exc)
                     continue
@@ -97,22 +106,26 @@ class Sender:
 
     async def _post(
         self,
-        client: httpx.AsyncClient,
+        transport: httpx.AsyncHTTPTransport,
         target: Target,
         address: IPAddress,
         headers: dict[str, str],
         body: bytes,
     ) -> int:
-        extensions = {"sni_hostname": target.host} if target.scheme == "https" else {}
+        extensions: dict[str, object] = {"timeout": self._timeouts}
+        if target.scheme == "https":
+            extensions["sni_hostname"] = target.host
+        request = httpx.Request(
+            "POST",
+            pinned_url(target, address),
+            headers=headers,
+            content=body,
+            extensions=extensions,
+        )
         try:
-            async with client.stream(
-                "POST",
-                pinned_url(target, address),
-                content=body,
-                headers=headers,
-                extensions=extensions,
-            ) as response:
-                return response.status_code
+            response = await transport.handle_async_request(request)
+            await response.aclose()  # the body is not wanted
+            return response.status_code
         except httpx.ConnectError:
             raise
         except httpx.TimeoutException:
@@ -123,12 +136,7 @@ class Sender:
     def _acquire(self, host: str) -> _Pooled:
         pooled = self._pools.get(host)
         if pooled is None:
-            client = httpx.AsyncClient(
-                timeout=httpx.Timeout(self.timeout_s),
-                follow_redirects=False,
-                trust_env=False,
-            )
-            pooled = self._pools[host] = _Pooled(client)
+            pooled = self._pools[host] = _Pooled(httpx.AsyncHTTPTransport())
         self._pools.move_to_end(host)
         pooled.users += 1
         self._evict()
@@ -137,7 +145,7 @@ class Sender:
     def _release(self, host: str, pooled: _Pooled) -> None:
         pooled.users -= 1
         if self._pools.get(host) is not pooled and pooled.users == 0:
-            self._close_later(pooled.client)  # evicted while in use
+            self._close_later(pooled.transport)  # evicted while in use
         self._evict()
 
     def _evict(self) -> None:
@@ -145,17 +153,17 @@ class Sender:
             host, pooled = next(iter(self._pools.items()))
             del self._pools[host]
             if pooled.users == 0:
-                self._close_later(pooled.client)
+                self._close_later(pooled.transport)
 
-    def _close_later(self, client: httpx.AsyncClient) -> None:
-        task = asyncio.ensure_future(client.aclose())
+    def _close_later(self, transport: httpx.AsyncHTTPTransport) -> None:
+        task = asyncio.ensure_future(transport.aclose())
         self._closing.add(task)
         task.add_done_callback(self._closing.discard)
 
     async def aclose(self) -> None:
         pools, self._pools = list(self._pools.values()), OrderedDict()
         await asyncio.gather(
-            *(p.client.aclose() for p in pools), *self._closing, return_exceptions=True
+            *(p.transport.aclose() for p in pools), *self._closing, return_exceptions=True
         )
 
 
