@@ -14,6 +14,7 @@ from accord.client import (
     CallOptions,
     Client,
     ConnectionFailedError,
+    InternalError,
     InvalidResponseError,
     RequestTimeoutError,
     TaskNotFoundError,
@@ -277,3 +278,56 @@ async def test_card_is_fetched_from_the_well_known_path() -> None:
         assert client.card.name == "remote" and client.binding == "HTTP+JSON"
     assert rec.requests[0].url.path == "/.well-known/agent-card.json"
     assert rec.requests[0].headers["A2A-Version"] == "1.0"
+
+
+def sse(*frames: str) -> Handler:
+    body = "".join(frames).encode()
+    return lambda request: httpx.Response(
+        200, content=body, headers={"content-type": "text/event-stream"}
+    )
+
+
+TASK_EVENT = json.dumps({"task": TASK | {"status": {"state": "TASK_STATE_WORKING"}}})
+
+
+async def test_jsonrpc_error_frame_mid_stream_is_raised_typed() -> None:
+    client, rec = client_for(
+        "JSONRPC",
+        sse(
+            f'data: {{"jsonrpc":"2.0","id":1,"result":{TASK_EVENT}}}\n\n',
+            'data: {"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"boom"}}\n\n',
+        ),
+    )
+    seen = []
+    with pytest.raises(InternalError, match="boom"):
+        async for event in client.stream("hi"):
+            seen.append(event.which)
+    assert seen == ["task"]
+    assert len(rec.requests) == 1  # a protocol error is not a broken stream: no resubscribe
+    assert rec.last.headers["Accept"] == "text/event-stream"
+
+
+async def test_rest_error_event_mid_stream_is_raised_typed() -> None:
+    client, rec = client_for(
+        "HTTP+JSON",
+        sse(
+            f"data: {TASK_EVENT}\n\n",
+            'event: error\ndata: {"error":{"code":500,"status":"INTERNAL","message":"oops"}}\n\n',
+        ),
+    )
+    with pytest.raises(InternalError, match="oops"):
+        async for _ in client.stream("hi"):
+            pass
+    assert rec.last.url.path == "/rest/message:stream"
+
+
+async def test_stream_refused_before_it_starts() -> None:
+    client, _ = client_for(
+        "JSONRPC",
+        lambda r: httpx.Response(
+            200, json={"jsonrpc": "2.0", "id": 1, "error": {"code": -32001, "message": "nope"}}
+        ),
+    )
+    with pytest.raises(TaskNotFoundError):
+        async for _ in client.subscribe("t1"):
+            pass

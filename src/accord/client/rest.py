@@ -144,7 +144,10 @@ class RestTransport(Transport):
                 if not event.data:
                     continue
                 if event.event == "error" or event.data.startswith('{"error"'):
-                    parsed = decode_json(event.data)
+                    try:
+                        parsed = decode_json(event.data)
+                    except WireError:
+                        parsed = None
                     if is_rest_error_body(parsed):
                         raise error_from_rest(parsed, 500)
                 yield StreamItem(_decode(event.data, StreamResponse), event.id, event.retry)
