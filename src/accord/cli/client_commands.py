@@ -2,8 +2,9 @@
 
 Every command takes the agent's URL first, then: ``--binding`` to force one, ``--token`` (a
 bearer token), ``--header NAME:VALUE`` (repeatable; also sent with the card request),
-``--timeout`` seconds, and ``--json`` for machine-readable output (ProtoJSON objects; streams
-print one object per line; errors print ``{"error": {...}}``).
+``--extension URI`` (repeatable), ``--timeout`` seconds, and ``--json`` for machine-readable
+output (ProtoJSON objects; streams print one object per line; errors print
+``{"error": {...}}``).
 
 Exit codes: 0 success; 1 the agent answered with an A2A error; 2 bad usage; 3 the agent could
 not be reached or answered something that is not A2A; 4 the task ended FAILED, REJECTED or
@@ -64,6 +65,7 @@ class Settings:
     binding: str | None
     token: str | None
     headers: dict[str, str]
+    extensions: tuple[str, ...]
     timeout: float | None
     as_json: bool
 
@@ -90,6 +92,9 @@ def _client_options(command: F) -> F:
     @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (ProtoJSON).")
     @click.option("--timeout", type=float, help="Seconds to wait for an answer (streams: idle).")
     @click.option("--header", "headers", multiple=True, metavar="NAME:VALUE", help="Extra header.")
+    @click.option(
+        "--extension", "extensions", multiple=True, metavar="URI", help="Activate an extension."
+    )
     @click.option("--token", envvar="ACCORD_TOKEN", help="Bearer token (or $ACCORD_TOKEN).")
     @click.option(
         "--binding",
@@ -101,6 +106,7 @@ def _client_options(command: F) -> F:
         binding: str | None,
         token: str | None,
         headers: tuple[str, ...],
+        extensions: tuple[str, ...],
         timeout: float | None,
         as_json: bool,
         **kwargs: Any,
@@ -110,6 +116,7 @@ def _client_options(command: F) -> F:
             binding=binding.upper() if binding else None,
             token=token,
             headers=_parse_headers(headers),
+            extensions=extensions,
             timeout=timeout,
             as_json=as_json,
         )
@@ -131,6 +138,7 @@ async def _connect(settings: Settings) -> Client:
         binding=settings.binding,
         credentials=BearerToken(settings.token) if settings.token else None,
         headers=settings.headers,
+        extensions=settings.extensions,
         timeouts=timeouts,
     )
 
