@@ -192,3 +192,10 @@ def test_reading_official_bytes_matches_the_json_codec(name: str, data: st.DataO
     theirs = json_format.Parse(as_json, getattr(official, name)())
     ours = from_proto(pb_class(name).FromString(theirs.SerializeToString()), type(value))
     assert _normalize(ours) == _normalize(codec.decode(as_json, type(value)))
+
+
+def test_a_number_beyond_a_double_names_its_field() -> None:
+    message = _message(metadata={"huge": 10**400})
+    with pytest.raises(WireError) as caught:
+        to_proto(message)
+    assert caught.value.field == "metadata"

@@ -211,7 +211,7 @@ def _guard(camel: str, body: list[str]) -> list[str]:
         *(f"    {line}" for line in body),
         "    except WireError as exc:",
         f"        raise _under(exc, {camel!r}) from None",
-        "    except (ValueError, TypeError, KeyError) as exc:",
+        "    except (ValueError, TypeError, KeyError, OverflowError) as exc:",
         f"        raise WireError(str(exc), {camel!r}) from None",
     ]
 
