@@ -49,6 +49,7 @@ async def agent(ctx: RequestContext, task: TaskHandle) -> None:
 class Server:
     stub: Any
     service: Any
+    channel: Any
 
 
 async def _serve(**settings: Any) -> AsyncIterator[Server]:
@@ -68,7 +69,7 @@ async def _serve(**settings: Any) -> AsyncIterator[Server]:
     )
     channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
     try:
-        yield Server(a2a_pb2_grpc.A2AServiceStub(channel), app.service)
+        yield Server(a2a_pb2_grpc.A2AServiceStub(channel), app.service, channel)
     finally:
         await channel.close()
         await server.stop(None)
@@ -460,3 +461,9 @@ def _free_port() -> int:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
         return port
+
+
+async def test_bytes_that_are_not_the_request_are_invalid_argument(srv: Server) -> None:
+    call = srv.channel.unary_unary("/lf.a2a.v1.A2AService/GetTask")  # raw bytes in and out
+    failure = await _failure(call(b"\xff\xff\xff", metadata=VERSION))
+    assert (failure.code, failure.reason) == (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_PARAMS")

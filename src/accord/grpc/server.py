@@ -23,6 +23,7 @@ from typing import Any, TypeAlias, cast
 
 import grpc
 from google.protobuf import any_pb2, empty_pb2
+from google.protobuf.message import DecodeError
 from google.protobuf.message import Message as ProtoMessage
 from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-untyped]
 from grpc_status import rpc_status
@@ -35,7 +36,7 @@ from accord.server.errors import from_wire_error, internal_error
 from accord.server.http import Receive, Request, Scope, Send
 from accord.server.operations import OPERATIONS, Call, Operation, Service
 from accord.wire.codec import WireError
-from accord.wire.errors import ERROR_DOMAIN, A2AError
+from accord.wire.errors import ERROR_DOMAIN, A2AError, ErrorKind
 from accord.wire.model import ListTasksResponse, Wire
 
 log = logging.getLogger("accord.grpc")
@@ -101,25 +102,30 @@ class GrpcBinding(Binding):
     """Handlers for every method of ``A2AService``, by method name."""
 
     def handlers(self) -> dict[str, grpc.RpcMethodHandler]:
+        # Requests arrive as bytes and are parsed in the handler, so that bytes which are not
+        # the request message get INVALID_ARGUMENT with the rich status like any bad request
+        # (grpc's own deserializer failure would be a bare INTERNAL).
         out: dict[str, grpc.RpcMethodHandler] = {}
         for name, operation in OPERATIONS.items():
-            request_class = proto_class(cast(type[Wire], operation.request_type))
             if operation.streaming:
                 out[name] = grpc.unary_stream_rpc_method_handler(
-                    self._streaming(operation),
-                    request_deserializer=request_class.FromString,
-                    response_serializer=_serialize,
+                    self._streaming(operation), response_serializer=_serialize
                 )
             else:
                 out[name] = grpc.unary_unary_rpc_method_handler(
-                    self._unary(operation),
-                    request_deserializer=request_class.FromString,
-                    response_serializer=_serialize,
+                    self._unary(operation), response_serializer=_serialize
                 )
         return out
 
-    def _begin(self, operation: Operation, message: Any, context: Context) -> tuple[Any, Call]:
+    def _begin(self, operation: Operation, raw: bytes, context: Context) -> tuple[Any, Call]:
         call = self.prepare(_MetadataRequest(context.invocation_metadata()))
+        request_class = proto_class(cast(type[Wire], operation.request_type))
+        try:
+            message = request_class.FromString(raw)
+        except DecodeError as exc:
+            raise A2AError(
+                ErrorKind.INVALID_PARAMS, f"not a {request_class.DESCRIPTOR.name}: {exc}"
+            ) from None
         try:
             request = from_proto(message, operation.request_type)
         except WireError as exc:
