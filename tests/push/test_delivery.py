@@ -332,3 +332,12 @@ async def test_no_secret_reaches_any_log_at_any_level(
     logged = "\n".join(f"{r.name} {r.getMessage()}" for r in caplog.records)
     for secret in ("path-secret", "query-secret", "token-secret", "credential-secret"):
         assert secret not in logged
+
+
+async def test_the_poll_delivers_what_no_wake_up_announced(store: TaskStore) -> None:
+    settings = dataclasses.replace(FAST, max_watched=0)  # commits wake nothing
+    async with Receiver() as receiver, running(store, ask_then_finish, settings) as (engine, _):
+        task = await send(engine, request("hi", push=webhook(receiver.url())))
+        await send(engine, request("bye", task_id=task.id))
+        await receiver.wait_for(all_delivered(4))
+        assert receiver.accepted_ids() == [f"{task.id}:{seq}" for seq in (1, 2, 4, 5)]

@@ -30,6 +30,7 @@ import contextlib
 import logging
 import random
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -56,6 +57,7 @@ class PushSettings:
     retry_max_s: float = 300.0
     concurrency: int = 64  # posts in flight at once
     max_workers: int = 1024  # configs being delivered at once (bounds memory)
+    max_watched: int = 100_000  # tasks whose commits wake delivery at once (the rest: poll)
     poll_interval_s: float = 5.0
     batch: int = 64  # events read from the log at a time, per worker
 
@@ -103,7 +105,9 @@ class PushDispatcher:
         self.clock = clock
         self.jitter = jitter
         self._slots = asyncio.Semaphore(self.settings.concurrency)
-        self._watched: set[str] = set()  # tasks with configs still delivering
+        # Tasks with configs that may still need delivering, newest last. Bounded: a task
+        # dropped from it is only noticed by the poll, a few seconds later.
+        self._watched: OrderedDict[str, None] = OrderedDict()
         self._workers: dict[Key, asyncio.Task[None]] = {}
         self._again: set[Key] = set()  # a running worker should read the log once more
         self._handoff: dict[Key, PushDelivery] = {}  # claimed while its worker was finishing
@@ -124,8 +128,14 @@ class PushDispatcher:
             raise invalid_params(field, f"webhook URL refused: {exc}") from None
 
     def config_stored(self, task_id: str) -> None:
-        self._watched.add(task_id)
+        self._watch(task_id)
         self._wake(task_id)
+
+    def _watch(self, task_id: str) -> None:
+        self._watched[task_id] = None
+        self._watched.move_to_end(task_id)
+        while len(self._watched) > self.settings.max_watched:
+            self._watched.popitem(last=False)
 
     def committed(self, task_id: str) -> None:
         if task_id in self._watched:  # one set lookup per commit of any task
@@ -135,7 +145,8 @@ class PushDispatcher:
         self._running = True
         after = ("", "")
         while page := await self.store.list_push_deliveries("active", 1000, after):
-            self._watched.update(d.config.config.task_id for d in page)
+            for delivery in page:
+                self._watch(delivery.config.config.task_id)
             last = page[-1].config.config
             after = (last.task_id, last.id)
         self._loops = [
@@ -220,7 +231,7 @@ class PushDispatcher:
                 self.clock(), self.settings.lease_ms, min(room, 500)
             )
             for delivery in claimed:
-                self._watched.add(delivery.config.config.task_id)
+                self._watch(delivery.config.config.task_id)
                 self._start(delivery)
             if len(claimed) < min(room, 500):
                 return
@@ -284,7 +295,7 @@ class PushDispatcher:
                     next_attempt_ms=0,
                 )
                 if done and not any(k[0] == task_id for k in self._workers if k != key):
-                    self._watched.discard(task_id)
+                    self._watched.pop(task_id, None)
                 return
             for event in events:
                 if not event.streamed:
