@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from accord.push import Guard, PushSettings, RefusedTarget
+from accord.push import DeliveryError, Guard, PushSettings, RefusedTarget, Sender
 from accord.push.delivery import pinned_url, request_headers
 from accord.push.ssrf import AddressPolicy, parse_target, refusal
 from accord.store import TaskStore
@@ -232,3 +232,17 @@ async def test_registration_through_the_engine_names_the_field(store: TaskStore)
             assert refused.value.message.startswith(
                 "configuration.taskPushNotificationConfig.url: webhook URL refused: "
             )
+
+
+@pytest.mark.parametrize(("address", "word"), REFUSED)
+async def test_the_sender_posts_nothing_to_a_name_resolving_to_a_refused_address(
+    address: str, word: str
+) -> None:
+    sender = Sender(Guard(resolver=resolver_to(address)))
+    config = TaskPushNotificationConfig(url="https://hooks.example/x")
+    try:
+        with pytest.raises(DeliveryError, match=word) as refused:
+            await sender.send(config, "task-1:1", b"{}")
+        assert refused.value.permanent
+    finally:
+        await sender.aclose()
