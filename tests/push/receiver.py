@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import inspect
 import json
+import ssl
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -42,8 +43,8 @@ class Receiver:
         self._connections: set[asyncio.Task[None]] = set()
         self.port = 0
 
-    async def start(self, host: str = "127.0.0.1") -> Receiver:
-        self._server = await asyncio.start_server(self._serve, host, 0)
+    async def start(self, host: str = "127.0.0.1", tls: ssl.SSLContext | None = None) -> Receiver:
+        self._server = await asyncio.start_server(self._serve, host, 0, ssl=tls)
         self.port = self._server.sockets[0].getsockname()[1]
         return self
 

@@ -14,6 +14,7 @@ logs every request's full URL at INFO, and a webhook's path or query may hold a 
 from __future__ import annotations
 
 import asyncio
+import ssl
 from collections import OrderedDict
 from dataclasses import dataclass
 from urllib.parse import urlunsplit
@@ -64,10 +65,17 @@ class Sender:
     between names could reuse a TLS connection verified for another name), at most
     ``max_pools`` of them, least recently used closed first."""
 
-    def __init__(self, guard: Guard, timeout_s: float = 10.0, max_pools: int = 64) -> None:
+    def __init__(
+        self,
+        guard: Guard,
+        timeout_s: float = 10.0,
+        max_pools: int = 64,
+        verify: ssl.SSLContext | bool = True,
+    ) -> None:
         self.guard = guard
         self.timeout_s = timeout_s
         self.max_pools = max_pools
+        self.verify = verify  # how https webhooks' certificates are checked (default: certifi)
         self._pools: OrderedDict[str, _Pooled] = OrderedDict()
         self._closing: set[asyncio.Task[None]] = set()
         self._timeouts = {
@@ -136,7 +144,7 @@ class Sender:
     def _acquire(self, host: str) -> _Pooled:
         pooled = self._pools.get(host)
         if pooled is None:
-            pooled = self._pools[host] = _Pooled(httpx.AsyncHTTPTransport())
+            pooled = self._pools[host] = _Pooled(httpx.AsyncHTTPTransport(verify=self.verify))
         self._pools.move_to_end(host)
         pooled.users += 1
         self._evict()
