@@ -246,3 +246,23 @@ async def test_the_sender_posts_nothing_to_a_name_resolving_to_a_refused_address
         assert refused.value.permanent
     finally:
         await sender.aclose()
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://2130706433/x",  # 127.0.0.1 as one number
+        "http://0x7f000001/x",
+        "http://017700000001/x",
+        "http://127.1/x",
+        "http://LOCALHOST./x",
+        "http://[::ffff:7f00:1]/x",
+    ],
+)
+async def test_other_spellings_of_loopback_are_refused(url: str) -> None:
+    """The system resolver turns these into 127.0.0.1; what is checked is what it returns."""
+    guard = Guard()
+    with pytest.raises(RefusedTarget, match="loopback"):
+        await guard.check_registration(url)
+    with pytest.raises(RefusedTarget, match="loopback"):
+        await guard.resolve(parse_target(url))
