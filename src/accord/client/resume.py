@@ -20,16 +20,18 @@ Event identity, used only during that replay prefix:
   delivered at that position.
 * message: its ``messageId``.
 
-A task snapshot is never passed on after the first event; it is compared with what the caller
-has, and only the difference is delivered, as the events that would have carried it:
+A Task event after the first event is either that first event replayed (identical to it: the
+server replays from the start, and it is dropped) or a snapshot of the task as it is now. A
+snapshot is never passed on; it is compared with what the caller has, and only the difference
+is delivered, as the events that would have carried it:
 
-* an artifact with parts beyond those delivered → an ``append`` artifact update with the new
-  parts (or a replacing update if the parts diverged);
+* an artifact whose parts extend those delivered → an ``append`` artifact update with the new
+  parts; an artifact whose parts differ otherwise → a replacing update with all of them;
 * a status the caller has not seen → a status update (after the artifacts, so a terminal
   status stays last).
 
-The snapshot also moves each artifact's position ``n`` to the updates it already covers, so
-updates a server replays after its snapshot are still recognised.
+Everything after a snapshot is newer than it, so artifact positions move past every update
+delivered so far.
 """
 
 from __future__ import annotations
@@ -63,13 +65,11 @@ class _ArtifactView:
 
     parts: list[bytes] = field(default_factory=list)  # encoded parts, in order
     updates: list[bytes] = field(default_factory=list)  # encoded update, per position n
-    ends: list[int] = field(default_factory=list)  # len(parts) after each update
 
     def apply(self, update: TaskArtifactUpdateEvent) -> None:
         new = [encode(p) for p in update.artifact.parts]
         self.parts = [*self.parts, *new] if update.append else new
         self.updates.append(_update_identity(update))
-        self.ends.append(len(self.parts))
 
 
 def _update_identity(update: TaskArtifactUpdateEvent) -> bytes:
@@ -90,6 +90,7 @@ class StreamTracker:
         self._messages: set[str] = set()
         self._replaying = False
         self._positions: dict[str, int] = {}
+        self._first_task = b""  # the encoded Task that opened the stream, if one did
 
     @property
     def interrupted(self) -> bool:
@@ -177,11 +178,18 @@ class StreamTracker:
     def _task(self, task: Task, response: StreamResponse) -> list[StreamResponse]:
         self._note_ids(task.id, task.context_id)
         if not self._delivered_any:
+            self._first_task = encode(task)
             for artifact in task.artifacts:
                 view = self._artifacts[artifact.artifact_id] = _ArtifactView()
                 view.apply(self._as_update(task, artifact, append=False))
             self._record_status(task.status)
             return self._deliver(response)
+        if self._replaying and encode(task) == self._first_task:
+            # The stream's first event again: the server replays from the start. Its
+            # artifacts were update 0 of theirs; the replay continues with update 1.
+            for artifact in task.artifacts:
+                self._positions[artifact.artifact_id] = 1
+            return []
         return self._reconcile(task)
 
     def _as_update(
@@ -207,16 +215,6 @@ class StreamTracker:
             if snapshot_parts == have:
                 self._positions[artifact_id] = len(view.updates) if view else 0
                 continue
-            if view is not None and have[: len(snapshot_parts)] == snapshot_parts:
-                # An older picture of this artifact (a replay from the start): updates whose
-                # result it already contains are the ones the server will replay next.
-                covered = 0
-                for end in view.ends:
-                    if end > len(snapshot_parts):
-                        break
-                    covered += 1
-                self._positions[artifact_id] = covered
-                continue
             if view is not None and snapshot_parts[: len(have)] == have:
                 missing = artifact.parts[len(have) :]
                 update = self._as_update(
@@ -239,7 +237,7 @@ class StreamTracker:
             self._positions[artifact_id] = len(view.updates)
             out.append(StreamResponse(artifact_update=update))
         for artifact_id in self._artifacts.keys() - seen_in_snapshot:
-            self._positions[artifact_id] = 0
+            self._positions[artifact_id] = len(self._artifacts[artifact_id].updates)
         if status_key(task.status) not in self._status_keys:
             self._record_status(task.status)
             out.append(
