@@ -12,6 +12,7 @@ connection. What the following SubscribeToTask sends depends on ``mode``:
 * ``snapshot``: no ids; the SDK's behaviour: a Task snapshot, then the live events.
 * ``replay``: no ids; every event again from the start.
 * ``finished``: the task ended while the client was away: subscribe is refused, GetTask works.
+* ``always``: every resubscription breaks again before sending anything.
 """
 
 from __future__ import annotations
@@ -129,7 +130,7 @@ class BreakingAgent:
             return {"jsonrpc": "2.0", "id": request_id, "result": event} if rpc else event
 
         if operation == "SendStreamingMessage":
-            with_ids = self.mode in ("ids", "ids_twice", "clean_eof", "stall")
+            with_ids = self.mode in ("ids", "ids_twice", "clean_eof", "stall", "always")
             numbered = list(enumerate(EVENTS[:BREAK_AFTER], 1))
             if self.mode == "stall":
                 everything = list(enumerate(EVENTS, 1))
@@ -153,6 +154,8 @@ class BreakingAgent:
             rest = [(n, e) for n, e in numbered if n > after]
             drop = self.mode == "ids_twice" and len(self.subscribes) == 1
             await self._sse(send, rest[:1] if drop else rest, wrap, True, drop=drop)
+        elif self.mode == "always":
+            await self._sse(send, [], wrap, True, drop=True)
         elif self.mode == "snapshot":
             snapshot = {"task": _task("TASK_STATE_WORKING", ["a", "b"], 1)}
             await self._sse(send, [(0, snapshot), (0, EVENTS[4]), (0, EVENTS[5])], wrap, False)

@@ -116,3 +116,15 @@ async def test_without_resumption_the_break_is_raised(binding: str) -> None:
                     seen.append(describe(event))
     assert seen == ALL_EVENTS[:BREAK_AFTER]
     assert agent.subscribes == []
+
+
+async def test_retries_are_bounded(binding: str) -> None:
+    agent = BreakingAgent("always")
+    seen: list[str] = []
+    with serve(agent) as base:
+        async with Client(card(base, binding), resume=FAST) as client:
+            with pytest.raises(StreamBrokenError):
+                async for event in client.stream("go"):
+                    seen.append(describe(event))
+    assert seen == ALL_EVENTS[:BREAK_AFTER]
+    assert len(agent.subscribes) == FAST.max_attempts
