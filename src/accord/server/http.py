@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, MutableMapping
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -115,3 +117,27 @@ async def respond(
         }
     )
     await send({"type": "http.response.body", "body": body})
+
+
+async def until_disconnected(receive: Receive, work: Coroutine[Any, Any, None]) -> None:
+    """Run ``work`` (a response being streamed) until it ends or the client disconnects, and
+    cancel it then. ASGI servers let ``send`` return quietly once the client is gone, so a
+    stream of a waiting task would otherwise hold its follower forever. Call it after the
+    request body has been read."""
+    writer = asyncio.ensure_future(work)
+    watcher = asyncio.ensure_future(_disconnect(receive))
+    try:
+        await asyncio.wait((writer, watcher), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        watcher.cancel()
+        if not writer.done():
+            writer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await writer
+    if not writer.cancelled():
+        writer.result()  # the stream's own failure, if any
+
+
+async def _disconnect(receive: Receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass

@@ -10,7 +10,7 @@ import msgspec
 from accord.server import sse
 from accord.server.binding import Binding
 from accord.server.errors import from_wire_error, internal_error, jsonrpc_error
-from accord.server.http import JSON, Request, Send, respond
+from accord.server.http import JSON, Request, Send, respond, until_disconnected
 from accord.server.operations import OPERATIONS
 from accord.wire.codec import WireError, decode, encode
 from accord.wire.errors import A2AError, ErrorKind, invalid_params
@@ -106,12 +106,15 @@ class JsonRpcBinding(Binding):
             return
         if operation.streaming:
             rid = request_id
-            await sse.stream(
-                send,
-                result,
-                lambda item: _result(rid, encode(item.response)),
-                lambda error: _error(rid, error),
-                headers,
+            await until_disconnected(
+                request.receive,
+                sse.stream(
+                    send,
+                    result,
+                    lambda item: _result(rid, encode(item.response)),
+                    lambda error: _error(rid, error),
+                    headers,
+                ),
             )
             return
         await respond(send, 200, _result(request_id, encode(result)), JSON, headers)

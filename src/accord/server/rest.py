@@ -12,7 +12,7 @@ from typing import Any
 from accord.server import sse
 from accord.server.binding import Binding
 from accord.server.errors import from_wire_error, internal_error, rest_error
-from accord.server.http import A2A_JSON, JSON, Request, Send, respond
+from accord.server.http import A2A_JSON, JSON, Request, Send, respond, until_disconnected
 from accord.server.operations import OPERATIONS, Operation
 from accord.wire.codec import WireError, convert, decode, decode_json, encode
 from accord.wire.errors import A2AError, ErrorKind, invalid_params
@@ -94,12 +94,15 @@ class RestBinding(Binding):
             await self._error(send, internal_error(), headers, content_type)
             return
         if operation.streaming:
-            await sse.stream(
-                send,
-                result,
-                lambda item: encode(item.response),
-                lambda error: encode(rest_error(error)),
-                headers,
+            await until_disconnected(
+                request.receive,
+                sse.stream(
+                    send,
+                    result,
+                    lambda item: encode(item.response),
+                    lambda error: encode(rest_error(error)),
+                    headers,
+                ),
             )
             return
         await respond(send, 200, encode(result), content_type, headers)
