@@ -275,6 +275,7 @@ PATH_TEMPLATES = [
 def paths(draw: st.DrawFn, task_ids: list[str]) -> str:
     segment = st.text(
         alphabet=st.characters(min_codepoint=33, max_codepoint=126, exclude_characters="/?#%"),
+        min_size=1,  # an empty segment could make "//x" read as a URL authority
         max_size=8,
     )
     template = draw(st.sampled_from(PATH_TEMPLATES))
