@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from accord.push import PushSettings
+from accord.push import PushDispatcher, PushSettings
 from accord.store import TaskStore
 from accord.wire import A2AError, ErrorKind
 from accord.wire.codec import decode
@@ -30,6 +30,7 @@ from .helpers import (
     three_artifacts,
     webhook,
 )
+from .helpers import request as request_
 from .receiver import Received, Receiver
 
 
@@ -341,3 +342,40 @@ async def test_the_poll_delivers_what_no_wake_up_announced(store: TaskStore) -> 
         await send(engine, request("bye", task_id=task.id))
         await receiver.wait_for(all_delivered(4))
         assert receiver.accepted_ids() == [f"{task.id}:{seq}" for seq in (1, 2, 4, 5)]
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+async def test_two_dispatchers_on_one_database_deliver_each_event_once(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """Two nodes on one database, one posting slot each, a webhook that answers in 0.3 s: a
+    config waits longer for a slot (seven configs take turns: 2.1 s) than its claim lasts
+    (3 x 0.6 s), so only renewing the claim while waiting keeps the other node from taking
+    it. Nothing fails, so each event arrives exactly once, in order."""
+    settings = dataclasses.replace(FAST, timeout_s=0.6, concurrency=1)
+
+    async def slowish(received: Received, index: int) -> int:
+        await asyncio.sleep(0.3)
+        return 200
+
+    other_store = make_store(kind, tmp_path, request)
+    other = PushDispatcher(other_store, settings)
+    async with Receiver(slowish) as receiver:
+        store = make_store(kind, tmp_path, request)
+        async with running(store, three_artifacts, settings) as (engine, _):
+            await other_store.open()
+            await other.start()
+            try:
+                tasks = [
+                    await send(engine, request_(f"go {n}", push=webhook(receiver.url(f"/{n}"))))
+                    for n in range(7)
+                ]
+                await receiver.wait_for(lambda r: len(r.accepted) >= 42, timeout=40)
+                await asyncio.sleep(0.5)
+            finally:
+                await other.stop()
+                await other_store.close()
+    for n, task in enumerate(tasks):
+        got = [r.event_id for r in receiver.accepted if r.path == f"/{n}"]
+        assert got == [f"{task.id}:{seq}" for seq in range(1, 7)]  # once each, in order
+    assert len(receiver.received) == 42

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import random
 import time
@@ -74,6 +75,7 @@ class _Held:
     cursor: int
     failures: int
     last_error: str
+    lease_until: int
 
 
 def event_id(event: Event) -> str:
@@ -250,8 +252,11 @@ class PushDispatcher:
     # --- delivering ----------------------------------------------------------------------------
 
     async def _run(self, key: Key, delivery: PushDelivery) -> None:
+        held = self._held[key] = _Held(
+            delivery.cursor, delivery.failures, delivery.last_error, delivery.next_attempt_ms
+        )
         try:
-            await self._deliver(key, delivery)
+            await self._deliver(key, delivery, held)
         except asyncio.CancelledError:
             raise
         except Exception:
@@ -263,16 +268,17 @@ class PushDispatcher:
                 self._held.pop(key, None)  # broke: its lease runs out (stop() gives it back)
             handoff = self._handoff.pop(key, None)
             if handoff is not None and self._running:
+                if handoff.cursor < held.cursor:  # claimed before this worker's last update
+                    handoff = dataclasses.replace(handoff, cursor=held.cursor, failures=0)
                 self._start(handoff)
             elif key in self._again:
                 self._again.discard(key)
                 self._wake(key[0])
 
-    async def _deliver(self, key: Key, delivery: PushDelivery) -> None:
+    async def _deliver(self, key: Key, delivery: PushDelivery, held: _Held) -> None:
         task_id, config_id = key
         config = delivery.config.config
         cursor, failures = delivery.cursor, delivery.failures
-        held = self._held[key] = _Held(cursor, failures, delivery.last_error)
         store = self.store
         while True:
             self._again.discard(key)
@@ -301,9 +307,15 @@ class PushDispatcher:
                 if not event.streamed:
                     cursor = event.seq  # history only; recorded with the next update
                     continue
-                error = await self._attempt(config, event)
+                if not await self._acquire_slot(key, held):
+                    return  # the config was deleted
+                try:
+                    error = await self._attempt(config, event)
+                finally:
+                    self._slots.release()
                 if error is None:
                     cursor, failures = event.seq, 0
+                    lease_until = self.clock() + self.settings.lease_ms
                     if not await store.update_push_delivery(
                         task_id,
                         config_id,
@@ -311,29 +323,59 @@ class PushDispatcher:
                         state="active",
                         failures=0,
                         last_error="",
-                        next_attempt_ms=self.clock() + self.settings.lease_ms,
+                        next_attempt_ms=lease_until,
                     ):
                         return  # the config was deleted
                     held.cursor, held.failures, held.last_error = cursor, 0, ""
+                    held.lease_until = lease_until
                     continue
                 self._held.pop(key, None)
                 await self._failed(key, config, cursor, failures + 1, error)
                 return
 
+    async def _acquire_slot(self, key: Key, held: _Held) -> bool:
+        """Wait for one of the ``concurrency`` posting slots, keeping the claim alive meanwhile
+        (when every slot is busy the wait can outlast a lease). False when the config no
+        longer exists (no slot is then held)."""
+        while True:
+            if not await self._keep_lease(key, held):
+                return False
+            try:
+                async with asyncio.timeout(self.settings.lease_ms / 3000):
+                    await self._slots.acquire()
+            except TimeoutError:
+                continue
+            return True
+
+    async def _keep_lease(self, key: Key, held: _Held) -> bool:
+        """Renew the claim unless it surely outlasts the coming attempt."""
+        now = self.clock()
+        if now + int(self.settings.timeout_s * 1000) + 1000 <= held.lease_until:
+            return True
+        held.lease_until = now + self.settings.lease_ms
+        return await self.store.update_push_delivery(
+            key[0],
+            key[1],
+            cursor=held.cursor,
+            state="active",
+            failures=held.failures,
+            last_error=held.last_error,
+            next_attempt_ms=held.lease_until,
+        )
+
     async def _attempt(
         self, config: TaskPushNotificationConfig, event: Event
     ) -> DeliveryError | None:
         body = encode(event.stream_response())
-        async with self._slots:
-            try:
-                async with asyncio.timeout(self.settings.timeout_s):
-                    await self.sender.send(config, event_id(event), body)
-            except DeliveryError as exc:
-                return exc
-            except TimeoutError:
-                return DeliveryError(f"timed out after {self.settings.timeout_s:g} s")
-            except Exception as exc:  # a bug or an unexpected transport error: retried
-                return DeliveryError(f"unexpected {type(exc).__name__}")
+        try:
+            async with asyncio.timeout(self.settings.timeout_s):
+                await self.sender.send(config, event_id(event), body)
+        except DeliveryError as exc:
+            return exc
+        except TimeoutError:
+            return DeliveryError(f"timed out after {self.settings.timeout_s:g} s")
+        except Exception as exc:  # a bug or an unexpected transport error: retried
+            return DeliveryError(f"unexpected {type(exc).__name__}")
         return None
 
     async def _failed(
