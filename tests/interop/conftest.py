@@ -16,3 +16,8 @@ def accord_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AccordSe
     """``accord serve`` with the scripted test agents, a SQLite store and the extended card."""
     with accord_serve(tmp_path_factory.mktemp("accord-serve")) as server:
         yield server
+    # Whatever the tests did, the server logged no failure of its own.
+    problems = [
+        line for line in server.log().splitlines() if "ERROR" in line or "Traceback" in line
+    ]
+    assert problems == [], "\n".join(problems[:20])
