@@ -144,6 +144,8 @@ _BY_JSONRPC_CODE: dict[int, ErrorKind] = {}
 for _kind in ErrorKind:
     _BY_REASON.setdefault(_kind.reason, _kind)
     _BY_JSONRPC_CODE.setdefault(_kind.jsonrpc_code, _kind)
+# Where rows share a code, a peer's bare code means the protocol's own error.
+_BY_JSONRPC_CODE[ErrorKind.INVALID_PARAMS.jsonrpc_code] = ErrorKind.INVALID_PARAMS
 
 
 def kind_for_reason(reason: str) -> ErrorKind | None:
