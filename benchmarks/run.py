@@ -146,6 +146,13 @@ class Server:
                 self.process.wait()
         self.process = None
 
+    def cpu_seconds(self) -> float:
+        """User + system CPU time of the server process so far (all its threads)."""
+        assert self.process is not None
+        stat = Path(f"/proc/{self.process.pid}/stat").read_text()
+        fields = stat.rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def memory(self) -> dict[str, int]:
         """Peak and current resident set (KiB) from /proc/PID/status."""
         assert self.process is not None
@@ -188,6 +195,7 @@ class Result:
     requests: int
     bad: int
     socket_errors: int
+    cpu_us: float = 0.0  # server CPU time per request: robust to a busy machine
     sample: str = ""
 
     @property
@@ -222,7 +230,9 @@ def run_wrk(
         str(path),
         target.url,
     ]
+    cpu_before = target.server.cpu_seconds()
     out = subprocess.run(argv, capture_output=True, text=True, check=False)
+    cpu = target.server.cpu_seconds() - cpu_before
     data: dict[str, float] = {}
     sample = ""
     for line in out.stdout.splitlines():
@@ -245,6 +255,7 @@ def run_wrk(
         requests=int(data["requests"]),
         bad=int(data["bad"]),
         socket_errors=int(data["socket_errors"]),
+        cpu_us=cpu * 1e6 / max(int(data["requests"]), 1),
         sample=sample,
     )
 
@@ -328,7 +339,8 @@ class Bench:
                             f"  [{repeat + 1}/{a.repeat}] {scenario:6} {stored:>6}"
                             f" c{connections:<2}"
                             f" {target.name:14} {result.rps:9.1f} req/s  p50 {result.p50_ms:7.2f}"
-                            f" ms  bad {result.bad} err {result.socket_errors}{flag}",
+                            f" ms  cpu {result.cpu_us:7.0f} us/req"
+                            f"  bad {result.bad} err {result.socket_errors}{flag}",
                             flush=True,
                         )
 
@@ -398,6 +410,7 @@ def medians(results: list[Result]) -> dict[tuple[str, int, str, int], Result]:
             requests=sum(r.requests for r in rs),
             bad=sum(r.bad for r in rs),
             socket_errors=sum(r.socket_errors for r in rs),
+            cpu_us=statistics.median(r.cpu_us for r in rs),
         )
     return out
 
@@ -414,8 +427,9 @@ def table(results: list[Result]) -> str:
     lines = [
         "| scenario | tasks | conns | accord JSON-RPC req/s | accord HTTP+JSON req/s "
         "| a2a-sdk JSON-RPC req/s | ratio JSON-RPC | ratio HTTP+JSON | accord p50 ms "
-        "| a2a-sdk p50 ms | ASGI echo req/s | accord / echo |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| a2a-sdk p50 ms | accord CPU µs/req | a2a-sdk CPU µs/req | CPU ratio "
+        "| ASGI echo req/s | accord / echo | echo CPU µs/req |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     keys = sorted(
         {(k[0], k[1], k[3]) for k in m},
@@ -431,11 +445,13 @@ def table(results: list[Result]) -> str:
             return f"{a.rps / b.rps:.1f}x" if a and b and b.rps else "-"
 
         share = f"{rpc.rps / echo.rps:.0%}" if rpc and echo else "-"
+        cpu_ratio = f"{sdk.cpu_us / rpc.cpu_us:.1f}x" if rpc and sdk and rpc.cpu_us else "-"
         lines.append(
             f"| {TITLES[scenario]} | {stored:,} | {conns} | {_cell(rpc)} | {_cell(rest)} "
             f"| {_cell(sdk)} | {ratio(rpc, sdk)} | {ratio(rest, sdk)} "
             f"| {rpc.p50_ms if rpc else 0:.2f} | {sdk.p50_ms if sdk else 0:.2f} "
-            f"| {_cell(echo)} | {share} |"
+            f"| {rpc.cpu_us if rpc else 0:,.0f} | {sdk.cpu_us if sdk else 0:,.0f} "
+            f"| {cpu_ratio} | {_cell(echo)} | {share} | {f'{echo.cpu_us:,.0f}' if echo else '-'} |"
         )
     return "\n".join(lines)
 

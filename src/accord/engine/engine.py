@@ -14,8 +14,8 @@ import asyncio
 import contextlib
 import inspect
 import logging
+import os
 import time
-import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -70,8 +70,14 @@ def _now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
+_VARIANT = {digit: "89ab"[int(digit, 16) & 3] for digit in "0123456789abcdef"}
+
+
 def _new_id() -> str:
-    return str(uuid.uuid4())
+    """A random (version 4) UUID's text, without building a UUID object: three times
+    cheaper than ``str(uuid.uuid4())``, and two are made per new task."""
+    h = os.urandom(16).hex()
+    return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{_VARIANT[h[16]]}{h[17:20]}-{h[20:]}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -587,7 +593,8 @@ class Engine:
                     await self._submit(created, 0, live.pending_configs)
                     continue
                 record = live.durable
-                if record is None or record.seq < run.start.seq:
+                # Not read while the creation waits for the agent: the store cannot have it.
+                if (record is None or record.seq < run.start.seq) and live.created:
                     record = await self.store.get_task(live.task_id, caller.tenant)
                 if record is not None and record.seq >= run.start.seq:
                     moved = record.seq > run.start.seq
@@ -628,7 +635,7 @@ class Engine:
                     yield StreamItem(StreamResponse(message=run.reply), None)
                     return
                 record = live.durable
-                if record is None or record.seq < start.seq:
+                if (record is None or record.seq < start.seq) and live.created:
                     record = await self.store.get_task(live.task_id, tenant)
                 if record is not None and record.seq >= start.seq:
                     break

@@ -8,7 +8,7 @@ then makes them durable together). Followers still read only what is durable.
 from __future__ import annotations
 
 import asyncio
-import uuid
+import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -73,7 +73,7 @@ def as_message(value: MessageLike, task_id: str = "", context_id: str = "") -> M
         return value
     parts = [Part(text=value)] if isinstance(value, str) else list(value)
     return Message(
-        message_id=uuid.uuid4().hex,
+        message_id=os.urandom(16).hex(),
         role=Role.AGENT,
         parts=parts,
         task_id=task_id,
@@ -140,7 +140,9 @@ class LiveHandle:
                 parts = [Part(text=text)]
             if append and not artifact_id:
                 raise AgentError("appending a chunk needs the artifact_id of its artifact")
-            artifact = Artifact(artifact_id=artifact_id or uuid.uuid4().hex, parts=parts, name=name)
+            artifact = Artifact(
+                artifact_id=artifact_id or os.urandom(16).hex(), parts=parts, name=name
+            )
         chosen = artifact
 
         def decide(record: TaskRecord | None, now: int) -> Outcome:
