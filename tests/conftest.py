@@ -15,6 +15,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 import asyncpg
 import pytest
+from hypothesis import settings as hypothesis_settings
+
+# A shared 2-core machine makes wall-clock deadlines meaningless: no test fails for being slow.
+hypothesis_settings.register_profile("accord", deadline=None)
+hypothesis_settings.load_profile("accord")
 
 ADMIN_DSN = os.environ.get("ACCORD_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
 
