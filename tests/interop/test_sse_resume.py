@@ -202,3 +202,25 @@ def test_a_last_event_id_past_the_end_of_a_live_task_follows_it(
     assert resumed, "the task's later events are delivered"
     final = payload(resumed[-1])
     assert final["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
+
+
+def test_subscribers_see_the_same_events_and_one_leaving_disturbs_no_other(
+    binding: Rest | JsonRpc,
+) -> None:
+    with httpx.Client(headers=HEADERS, timeout=20) as http:
+        dropped = drop_after_two(binding, http, "tick 6 0.1")
+        task_id = task_id_of(dropped[0])
+        with (
+            binding.subscribe(http, task_id, dropped[0].id) as one,
+            binding.subscribe(http, task_id, dropped[0].id) as two,
+            binding.subscribe(http, task_id, dropped[0].id) as leaving,
+        ):
+            first_of_leaving = next(events(leaving))
+            leaving.close()  # goes away mid-task
+            seen_one = list(events(one))
+            seen_two = list(events(two))
+    assert [e.id for e in seen_one] == [e.id for e in seen_two]
+    assert [payload(e) for e in seen_one] == [payload(e) for e in seen_two]
+    assert seen_one[0].id == first_of_leaving.id
+    final = payload(seen_one[-1])
+    assert final["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
