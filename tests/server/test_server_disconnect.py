@@ -1,5 +1,6 @@
-"""A client that goes away from a stream releases what the stream held, even while the task
-waits (uvicorn's ``send`` stays silent after a disconnect, so the server must listen for it)."""
+"""Streams over a real (in-process) uvicorn: a client that goes away releases what its stream
+held, even while the task waits (uvicorn's ``send`` stays silent after a disconnect, so the
+server must listen for it); idle streams get keep-alive comments."""
 
 from __future__ import annotations
 
@@ -92,3 +93,21 @@ async def test_a_dropped_subscription_is_released(
         assert task["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
     errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
     assert errors == []  # the stream was stopped, not crashed
+
+
+async def test_an_idle_stream_gets_keep_alive_comments(
+    served: tuple[A2AApplication, str],
+) -> None:
+    app, url = served
+    async with httpx.AsyncClient(base_url=url, headers={"A2A-Version": "1.0"}) as http:
+        sent = await http.post("/message:send", json={"message": message()})
+        task_id = sent.json()["task"]["id"]
+        async with http.stream("POST", f"/tasks/{task_id}:subscribe") as response:
+            lines = []
+            async for line in response.aiter_lines():
+                lines.append(line)
+                if line.startswith(":"):
+                    break
+    assert lines[0].startswith("id: ")
+    assert any(line.startswith("data: ") for line in lines)
+    assert lines[-1] == ": keep-alive"
