@@ -98,7 +98,7 @@ async def test_a_dropped_subscription_is_released(
 async def test_an_idle_stream_gets_keep_alive_comments(
     served: tuple[A2AApplication, str],
 ) -> None:
-    app, url = served
+    _app, url = served
     async with httpx.AsyncClient(base_url=url, headers={"A2A-Version": "1.0"}) as http:
         sent = await http.post("/message:send", json={"message": message()})
         task_id = sent.json()["task"]["id"]
