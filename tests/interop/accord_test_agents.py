@@ -5,6 +5,7 @@ The first word of the message's text picks the behaviour:
 - ``slow``: starts working and waits until the task is canceled;
 - ``tick N [DELAY]``: streams N chunks of one artifact, DELAY seconds apart, then completes;
 - ``ask``: requires input; the follow-up message completes the task with ``got: <text>``;
+- ``direct TEXT``: answers with a direct message ``direct: TEXT`` and creates no task;
 - anything else: echoes, like the built-in echo agent.
 """
 
@@ -31,6 +32,8 @@ class ScriptedAgent:
             await self._tick(task, rest.split())
         elif word == "ask":
             await task.require_input("what else?")
+        elif word == "direct":
+            await task.reply(f"direct: {rest}")
         else:
             await task.start_working()
             await task.update_artifact(text=f"echo: {ctx.text}", last_chunk=True)

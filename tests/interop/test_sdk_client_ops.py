@@ -136,6 +136,16 @@ async def test_streaming_send_yields_task_then_updates_until_completed(client: C
     assert len(ids) == 1
 
 
+async def test_a_direct_reply_is_one_message_on_both_send_operations(
+    client: Client, blocking: Client
+) -> None:
+    for c in (blocking, client):
+        events = [e async for e in c.send_message(request("direct hi"))]
+        assert [e.WhichOneof("payload") for e in events] == ["message"]
+        assert events[0].message.role == Role.ROLE_AGENT
+        assert events[0].message.parts[0].text == "direct: hi"
+
+
 async def test_get_task_honours_history_length(blocking: Client) -> None:
     first = await send(blocking, request("ask"))
     assert first.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
