@@ -59,6 +59,36 @@ def fresh_database(admin: str) -> Iterator[str]:
         asyncio.run(run(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
 
 
+def _cpu_seconds(pid: int) -> float:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _backends(database: str) -> list[int]:
+    """PostgreSQL server processes serving ``database`` (their title names it)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                title = (entry / "cmdline").read_bytes().decode(errors="replace")
+            except OSError:
+                continue
+            if title.startswith("postgres:") and f" {database} " in title:
+                found.append(int(entry.name))
+    return found
+
+
+def _cpu(nodes: list[Node], database: str) -> tuple[float, float]:
+    """CPU seconds so far: of the nodes, and of the database's server backends."""
+    return (
+        sum(_cpu_seconds(node.process.pid) for node in nodes),
+        sum(_cpu_seconds(pid) for pid in _backends(database)),
+    )
+
+
 def _request(host: str, port: int, index: int) -> bytes:
     body = json.dumps(
         {
@@ -115,19 +145,25 @@ async def _load(nodes: list[Node], concurrency: int, seconds: float, warmup: flo
 
 
 def measure(store: str, size: int, args: argparse.Namespace, workdir: Path) -> None:
+    database = store.rsplit("/", 1)[1].split("?")[0] if store.startswith("postgres") else ""
     with cluster(store, workdir, size=size, agent="echo") as nodes:
         # One request per node first: connections, caches and the schema are warm.
         for node in nodes:
             httpx.get(f"{node.url}/.well-known/agent-card.json").raise_for_status()
         cpu = time.process_time()
         wall = time.monotonic()
+        nodes_cpu, pg_cpu = _cpu(nodes, database)
         rate = asyncio.run(_load(nodes, args.concurrency, args.seconds, args.warmup))
-        share = (time.process_time() - cpu) / (time.monotonic() - wall)
+        elapsed = time.monotonic() - wall
+        nodes_after, pg_after = _cpu(nodes, database)
+        share = (time.process_time() - cpu) / elapsed
     kind = store.split(":", 1)[0]
     load = os.getloadavg()
     print(
-        f"{kind:10} {size} node(s), {args.concurrency} clients: {rate:8.0f} SendMessage/s"
-        f"  (load generator CPU {share:.0%}; load average {load[0]:.1f} / {load[1]:.1f})",
+        f"{kind:10} {size} node(s), {args.concurrency} clients: {rate:8.0f} SendMessage/s;"
+        f" CPU: nodes {(nodes_after - nodes_cpu) / elapsed:.0%},"
+        f" PostgreSQL backends {(pg_after - pg_cpu) / elapsed:.0%},"
+        f" load generator {share:.0%}; load average {load[0]:.1f}",
         flush=True,
     )
 
