@@ -41,8 +41,8 @@ class Settings:
     api_keys: dict[str, Principal] = field(default_factory=dict)
     bearer_tokens: dict[str, Principal] = field(default_factory=dict)
     # [[principals]] and [jwt]: see accord.auth.config and docs/authentication.md
-    principals: list[dict[str, Any]] = field(default_factory=list)
-    jwt: dict[str, Any] = field(default_factory=dict)
+    principals: list[dict[str, Any]] = field(default_factory=list, repr=False)  # has secrets
+    jwt: dict[str, Any] = field(default_factory=dict, repr=False)
     claim_lease_s: float = 30.0  # --agent remote: how long a worker's claim lives unrenewed
     max_body_bytes: int = 10 * 1024 * 1024
     max_parts: int = 256
