@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 from typing import Any
 
 from accord.auth import PrincipalAuthenticator, parse_auth
@@ -41,6 +43,9 @@ def load_agent(spec: str) -> Any:
         raise ValueError(
             f"agent {spec!r}: use a built-in name ({', '.join(BUILTIN_AGENTS)}) or module:attribute"
         )
+    if spec not in BUILTIN_AGENTS and "" not in sys.path and os.getcwd() not in sys.path:
+        # Like `python -m`, find the user's own modules in the working directory.
+        sys.path.insert(0, os.getcwd())
     agent = getattr(importlib.import_module(module_name), attribute)
     return agent() if isinstance(agent, type) else agent
 
