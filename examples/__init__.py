@@ -1,2 +1,2 @@
 """Example agents for ``accord serve --agent examples.<module>:agent`` (run from the
-repository root with ``PYTHONPATH=.``); see docs/executor.md."""
+repository root, which accord serve puts on the import path); see docs/executor.md."""

@@ -1,6 +1,6 @@
 """An agent as a class, with a cancel hook.
 
-    PYTHONPATH=. accord serve --agent examples.class_agent:agent --store memory://
+    accord serve --agent examples.class_agent:agent --store memory://
 
 "countdown N" counts down from N, one number a second, as chunks of one artifact. CancelTask
 stops it: the engine marks the task canceled, calls ``cancel`` and then cancels the running

@@ -1,6 +1,6 @@
 """The smallest agent: one async function.
 
-    PYTHONPATH=. accord serve --agent examples.function_agent:agent --store memory://
+    accord serve --agent examples.function_agent:agent --store memory://
 
 It answers "count these words" with a task whose one artifact says how many words it got.
 A message saying just "hello" gets a direct message instead of a task.

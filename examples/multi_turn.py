@@ -1,7 +1,7 @@
 """A multi-turn agent: it asks for what it is missing (INPUT_REQUIRED) and finishes when the
 client answers in the same task.
 
-    PYTHONPATH=. accord serve --agent examples.multi_turn:agent --store memory://
+    accord serve --agent examples.multi_turn:agent --store memory://
 
 Send "book a table"; the task stops in INPUT_REQUIRED asking how many people. Send the
 number as a new message with the task's ``taskId``: the task completes with a booking.

@@ -1,6 +1,6 @@
 """A streaming agent: one artifact written in chunks as the work goes on.
 
-    PYTHONPATH=. accord serve --agent examples.streaming:agent --store memory://
+    accord serve --agent examples.streaming:agent --store memory://
 
 Each word of the message comes back upper-cased as its own chunk of the artifact
 ``shout`` (``append`` after the first, ``lastChunk`` on the last); a second artifact
