@@ -1,5 +1,5 @@
 """The global feed of a store: every append and push-config change, in commit order, per
-tenant, resumable from a position (memory and SQLite behave the same)."""
+tenant, resumable from a position (memory, SQLite and PostgreSQL behave the same)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from accord.core.limits import Limits
 from accord.core.records import PushConfigRecord, TaskRecord
 from accord.store.base import TaskStore
 from accord.store.memory import MemoryStore
+from accord.store.postgres import PostgresStore
 from accord.store.sqlite import SqliteStore
 from accord.wire.model import (
     Message,
@@ -25,13 +26,15 @@ from accord.wire.model import (
 )
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
 async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[TaskStore]:
-    chosen: TaskStore = (
-        MemoryStore()
-        if request.param == "memory"
-        else SqliteStore(str(tmp_path / "feed.db"), synchronous="NORMAL")
-    )
+    chosen: TaskStore
+    if request.param == "memory":
+        chosen = MemoryStore()
+    elif request.param == "sqlite":
+        chosen = SqliteStore(str(tmp_path / "feed.db"), synchronous="NORMAL")
+    else:
+        chosen = PostgresStore(request.getfixturevalue("pg_url"))
     await chosen.open()
     yield chosen
     await chosen.close()

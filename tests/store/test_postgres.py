@@ -1,0 +1,133 @@
+"""What only the PostgreSQL store has to get right: several processes on one database (here:
+several stores, each with its own pool, as separate nodes would have), its counters, its feed
+positions and its URL."""
+
+from __future__ import annotations
+
+import asyncio
+
+import asyncpg
+import pytest
+
+from accord.core.views import TaskQuery
+from accord.store import SeqConflict, open_store
+from accord.store.postgres import PostgresStore
+from accord.wire.codec import encode
+from accord.wire.model import TaskState
+
+from .records import commit, moved, new_task, push_config
+
+
+async def test_nodes_opening_an_empty_database_together_migrate_it_once(pg_url: str) -> None:
+    stores = [PostgresStore(pg_url) for _ in range(4)]
+    await asyncio.gather(*(store.open() for store in stores))
+    try:
+        await new_task(stores[0], "task-1")
+        assert [await s.get_task("task-1", "t1") is not None for s in stores] == [True] * 4
+        conn = await asyncpg.connect(pg_url)
+        try:
+            assert await conn.fetchval("SELECT count(*) FROM schema_version") == 1
+        finally:
+            await conn.close()
+    finally:
+        for store in stores:
+            await store.close()
+
+
+async def test_two_nodes_writing_one_task_one_wins_the_other_conflicts(pg_url: str) -> None:
+    node_a, node_b = PostgresStore(pg_url), PostgresStore(pg_url)
+    await node_a.open()
+    await node_b.open()
+    try:
+        base = await new_task(node_a, "contested")
+        results = await asyncio.gather(
+            *(
+                commit(node, base, moved(base, "work", 2000 + i))
+                for i, node in enumerate([node_a, node_b] * 5)
+            ),
+            return_exceptions=True,
+        )
+        assert sum(not isinstance(r, BaseException) for r in results) == 1
+        conflicts = [r for r in results if isinstance(r, SeqConflict)]
+        assert len(conflicts) == 9 and {c.actual for c in conflicts} == {2}
+        assert [e.seq for e in await node_b.read_events("contested", 0)] == [1, 2]
+    finally:
+        await node_a.close()
+        await node_b.close()
+
+
+async def test_counters_stay_exact_across_connections_that_come_and_go(pg_url: str) -> None:
+    for round_ in range(3):
+        store = PostgresStore(pg_url, pool_size=4)
+        await store.open()
+        records = await asyncio.gather(
+            *(new_task(store, f"r{round_}-{i}", moves=("work",)) for i in range(10))
+        )
+        for record in records[:4]:
+            await commit(store, record, moved(record, "complete", 5000))
+        await store.close()  # its backends end; the next open folds their counter rows
+    store = PostgresStore(pg_url)
+    await store.open()
+    try:
+        assert await store.count_tasks("t1") == 30
+        everything = await store.list_tasks(TaskQuery(tenant="t1"))
+        working = await store.list_tasks(TaskQuery(tenant="t1", status=TaskState.WORKING))
+        assert (everything.total_size, working.total_size) == (30, 18)
+        conn = await asyncpg.connect(pg_url)
+        try:
+            live = {row[0] for row in await conn.fetch("SELECT pid FROM pg_stat_activity")}
+            shards = {row[0] for row in await conn.fetch("SELECT shard FROM task_counts")}
+        finally:
+            await conn.close()
+        assert shards <= live | {0}  # rows of backends that are gone were folded into shard 0
+    finally:
+        await store.close()
+
+
+async def test_the_feed_holds_back_what_an_older_transaction_may_still_write(
+    pg_url: str,
+) -> None:
+    store = PostgresStore(pg_url)
+    await store.open()
+    older = await asyncpg.connect(pg_url)
+    try:
+        await new_task(store, "task-a")
+        await new_task(store, "task-b")
+        seen = await store.read_feed(0, None)
+        assert [e.task_id for e in seen] == ["task-a", "task-b"]
+        # A transaction that started writing before the next append, and commits after it.
+        transaction = older.transaction()
+        await transaction.start()
+        config = push_config("task-a", "late")
+        await older.execute(
+            "INSERT INTO push_configs (task_id, config_id, tenant, created_ms, body, cursor,"
+            " state, failures, last_error, next_attempt_ms)"
+            " VALUES ($1, $2, $3, $4, $5, 0, 'active', 0, '', 0)",
+            "task-a",
+            "late",
+            "t1",
+            config.created_ms,
+            encode(config.config),
+        )
+        await new_task(store, "task-c")
+        # task-c is committed, but the open transaction could still add an entry before it.
+        assert await store.read_feed(seen[-1].position, None) == []
+        await transaction.commit()
+        rest = await store.read_feed(seen[-1].position, None)
+        assert [(e.task_id, e.config_id) for e in rest] == [("task-a", "late"), ("task-c", "")]
+        assert rest[0].position < rest[1].position
+    finally:
+        await older.close()
+        await store.close()
+
+
+def test_postgres_urls() -> None:
+    store = open_store("postgresql://accord@db.example:5432/accord")
+    assert isinstance(store, PostgresStore)
+    assert (store.dsn, store.pool_size) == ("postgresql://accord@db.example:5432/accord", 10)
+    sized = open_store("postgres://db.example/accord?sslmode=require&pool_size=3")
+    assert isinstance(sized, PostgresStore)
+    assert (sized.dsn, sized.pool_size) == ("postgres://db.example/accord?sslmode=require", 3)
+    for bad in ("postgresql://db/x?pool_size=0", "postgresql://db/x?pool_size=many"):
+        with pytest.raises(ValueError):
+            open_store(bad)
