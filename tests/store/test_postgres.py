@@ -10,7 +10,7 @@ import asyncpg
 import pytest
 
 from accord.core.views import TaskQuery
-from accord.store import SeqConflict, open_store
+from accord.store import SeqConflict, StoreError, open_store
 from accord.store.postgres import PostgresStore
 from accord.wire.codec import encode
 from accord.wire.model import TaskState
@@ -131,3 +131,11 @@ def test_postgres_urls() -> None:
     for bad in ("postgresql://db/x?pool_size=0", "postgresql://db/x?pool_size=many"):
         with pytest.raises(ValueError):
             open_store(bad)
+
+
+async def test_an_unreachable_database_is_a_store_error_on_open() -> None:
+    store = PostgresStore("postgresql://postgres@127.0.0.1:1/none")
+    with pytest.raises(StoreError):
+        await store.open()
+    with pytest.raises(StoreError):
+        await store.get_task("x", None)

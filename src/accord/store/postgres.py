@@ -173,18 +173,23 @@ class PostgresStore:
             return
         try:
             conn = await asyncpg.connect(self.dsn)
-        except (OSError, asyncpg.PostgresError) as exc:
-            raise StoreError(f"cannot connect to PostgreSQL: {exc}") from exc
+            try:
+                await pg_migrations.migrate(conn, _now_ms())
+                await conn.execute(pg_migrations.FOLD_DEAD_SHARDS)
+            finally:
+                await conn.close()
+            pool = await asyncpg.create_pool(
+                self.dsn, min_size=min(2, self.pool_size), max_size=self.pool_size
+            )
+        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
+            raise StoreError(f"cannot open the PostgreSQL store: {exc}") from exc
+        self._pool = pool
         try:
-            await pg_migrations.migrate(conn, _now_ms())
-            await conn.execute(pg_migrations.FOLD_DEAD_SHARDS)
-        finally:
-            await conn.close()
-        self._pool = await asyncpg.create_pool(
-            self.dsn, min_size=min(2, self.pool_size), max_size=self.pool_size
-        )
-        for bus in self._buses:
-            await bus.start()
+            for bus in self._buses:
+                await bus.start()
+        except BaseException:
+            await self.close()
+            raise
 
     async def close(self) -> None:
         for bus in self._buses:
