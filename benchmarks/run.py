@@ -115,6 +115,7 @@ class Server:
     port: int
     probe: str  # a path answering GET when the server is up
     log: Path
+    grpc_port: int = 0
     process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
@@ -170,11 +171,13 @@ class Target:
 
     name: str  # accord-jsonrpc, accord-rest, sdk-jsonrpc, asgi-echo
     server: Server
-    binding: str  # jsonrpc, rest, echo
+    binding: str  # jsonrpc, rest, echo, grpc
     path: str
 
     @property
     def url(self) -> str:
+        if self.binding == "grpc":
+            return f"127.0.0.1:{self.server.grpc_port}"
         return f"http://127.0.0.1:{self.server.port}{self.path}"
 
 
@@ -217,19 +220,15 @@ def run_wrk(
     from lua import script  # benchmarks/lua.py
 
     run_id = f"{scenario}{connections}r{repeat}t{time.monotonic_ns() % 10**9}"
-    path = workdir / f"{target.name}-{scenario}-{connections}.lua"
-    path.write_text(script(scenario, target.binding, run=run_id, stored=stored, total=total))
-    argv = [
-        "wrk",
-        "-t1",
-        f"-c{connections}",
-        f"-d{int(seconds)}s",
-        "--timeout",
-        "30s",
-        "-s",
-        str(path),
-        target.url,
-    ]
+    if target.binding == "grpc":
+        argv = [sys.executable, str(HERE / "grpc_load.py"), "--target", target.url]
+        argv += ["--scenario", scenario, "-c", str(connections), "-d", str(seconds)]
+        argv += ["--stored", str(stored), "--total", str(total)]
+    else:
+        path = workdir / f"{target.name}-{scenario}-{connections}.lua"
+        path.write_text(script(scenario, target.binding, run=run_id, stored=stored, total=total))
+        argv = ["wrk", "-t1", f"-c{connections}", f"-d{int(seconds)}s", "--timeout", "30s"]
+        argv += ["-s", str(path), target.url]
     cpu_before = target.server.cpu_seconds()
     out = subprocess.run(argv, capture_output=True, text=True, check=False)
     cpu = target.server.cpu_seconds() - cpu_before
@@ -278,13 +277,17 @@ class Bench:
         argv = [sys.executable, "-m", "accord", "serve", "--host", "127.0.0.1"]
         argv += ["--port", str(port), "--store", store, "--agent", "echo"]
         argv += ["--log-level", "warning"]
-        return Server(name, argv, port, "/.well-known/agent-card.json", self.log(name))
+        grpc_port = free_port() if self.args.grpc else 0
+        if grpc_port:
+            argv += ["--grpc-port", str(grpc_port)]
+        return Server(name, argv, port, "/.well-known/agent-card.json", self.log(name), grpc_port)
 
     def sdk(self, tasks: int, name: str) -> Server:
         port = free_port()
         argv = [sys.executable, str(HERE / "sdk_echo.py"), "--port", str(port)]
-        argv += ["--grpc-port", str(free_port()), "--tasks", str(tasks)]
-        return Server(name, argv, port, "/.well-known/agent-card.json", self.log(name))
+        grpc_port = free_port()
+        argv += ["--grpc-port", str(grpc_port), "--tasks", str(tasks)]
+        return Server(name, argv, port, "/.well-known/agent-card.json", self.log(name), grpc_port)
 
     def echo(self) -> Server:
         port = free_port()
@@ -361,6 +364,9 @@ class Bench:
             ]
             if with_echo:
                 targets.append(Target("asgi-echo", servers[2], "echo", "/"))
+            if a.grpc:
+                targets.append(Target("accord-grpc", accord, "grpc", ""))
+                targets.append(Target("sdk-grpc", sdk, "grpc", ""))
             reads = [s for s in scenarios if s in ("get", "list")]
             writes = [s for s in scenarios if s in ("send", "stream")]
             if reads:
@@ -456,13 +462,37 @@ def table(results: list[Result]) -> str:
     return "\n".join(lines)
 
 
+def grpc_table(results: list[Result]) -> str:
+    m = medians(results)
+    lines = [
+        "| scenario (gRPC, Python load generator) | tasks | conns | accord req/s | a2a-sdk req/s "
+        "| ratio | accord p50 ms | a2a-sdk p50 ms | accord CPU µs/req | a2a-sdk CPU µs/req |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    keys = sorted(
+        {(k[0], k[1], k[3]) for k in m if k[2] == "accord-grpc"},
+        key=lambda k: (list(TITLES).index(k[0]), k[1], k[2]),
+    )
+    for scenario, stored, conns in keys:
+        ours = m.get((scenario, stored, "accord-grpc", conns))
+        theirs = m.get((scenario, stored, "sdk-grpc", conns))
+        if ours is None or theirs is None:
+            continue
+        lines.append(
+            f"| {TITLES[scenario]} | {stored:,} | {conns} | {_cell(ours)} | {_cell(theirs)} "
+            f"| {ours.rps / theirs.rps:.1f}x | {ours.p50_ms:.2f} | {theirs.p50_ms:.2f} "
+            f"| {ours.cpu_us:,.0f} | {theirs.cpu_us:,.0f} |"
+        )
+    return "\n".join(lines)
+
+
 def list_latency(results: list[Result]) -> str:
     m = medians(results)
     lines = [
         "| ListTasks p50 latency | conns | 1,000 tasks ms | 100,000 tasks ms | ratio |",
         "|---|---:|---:|---:|---:|",
     ]
-    for target in ("accord-jsonrpc", "accord-rest", "sdk-jsonrpc"):
+    for target in ("accord-jsonrpc", "accord-rest", "accord-grpc", "sdk-jsonrpc", "sdk-grpc"):
         for conns in sorted({k[3] for k in m if k[0] == "list"}):
             small = m.get(("list", 1000, target, conns))
             big = m.get(("list", 100_000, target, conns))
@@ -495,6 +525,7 @@ def main() -> None:
     parser.add_argument("--no-big", action="store_true", help="skip the 100k phase")
     parser.add_argument("--accord-sync", choices=["full", "normal"], help="default: accord's")
     parser.add_argument("--no-warmup", action="store_true")
+    parser.add_argument("--grpc", action="store_true", help="also gRPC (benchmarks/grpc_load.py)")
     parser.add_argument("--hold", action="store_true", help="wait before stopping servers")
     parser.add_argument("--json", type=Path, help="also write every run here")
     parser.add_argument("--no-venv", action="store_true", help="use this interpreter as is")
@@ -521,6 +552,7 @@ def main() -> None:
         report = "\n\n".join(
             [
                 table(bench.results),
+                grpc_table(bench.results),
                 list_latency(bench.results),
                 memory_table(bench.memory),
                 f"machine: {info['nproc']} CPUs, {info['cpu']}, Python {info['python']}, "

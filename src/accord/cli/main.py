@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 import sys
 from typing import Any
@@ -73,6 +74,11 @@ def serve(config_path: str | None, **flags: Any) -> None:
         from accord.grpc.server import WithGrpc
 
         served = WithGrpc(app, f"{settings.host}:{settings.grpc_port}")
+    # Everything imported and built so far lives as long as the process: keep it out of the
+    # collector's way, or each full collection walks it (tens of ms, every few thousand
+    # requests; a few microseconds per request on average, more at the tail).
+    gc.collect()
+    gc.freeze()
     uvicorn.run(
         served,
         host=settings.host,

@@ -69,8 +69,11 @@ def negotiate(service: Service, version: str | None, extensions_header: str | No
     error = negotiation.check_version(version)
     if error is not None:
         raise error
+    declared = service.card.capabilities.extensions
+    if not extensions_header and not declared:
+        return []  # nothing asked for, nothing required: the common case, kept cheap
     requested = negotiation.parse_extensions([extensions_header] if extensions_header else [])
-    check = negotiation.check_extensions(requested, service.card.capabilities.extensions)
+    check = negotiation.check_extensions(requested, declared)
     if check.error is not None:
         raise check.error
     return check.activated
