@@ -189,3 +189,32 @@ async def test_the_feed_is_scoped_and_resumes_after_the_last_event() -> None:
         position, _, index = first_id.partition("-")
         again = await take("", (int(position), int(index)), 1)
         assert again == frames[1:2]
+
+
+async def test_the_feed_stops_when_the_worker_disconnects() -> None:
+    from accord.server.http import Request
+
+    async with surface() as s:
+        await s.create()
+        sent: list[dict[str, object]] = []
+        gone = asyncio.Event()
+
+        async def receive() -> dict[str, object]:
+            await gone.wait()
+            return {"type": "http.disconnect"}
+
+        async def send(message: dict[str, object]) -> None:
+            sent.append(message)
+            if b"a2a.tasks.TaskCreated" in message.get("body", b""):  # type: ignore[operator]
+                gone.set()
+
+        scope = {
+            "type": "http",
+            "method": "GET",
+            "path": "/tasks/events",
+            "headers": [(b"x-api-key", KEYS["agent"].encode())],
+            "query_string": b"",
+        }
+        surface_app = s.app.surface
+        await asyncio.wait_for(surface_app.handle(Request(scope, receive), send), 5)
+        assert sent[0]["status"] == 200

@@ -10,6 +10,7 @@ answered with the status code the seed declares for it.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from functools import cache
 from typing import Any
@@ -235,13 +236,22 @@ class SurfaceApp:
                 ],
             }
         )
-        try:
+
+        async def pump() -> None:
             await send({"type": "http.response.body", "body": b": feed\n\n", "more_body": True})
             async for frame in frames:
                 await send({"type": "http.response.body", "body": frame, "more_body": True})
-        except OSError:
-            return  # the worker went away
+
+        # A server may swallow writes to a closed connection, so the feed also watches for the
+        # disconnect itself: nothing keeps following for a worker that went away.
+        writer = asyncio.ensure_future(pump())
+        watcher = asyncio.ensure_future(_disconnected(request))
+        try:
+            await asyncio.wait({writer, watcher}, return_when=asyncio.FIRST_COMPLETED)
         finally:
+            for task in (writer, watcher):
+                task.cancel()
+            await asyncio.gather(writer, watcher, return_exceptions=True)
             await frames.aclose()  # type: ignore[attr-defined]
 
     async def _claim(self, request: Request, send: Send, caller: Caller) -> None:
@@ -277,6 +287,13 @@ class SurfaceApp:
             "task": result.record.task,
         }
         await respond(send, 200, _json(body), JSON)
+
+
+async def _disconnected(request: Request) -> None:
+    while True:
+        message = await request.receive()
+        if message["type"] == "http.disconnect":
+            return
 
 
 class _ClaimInput(msgspec.Struct, forbid_unknown_fields=True):
