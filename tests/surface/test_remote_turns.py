@@ -1,0 +1,89 @@
+"""A remote worker's turn: the blocking SendMessage waits for the worker's move, a claim ends
+with the turn, and a client's next message offers the task again."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from surface_helpers import KEYS, message, surface
+
+from accord.surface.feed import FeedHub, follow
+
+AGENT = {"X-API-Key": KEYS["agent"]}
+
+
+async def test_input_required_then_continued_through_a_remote_worker() -> None:
+    async with surface(claim_lease_s=30.0) as s:
+        blocking = asyncio.ensure_future(
+            s.post("/tasks/commands/message:send", {"message": message("first")})
+        )
+        task_id = ""
+        for _ in range(100):  # the task exists (SUBMITTED) while the client waits
+            _, rows = await s.get("/tasks/views/allTasks", "agent")
+            if rows["rows"]:
+                task_id = rows["rows"][0]["id"]
+                break
+            await asyncio.sleep(0.02)
+        assert task_id and not blocking.done()
+
+        async def claim(worker: str) -> tuple[int, Any]:
+            response = await s.http.post(
+                "/tasks/claims", json={"taskId": task_id, "worker": worker}, headers=AGENT
+            )
+            return response.status_code, response.json()
+
+        assert (await claim("w1"))[1]["outcome"] == "claimed"
+        assert (await claim("w2"))[0] == 409  # one worker per task
+        assert (await claim("w1"))[1]["outcome"] == "renewed"
+        assert await s.move(task_id, "work") == 202
+        assert not blocking.done()
+        assert await s.move(task_id, "require_input") == 202
+
+        status, body = await asyncio.wait_for(blocking, 5)
+        assert (status, body["outcome"]) == (200, "task-created")
+        assert body["response"]["task"]["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+
+        # The turn ended, so did the claim: the client's next message offers the task again.
+        continued = asyncio.ensure_future(
+            s.post("/tasks/commands/message:send", {"message": message("second", taskId=task_id)})
+        )
+        engine = s.app.service.engine
+        frames = follow(engine, FeedHub(engine), "", (0, -1), heartbeat=0.05)
+        names = []
+        async with asyncio.timeout(5):
+            async for frame in frames:
+                if frame.startswith(b"id:"):
+                    names.append(frame.split(b"\n")[1].removeprefix(b"event: ").decode())
+                    if names[-1] == "accord.tasks.TaskMessageAdded":
+                        break
+        await frames.aclose()  # type: ignore[attr-defined]
+        assert names == [
+            "a2a.tasks.TaskCreated",
+            "a2a.tasks.TaskStatusUpdated",
+            "a2a.tasks.TaskStatusUpdated",
+            "accord.tasks.TaskMessageAdded",
+        ]
+        assert (await claim("w2"))[1]["outcome"] == "claimed"
+        assert await s.move(task_id, "work") == 202
+        assert await s.move(task_id, "complete") == 202
+        status, body = await asyncio.wait_for(continued, 5)
+        assert (status, body["outcome"]) == (200, "continued")
+        assert body["response"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+        assert (await claim("w1"))[0] == 409  # terminal: nothing to claim
+
+
+async def test_an_expired_claim_fails_the_task() -> None:
+    async with surface(claim_lease_s=0.1) as s:
+        task_id = await s.create()
+        response = await s.http.post("/tasks/claims", json={"taskId": task_id}, headers=AGENT)
+        assert response.json()["outcome"] == "claimed"
+        assert await s.move(task_id, "work") == 202
+        for _ in range(100):
+            _, body = await s.post("/tasks/commands/tasks:get", {"id": task_id})
+            if body["response"]["task"]["status"]["state"] == "TASK_STATE_FAILED":
+                break
+            await asyncio.sleep(0.05)
+        status_message = body["response"]["task"]["status"]["message"]["parts"][0]["text"]
+        assert "claim expired" in status_message
+        assert await s.move(task_id, "complete") == 409  # the late worker changes nothing
