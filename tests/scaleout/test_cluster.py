@@ -16,6 +16,7 @@ from typing import Any
 import httpx
 import pytest
 from a2a.client import Client, ClientConfig, create_client
+from a2a.client.errors import A2AClientTimeoutError
 from a2a.types import (
     CancelTaskRequest,
     GetTaskRequest,
@@ -200,3 +201,27 @@ async def test_cancel_on_another_node_ends_the_task_everywhere(
     assert state_of(events[-1]) == CANCELED
     for client in blocking:
         assert (await client.get_task(GetTaskRequest(id=task.id))).status.state == CANCELED
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=(TimeoutError, A2AClientTimeoutError),
+    reason="engine: the node running a task does not learn of changes other nodes make to it"
+    " (a blocking SendMessage there decides on its in-memory record); see docs/scale-out.md",
+)
+async def test_a_blocking_send_on_one_node_returns_when_another_node_cancels(
+    clients: tuple[list[Client], list[Client]],
+) -> None:
+    blocking, _ = clients
+    context = str(uuid.uuid4())
+    req = request("slow")
+    req.message.context_id = context
+    waiting = asyncio.ensure_future(send(blocking[0], req))  # blocks on node A
+    task_id = ""
+    while not task_id:  # the task shows up on node C once its creation committed
+        listed = await blocking[2].list_tasks(ListTasksRequest(context_id=context))
+        task_id = listed.tasks[0].id if listed.tasks else ""
+        await asyncio.sleep(0.05)
+    await blocking[1].cancel_task(CancelTaskRequest(id=task_id))
+    answered = await asyncio.wait_for(waiting, 15)
+    assert (answered.id, answered.status.state) == (task_id, CANCELED)
