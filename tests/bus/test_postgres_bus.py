@@ -69,6 +69,24 @@ async def test_local_followers_wake_and_a_node_ignores_its_own_echo(
         assert not await local.wait(0.01)
 
 
+async def test_remote_listeners_hear_other_nodes_only(
+    nodes: tuple[PostgresBus, PostgresBus],
+) -> None:
+    a, b = nodes
+    heard: list[str | None] = []
+    arrived = asyncio.Event()
+
+    def listener(task_id: str | None) -> None:
+        heard.append(task_id)
+        arrived.set()
+
+    b.add_remote_listener(listener)
+    b.notify("local-task")  # b's own: not remote
+    a.notify("task-1")
+    await asyncio.wait_for(arrived.wait(), PATIENCE)
+    assert heard == ["task-1"]
+
+
 async def test_many_notifies_at_once_reach_every_follower(
     nodes: tuple[PostgresBus, PostgresBus],
 ) -> None:
@@ -88,10 +106,13 @@ async def test_many_notifies_at_once_reach_every_follower(
 
 async def test_the_catch_up_wakes_followers_when_a_notification_was_lost(pg_url: str) -> None:
     async with PostgresBus(pg_url, catch_up_s=0.2) as bus:
+        anything: list[str | None] = []
+        bus.add_remote_listener(anything.append)
         with bus.subscribe("task-1") as follower:
             follower.clear()
             # Nobody notifies (say, the writing node died between its commit and its NOTIFY).
             assert await follower.wait(PATIENCE)
+        assert None in anything  # remote listeners hear "anything may have changed"
 
 
 async def test_a_lost_listen_connection_is_replaced_and_followers_reread(

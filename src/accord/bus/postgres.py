@@ -24,6 +24,7 @@ import asyncio
 import contextlib
 import logging
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 import asyncpg
@@ -52,6 +53,7 @@ class PostgresBus(LocalBus):
         self._pending: dict[str, None] = {}  # task ids to publish, in notify order
         self._has_pending = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
+        self._remote_listeners: list[Callable[[str | None], None]] = []
         self.published = 0  # NOTIFY statements sent (each carries a batch of ids)
         self.received = 0  # notifications from other nodes
 
@@ -97,6 +99,20 @@ class PostgresBus(LocalBus):
             for subscription in list(subscriptions):
                 subscription.wake()
 
+    def add_remote_listener(self, listener: Callable[[str | None], None]) -> None:
+        """Call ``listener(task_id)`` when another node notifies ``task_id``, and
+        ``listener(None)`` at every catch-up and (re)connection: anything may have changed
+        elsewhere. For a node that must notice what other nodes do to the tasks it runs
+        (a cancel); local notifications do not call it."""
+        self._remote_listeners.append(listener)
+
+    def _remote(self, task_id: str | None) -> None:
+        for listener in self._remote_listeners:
+            try:
+                listener(task_id)
+            except Exception:
+                log.exception("bus: a remote listener failed")
+
     # --- loops -----------------------------------------------------------------------------
 
     async def _connect_listener(self) -> tuple[asyncpg.Connection, asyncio.Event]:
@@ -106,6 +122,7 @@ class PostgresBus(LocalBus):
         await conn.add_listener(self.channel, self._on_notification)
         # Whatever was appended before we listened is found by re-reading the logs.
         self.wake_all()
+        self._remote(None)
         return conn, lost
 
     async def _listen_loop(self, first: tuple[asyncpg.Connection, asyncio.Event]) -> None:
@@ -132,6 +149,7 @@ class PostgresBus(LocalBus):
         if node != self.node:
             self.received += 1
             LocalBus.notify(self, task_id)
+            self._remote(task_id)
 
     async def _publish_loop(self) -> None:
         conn: asyncpg.Connection | None = None
@@ -173,3 +191,4 @@ class PostgresBus(LocalBus):
         while True:
             await asyncio.sleep(self.catch_up_s)
             self.wake_all()
+            self._remote(None)
