@@ -129,7 +129,7 @@ async def test_a_lost_listen_connection_is_replaced_and_followers_reread(
             )
         finally:
             await admin.close()
-        assert killed == 2
+        assert killed >= 2  # a's and b's (a backend just closed may still be listed)
         # Reconnecting wakes every follower: what was missed meanwhile is found by re-reading.
         assert await follower.wait(PATIENCE)
         follower.clear()
@@ -177,9 +177,15 @@ async def test_a_follower_on_another_engine_sees_every_event_in_order(pg_url: st
     ):
         created = await node_a.send_message(_request("go"), ALICE)
         assert isinstance(created, Task)
+
+        async def working() -> None:  # then both followers start from the same snapshot
+            while (await node_b.get_task(created.id, ALICE)).status.state != TaskState.WORKING:
+                await asyncio.sleep(0.01)
+
+        await asyncio.wait_for(working(), PATIENCE)
         remote = asyncio.ensure_future(_collect(await node_b.subscribe(created.id, ALICE)))
         local = asyncio.ensure_future(_collect(await node_a.subscribe(created.id, ALICE)))
-        await asyncio.sleep(0.1)  # let both followers reach their wait
+        await asyncio.sleep(0.1)  # let both followers reach their wait (not needed for the result)
         gate.set()
         remote_items, local_items = await asyncio.wait_for(asyncio.gather(remote, local), PATIENCE)
         seqs = [item.seq for item in remote_items]

@@ -92,7 +92,8 @@ async def test_streams_on_every_node_see_a_task_run_on_another_in_order(
 ) -> None:
     blocking, streaming = clients
     # Runs on node A (it received the message); followed from B and C, and from A itself.
-    task = await send(blocking[0], request("tick 40 0.01", immediately=True))
+    # Long enough (2 s) that the followers join before it ends.
+    task = await send(blocking[0], request("tick 40 0.05", immediately=True))
     streams = await asyncio.wait_for(
         asyncio.gather(*(follow(client, task.id) for client in streaming)), PATIENCE
     )
@@ -159,7 +160,7 @@ async def test_a_stream_dropped_on_one_node_resumes_on_another(
     nodes: list[Node], clients: tuple[list[Client], list[Client]]
 ) -> None:
     blocking, _ = clients
-    task = await send(blocking[0], request("tick 30 0.02", immediately=True))
+    task = await send(blocking[0], request("tick 30 0.05", immediately=True))
     headers = {"A2A-Version": "1.0", "Accept": "text/event-stream"}
     seen: list[int] = []
     texts: list[str] = []
@@ -193,11 +194,16 @@ async def test_cancel_on_another_node_ends_the_task_everywhere(
 ) -> None:
     blocking, streaming = clients
     task = await send(blocking[0], request("slow", immediately=True))
-    watcher = asyncio.ensure_future(follow(streaming[2], task.id))
-    await asyncio.sleep(0.2)  # let the watcher on node C reach its wait
+    watcher = streaming[2].subscribe(SubscribeToTaskRequest(id=task.id))
+    first = await anext(watcher)  # node C follows the task
+    assert first.task.id == task.id
     canceled = await blocking[1].cancel_task(CancelTaskRequest(id=task.id))
     assert canceled.status.state == CANCELED
-    events = await asyncio.wait_for(watcher, PATIENCE)
+
+    async def rest() -> list[StreamResponse]:
+        return [event async for event in watcher]
+
+    events = await asyncio.wait_for(rest(), PATIENCE)
     assert state_of(events[-1]) == CANCELED
     for client in blocking:
         assert (await client.get_task(GetTaskRequest(id=task.id))).status.state == CANCELED
