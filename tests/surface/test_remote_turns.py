@@ -4,6 +4,7 @@ with the turn, and a client's next message offers the task again."""
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 from surface_helpers import KEYS, message, surface
@@ -87,3 +88,38 @@ async def test_an_expired_claim_fails_the_task() -> None:
         status_message = body["response"]["task"]["status"]["message"]["parts"][0]["text"]
         assert "claim expired" in status_message
         assert await s.move(task_id, "complete") == 409  # the late worker changes nothing
+
+
+async def test_after_a_restart_a_working_task_nobody_claims_again_fails(tmp_path: Path) -> None:
+    store = f"sqlite:///{tmp_path / 'accord.db'}"
+    async with surface(store=store) as s:
+        task_id = await s.create()
+        response = await s.http.post("/tasks/claims", json={"taskId": task_id}, headers=AGENT)
+        assert response.json()["outcome"] == "claimed"
+        assert await s.move(task_id, "work") == 202
+        waiting = await s.create()  # never claimed: stays SUBMITTED across the restart
+    async with surface(store=store, claim_lease_s=0.1) as s:
+        for _ in range(100):
+            _, body = await s.post("/tasks/commands/tasks:get", {"id": task_id})
+            if body["response"]["task"]["status"]["state"] == "TASK_STATE_FAILED":
+                break
+            await asyncio.sleep(0.05)
+        assert body["response"]["task"]["status"]["state"] == "TASK_STATE_FAILED"
+        _, body = await s.post("/tasks/commands/tasks:get", {"id": waiting})
+        assert body["response"]["task"]["status"]["state"] == "TASK_STATE_SUBMITTED"
+        response = await s.http.post("/tasks/claims", json={"taskId": waiting}, headers=AGENT)
+        assert response.json()["outcome"] == "claimed"
+
+
+async def test_after_a_restart_the_worker_takes_its_task_back(tmp_path: Path) -> None:
+    store = f"sqlite:///{tmp_path / 'accord.db'}"
+    async with surface(store=store) as s:
+        task_id = await s.create()
+        await s.http.post("/tasks/claims", json={"taskId": task_id, "worker": "a"}, headers=AGENT)
+        assert await s.move(task_id, "work") == 202
+    async with surface(store=store, claim_lease_s=30) as s:
+        response = await s.http.post(
+            "/tasks/claims", json={"taskId": task_id, "worker": "b"}, headers=AGENT
+        )
+        assert response.json()["outcome"] == "claimed"  # the adopted claim had no holder
+        assert await s.move(task_id, "complete") == 202

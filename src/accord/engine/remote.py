@@ -9,7 +9,9 @@ client's turn open: a blocking SendMessage or a stream ends when a worker's move
 A claim is a lease. Every agent command on the task renews it; a worker with long work renews
 it by claiming again. A claim whose lease runs out while the task is still SUBMITTED or WORKING
 means its worker stopped: the task is **failed** (status message says so), never offered again,
-so no work is ever done twice. A claim ends by itself when the task's turn ends.
+so no work is ever done twice. A claim ends by itself when the task's turn ends. Claims live in
+memory: after a restart, WORKING tasks get a claim held by no one (:meth:`Claims.adopt_running`)
+so a task whose worker is gone still ends.
 """
 
 from __future__ import annotations
@@ -100,6 +102,28 @@ class Claims:
         self.clock = clock
         self._claims: dict[str, Claim] = {}
         self._reaper: asyncio.Task[None] | None = None
+        self._adopted = False
+
+    async def adopt_running(self) -> int:
+        """After a restart no claim survives: every WORKING task gets a claim no worker
+        holds yet, so it fails after one lease unless its worker acts on it or claims it
+        again. SUBMITTED tasks are left for workers to claim. Returns how many."""
+        if self._adopted:
+            return 0
+        self._adopted = True
+        adopted = 0
+        after = ""
+        states = frozenset({TaskState.WORKING})
+        while batch := await self.engine.store.tasks_in_states(states, 500, after):
+            for record in batch:
+                if record.id not in self._claims:
+                    expires = self.clock() + self.lease_ms
+                    self._claims[record.id] = Claim(record.id, record.tenant, "", expires)
+                    adopted += 1
+            after = batch[-1].id
+        if adopted:
+            self._ensure_reaper()
+        return adopted
 
     def holder(self, task_id: str) -> str | None:
         claim = self._claims.get(task_id)
@@ -115,7 +139,8 @@ class Claims:
         holder = f"{caller.identity}/{worker}" if worker else caller.identity
         now = self.clock()
         current = self._claims.get(task_id)
-        if current is not None and current.expires_ms > now and current.holder != holder:
+        # A claim held by no one (adopted after a restart) goes to the first worker that asks.
+        if current is not None and current.expires_ms > now and current.holder not in ("", holder):
             return ClaimResult("held", current, record)
         outcome = "renewed" if current is not None and current.holder == holder else "claimed"
         claim = Claim(task_id, caller.tenant, holder, now + self.lease_ms)
