@@ -11,6 +11,7 @@ import pytest
 
 from accord.core.views import TaskQuery
 from accord.store import SeqConflict, StoreError, open_store
+from accord.store.base import FeedEntry
 from accord.store.postgres import PostgresStore
 from accord.wire.codec import encode
 from accord.wire.model import TaskState
@@ -93,6 +94,17 @@ async def test_counters_stay_exact_across_connections_that_come_and_go(pg_url: s
         await store.close()
 
 
+async def _feed_once(store: PostgresStore, after: int, count: int) -> list[FeedEntry]:
+    """The feed after ``after`` once it holds ``count`` entries: another client of the server
+    (another test run) may hold it back for a moment with a transaction of its own."""
+    for _ in range(200):
+        entries = await store.read_feed(after, None)
+        if len(entries) >= count:
+            return entries
+        await asyncio.sleep(0.05)
+    pytest.fail(f"the feed after {after} stayed at {entries}")
+
+
 async def test_the_feed_holds_back_what_an_older_transaction_may_still_write(
     pg_url: str,
 ) -> None:
@@ -102,7 +114,7 @@ async def test_the_feed_holds_back_what_an_older_transaction_may_still_write(
     try:
         await new_task(store, "task-a")
         await new_task(store, "task-b")
-        seen = await store.read_feed(0, None)
+        seen = await _feed_once(store, 0, 2)
         assert [e.task_id for e in seen] == ["task-a", "task-b"]
         # A transaction that started writing before the next append, and commits after it.
         transaction = older.transaction()
@@ -122,7 +134,7 @@ async def test_the_feed_holds_back_what_an_older_transaction_may_still_write(
         # task-c is committed, but the open transaction could still add an entry before it.
         assert await store.read_feed(seen[-1].position, None) == []
         await transaction.commit()
-        rest = await store.read_feed(seen[-1].position, None)
+        rest = await _feed_once(store, seen[-1].position, 2)
         assert [(e.task_id, e.config_id) for e in rest] == [("task-a", "late"), ("task-c", "")]
         assert rest[0].position < rest[1].position
     finally:
