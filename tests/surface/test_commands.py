@@ -404,3 +404,12 @@ async def test_extended_card_not_configured_and_context_not_accepted() -> None:
         assert (status, body["outcome"]) == (502, "context-not-accepted")
         status, body = await s.post(STREAM, {"message": message(contextId="mine")})
         assert (status, body["outcome"]) == (502, "context-not-accepted")
+
+
+async def test_bounds_are_input_refusals() -> None:
+    async with surface(max_body_bytes=2048, max_parts=2) as s:
+        status, body = await s.post(SEND, {"message": message("x" * 4096)})
+        assert status == 422 and "exceeds" in body["refused"]
+        parts = [{"text": "a"}, {"text": "b"}, {"text": "c"}]
+        status, body = await s.post(SEND, {"message": message() | {"parts": parts}})
+        assert status == 422 and body["errors"][0]["field"] == "message.parts"

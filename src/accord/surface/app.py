@@ -137,7 +137,11 @@ class SurfaceApp:
             await self._answer(send, 501, {"refused": str(error), "committed": error.committed})
             return
         except A2AError as error:
-            if error.kind in (ErrorKind.INVALID_PARAMS, ErrorKind.INVALID_REQUEST):
+            if error.kind in (
+                ErrorKind.INVALID_PARAMS,
+                ErrorKind.INVALID_REQUEST,
+                ErrorKind.PAYLOAD_TOO_LARGE,
+            ):
                 errors = [{"field": v.field, "message": v.description} for v in error.violations]
                 await self._answer(send, 422, {"refused": error.message, "errors": errors})
                 return
