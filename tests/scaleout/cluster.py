@@ -40,7 +40,7 @@ class Node:
         self.process.wait(10)
 
 
-def _start(name: str, store: str, workdir: Path, agent: str, config: str) -> Node:
+def start_node(name: str, store: str, workdir: Path, agent: str, config: str) -> Node:
     port = free_port()
     log_path = workdir / f"{name}.log"
     config_path = workdir / f"{name}.toml"
@@ -60,7 +60,7 @@ def _start(name: str, store: str, workdir: Path, agent: str, config: str) -> Nod
     return Node(name, f"http://127.0.0.1:{port}", process, log_path)
 
 
-def _wait_ready(node: Node, timeout: float) -> None:
+def wait_ready(node: Node, timeout: float) -> None:
     deadline = time.monotonic() + timeout
     while True:
         if node.process.poll() is not None:
@@ -74,7 +74,7 @@ def _wait_ready(node: Node, timeout: float) -> None:
             time.sleep(0.05)
 
 
-def _stop(node: Node) -> None:
+def stop_node(node: Node) -> None:
     if node.process.poll() is None:
         node.process.terminate()
         try:
@@ -102,8 +102,8 @@ def cluster(
     with ExitStack() as stack:
         nodes: list[Node] = []
         for index in range(size):
-            node = _start(f"node-{'abcdefgh'[index]}", store, workdir, agent, config)
-            stack.callback(_stop, node)
+            node = start_node(f"node-{'abcdefgh'[index]}", store, workdir, agent, config)
+            stack.callback(stop_node, node)
             nodes.append(node)
-            _wait_ready(node, timeout)
+            wait_ready(node, timeout)
         yield nodes

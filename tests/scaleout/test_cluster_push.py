@@ -1,8 +1,10 @@
-"""Push delivery on three nodes: every node's dispatcher claims due deliveries from the shared
-database, and each event reaches each webhook once, whichever node ran the task."""
+"""Push delivery on several nodes: every node's dispatcher claims due deliveries from the
+shared database; each event reaches each webhook once, whichever node ran the task, and at
+least once when the node delivering it dies."""
 
 from __future__ import annotations
 
+import asyncio
 import sys
 import uuid
 from collections import Counter
@@ -21,12 +23,12 @@ from a2a.types import (
     TaskPushNotificationConfig,
     TaskState,
 )
-from cluster import Node, cluster
+from cluster import Node, cluster, start_node, stop_node, wait_ready
 from google.protobuf import json_format
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, for push.receiver
 
-from push.receiver import Receiver
+from push.receiver import Received, Receiver
 
 PUSH = """
 push_allow_hosts = ["127.0.0.1"]
@@ -82,3 +84,49 @@ async def test_each_event_reaches_each_webhook_once_across_nodes(push_nodes: lis
             assert not [i for i, n in Counter(ids).items() if n > 1], (path, ids)
             seqs = [int(i.rsplit(":", 1)[1]) for i in ids]
             assert seqs == sorted(seqs) and len(seqs) == expected, (path, ids)
+
+
+async def test_deliveries_a_killed_node_held_are_finished_by_another(
+    pg_url: str, tmp_path: Path
+) -> None:
+    """SIGKILL of a node in the middle of a delivery: once its claim's lease runs out, another
+    node delivers from the durable cursor. At least once: the event being posted when the
+    node died may arrive twice; none is missing, and they are first accepted in order."""
+    first_request = asyncio.Event()
+
+    async def hang_first(request: Received, index: int) -> int:
+        if index == 0:
+            first_request.set()
+            await asyncio.Event().wait()  # never answers: the sender is stuck on it
+        return 200
+
+    nodes: list[Node] = []
+    try:
+        async with Receiver(hang_first) as receiver:
+            for name in ("node-a", "node-b"):
+                node = start_node(name, pg_url, tmp_path, "scaleout_agents:agent", PUSH)
+                nodes.append(node)
+                await asyncio.to_thread(wait_ready, node, 60.0)
+            runner, survivor = nodes
+            config = ClientConfig(streaming=False, supported_protocol_bindings=["JSONRPC"])
+            async with await create_client(runner.url, client_config=config) as client:
+                webhook = TaskPushNotificationConfig(id="hook", url=receiver.url("/hook"))
+                request = SendMessageRequest(
+                    message=Message(
+                        role=Role.ROLE_USER,
+                        message_id=str(uuid.uuid4()),
+                        parts=[Part(text=f"tick {CHUNKS} 0.01")],
+                    ),
+                    configuration=SendMessageConfiguration(task_push_notification_config=webhook),
+                )
+                [response] = [r async for r in client.send_message(request)]
+            task_id = response.task.id
+            assert response.task.status.state == TaskState.TASK_STATE_COMPLETED
+            await asyncio.wait_for(first_request.wait(), 60)
+            runner.kill()  # whichever node holds the claim, the other one must finish
+            expected = [f"{task_id}:{seq}" for seq in range(1, CHUNKS + 4)]
+            await receiver.wait_for(lambda r: r.accepted_ids() == expected, timeout=60)
+            assert survivor.process.poll() is None
+    finally:
+        for node in nodes:
+            stop_node(node)
