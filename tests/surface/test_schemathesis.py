@@ -37,16 +37,30 @@ CHECKS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+CLIENT_ONLY = """
+[[principals]]
+identity = "client"
+actors = ["a2a.tasks.Client", "a2a.discovery.Client"]
+api_key = "client-key-0123456789abcdef"
+"""
+
+
+@pytest.fixture(scope="module", params=["open", "client-key"])
+def served(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[str, dict[str, str]]]:
+    """Open (every actor granted), or a client-only key (agent commands and views: 403)."""
     port = free_port()
-    log_path: Path = tmp_path_factory.mktemp("schemathesis") / "serve.log"
+    directory = tmp_path_factory.mktemp("schemathesis")
+    command = [str(ACCORD), "serve", "--port", str(port), "--store", "memory://"]
+    headers = {"A2A-Version": "1.0"}
+    if request.param == "client-key":
+        (directory / "accord.toml").write_text(CLIENT_ONLY)
+        command += ["--config", str(directory / "accord.toml")]
+        headers["X-API-Key"] = "client-key-0123456789abcdef"
+    log_path: Path = directory / "serve.log"
     with log_path.open("wb") as log:
-        process = subprocess.Popen(
-            [str(ACCORD), "serve", "--port", str(port), "--store", "memory://"],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
         url = f"http://127.0.0.1:{port}"
         try:
             for _ in range(300):
@@ -55,16 +69,17 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                     break
                 except httpx.HTTPError:
                     time.sleep(0.1)
-            yield url
+            yield url, headers
         finally:
             process.terminate()
             process.wait(10)
     assert "Traceback" not in log_path.read_text(errors="replace")
 
 
-def test_every_response_matches_the_contract(served: str) -> None:
+def test_every_response_matches_the_contract(served: tuple[str, dict[str, str]]) -> None:
     """Each operation in turn (schemathesis' own pytest plugin predates pytest 9)."""
-    api = schemathesis.openapi.from_url(f"{served}/openapi.json")
+    url, headers = served
+    api = schemathesis.openapi.from_url(f"{url}/openapi.json")
     operations = [result.ok() for result in api.get_all_operations()]
     assert len(operations) == 21
 
@@ -79,6 +94,6 @@ def test_every_response_matches_the_contract(served: str) -> None:
             suppress_health_check=list(HealthCheck),
         )
         def check(case: schemathesis.Case) -> None:
-            case.call_and_validate(base_url=served, headers={"A2A-Version": "1.0"}, checks=CHECKS)
+            case.call_and_validate(base_url=url, headers=headers, checks=CHECKS)
 
         check()
