@@ -4,6 +4,7 @@ with the turn, and a client's next message offers the task again."""
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
@@ -123,3 +124,39 @@ async def test_after_a_restart_the_worker_takes_its_task_back(tmp_path: Path) ->
         )
         assert response.json()["outcome"] == "claimed"  # the adopted claim had no holder
         assert await s.move(task_id, "complete") == 202
+
+
+async def test_a_client_stream_follows_a_remote_worker() -> None:
+    async with surface() as s:
+        headers = {"X-API-Key": KEYS["client"], "A2A-Version": "1.0"}
+        stream = asyncio.ensure_future(
+            s.http.post("/message:stream", json={"message": message("hi")}, headers=headers)
+        )
+        task_id = ""
+        for _ in range(100):
+            _, rows = await s.get("/tasks/views/allTasks", "agent")
+            if rows["rows"]:
+                task_id = rows["rows"][0]["id"]
+                break
+            await asyncio.sleep(0.02)
+        assert await s.move(task_id, "work") == 202
+        status, _ = await s.post(
+            "/tasks/commands/tasks:update_artifact",
+            {
+                "id": task_id,
+                "artifact": {"artifactId": "a", "parts": [{"text": "out"}]},
+                "append": False,
+                "last_chunk": True,
+            },
+            "agent",
+        )
+        assert status == 202
+        assert await s.move(task_id, "complete") == 202
+        response = await asyncio.wait_for(stream, 5)
+        kinds = [
+            next(iter(json.loads(line[5:])))
+            for line in response.text.splitlines()
+            if line.startswith("data:")
+        ]
+        assert kinds == ["task", "statusUpdate", "artifactUpdate", "statusUpdate"]
+        assert '"TASK_STATE_COMPLETED"' in response.text
