@@ -413,3 +413,25 @@ async def test_bounds_are_input_refusals() -> None:
         parts = [{"text": "a"}, {"text": "b"}, {"text": "c"}]
         status, body = await s.post(SEND, {"message": message() | {"parts": parts}})
         assert status == 422 and body["errors"][0]["field"] == "message.parts"
+
+
+async def test_streaming_message_refusals() -> None:
+    async with surface(tasks_per_tenant=3, messages_per_task=1) as s:
+        status, body = await s.post(STREAM, {"message": message(taskId="nope")})
+        assert (status, body["outcome"], body["published"]) == (502, "task-not-found", [])
+        task_id = await s.create()
+        status, body = await s.post(STREAM, {"message": message(taskId=task_id, contextId="x")})
+        assert (status, body["outcome"]) == (502, "context-mismatch")
+        status, body = await s.post(STREAM, {"message": message(taskId=task_id)})
+        assert (status, body["outcome"]) == (502, "history-limit")
+        await s.move(task_id, "reject")
+        status, body = await s.post(STREAM, {"message": message(taskId=task_id)})
+        assert (status, body["outcome"]) == (502, "task-terminal")
+        await s.create()
+        await s.create()
+        status, body = await s.post(STREAM, {"message": message()})
+        assert (status, body["outcome"]) == (502, "task-limit")
+    async with surface(strict_input_modes=True, input_modes=["text/plain"]) as s:
+        data = {"messageId": "m", "role": "ROLE_USER", "parts": [{"data": {"a": 1}}]}
+        status, body = await s.post(STREAM, {"message": data})
+        assert (status, body["outcome"]) == (502, "content-type-not-supported")
