@@ -331,6 +331,16 @@ async def test_retention_deletes_old_terminal_tasks_with_their_logs_and_configs(
     assert [r.id for r in done.records] == ["new-done"] and done.total_size == 1
 
 
+async def test_a_limit_of_zero_means_nothing(store: TaskStore) -> None:
+    await new_task(store, "done", now_ms=1000, moves=("complete",))
+    await store.put_push_config(push_config("done", "c1"))
+    assert await store.read_events("done", 0, limit=0) == []
+    assert await store.tasks_in_states(TERMINAL, limit=0) == []
+    assert await store.all_push_configs(limit=0) == []
+    assert await store.delete_terminal_before(5000, limit=0) == 0
+    assert await store.get_task("done", None) is not None
+
+
 # --- push-notification configs -----------------------------------------------------------
 
 

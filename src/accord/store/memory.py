@@ -93,7 +93,7 @@ class MemoryStore:
     async def delete_terminal_before(self, cutoff_ms: int, limit: int = 1000) -> int:
         doomed = [
             r.id for r in self._tasks.values() if r.state in TERMINAL and r.updated_ms < cutoff_ms
-        ][:limit]
+        ][: max(limit, 0)]
         for task_id in doomed:
             tenant = self._tasks.pop(task_id).tenant
             self._events.pop(task_id, None)

@@ -248,7 +248,7 @@ class SqliteStore:
         rows = self._rows(
             "SELECT seq, kind, at_ms, body FROM events WHERE task_id = ? AND seq > ?"
             " ORDER BY seq LIMIT ?",
-            (task_id, after_seq, limit),
+            (task_id, after_seq, max(limit, 0)),
         )
         return [
             Event(
@@ -322,7 +322,7 @@ class SqliteStore:
             f"SELECT {_TASK_COLUMNS_OF_T} FROM task_counts c"
             " CROSS JOIN tasks t ON t.tenant = c.tenant AND t.state = c.state"
             f" WHERE c.state IN ({marks}) AND c.n > 0 AND t.id > ? ORDER BY t.id LIMIT ?",
-            (*numbers, after_id, limit),
+            (*numbers, after_id, max(limit, 0)),
         )
         return [_task_record(row) for row in rows]
 
@@ -334,7 +334,7 @@ class SqliteStore:
                 "SELECT t.id FROM task_counts c"
                 " CROSS JOIN tasks t ON t.tenant = c.tenant AND t.state = c.state"
                 f" WHERE c.state IN ({marks}) AND c.n > 0 AND t.updated_ms < ? LIMIT ?",
-                (*_TERMINAL_NUMBERS, cutoff_ms, limit),
+                (*_TERMINAL_NUMBERS, cutoff_ms, max(limit, 0)),
             ).fetchall()
             conn.executemany("DELETE FROM events WHERE task_id = ?", ids)
             conn.executemany("DELETE FROM push_configs WHERE task_id = ?", ids)
@@ -406,7 +406,7 @@ class SqliteStore:
         rows = self._rows(
             "SELECT tenant, created_ms, body FROM push_configs"
             " WHERE (task_id, config_id) > (?, ?) ORDER BY task_id, config_id LIMIT ?",
-            (*after, limit),
+            (*after, max(limit, 0)),
         )
         return [_config_record(row) for row in rows]
 
