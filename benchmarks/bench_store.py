@@ -228,7 +228,9 @@ async def main(args: argparse.Namespace) -> None:
     for batched, label in ((False, "4 appends"), (True, "2 appends")):
         runs = []
         for attempt in range(args.repeat):
-            store = SqliteStore(str(workdir / f"writes-{label[0]}-{attempt}.db"))
+            store = SqliteStore(
+                str(workdir / f"writes-{label[0]}-{attempt}.db"), synchronous=args.synchronous
+            )
             await store.open()
             seconds, loop_us, writer_us = await _timed_write(
                 store, args.tasks, args.concurrency, batched
@@ -312,6 +314,9 @@ if __name__ == "__main__":
     parser.add_argument("--tasks", type=int, default=20_000, help="tasks per write run")
     parser.add_argument("--repeat", type=int, default=5, help="write runs of each kind")
     parser.add_argument("--concurrency", type=int, default=256)
+    parser.add_argument(
+        "--synchronous", default="FULL", help="for the write runs: FULL (default) or NORMAL"
+    )
     parser.add_argument("--dir", default=".", help="where the database files go")
     parser.add_argument("--keep", action="store_true", help="keep the database files")
     parser.add_argument(
