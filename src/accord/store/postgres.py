@@ -342,7 +342,7 @@ class PostgresStore:
             f"{unfinished} AND t.id > $2 ORDER BY t.id LIMIT $3",
             numbers,
             after_id,
-            limit,
+            max(limit, 0),
         )
         return [_task_record(row) for row in rows]
 
@@ -356,7 +356,7 @@ class PostgresStore:
                     " LIMIT $3 FOR UPDATE SKIP LOCKED) t LIMIT $3",
                     _TERMINAL_NUMBERS,
                     cutoff_ms,
-                    limit,
+                    max(limit, 0),
                 )
                 doomed = [row[0] for row in ids]
                 if doomed:
@@ -419,7 +419,7 @@ class PostgresStore:
             " WHERE (p.task_id, p.config_id) > ($1, $2) ORDER BY p.task_id, p.config_id LIMIT $3",
             after[0],
             after[1],
-            limit,
+            max(limit, 0),
         )
         return [_config_record(row) for row in rows]
 
@@ -445,7 +445,7 @@ class PostgresStore:
             " ORDER BY p.was, p.task_id, p.config_id",
             now_ms,
             lease_ms,
-            limit,
+            max(limit, 0),
             task_id,
         )
         return [_delivery(row) for row in rows]
@@ -493,7 +493,7 @@ class PostgresStore:
             state,
             after[0],
             after[1],
-            limit,
+            max(limit, 0),
         )
         return [_delivery(row) for row in rows]
 
@@ -502,9 +502,11 @@ class PostgresStore:
     async def read_feed(self, after: int, tenant: str | None, limit: int = 256) -> list[FeedEntry]:
         async with self.pool.acquire() as conn:
             if tenant is None:
-                rows = await conn.fetch(pg_migrations.READ_FEED_ALL, after, limit)
+                rows = await conn.fetch(pg_migrations.READ_FEED_ALL, after, max(limit, 0))
             else:
-                rows = await conn.fetch(pg_migrations.READ_FEED_OF_TENANT, after, limit, tenant)
+                rows = await conn.fetch(
+                    pg_migrations.READ_FEED_OF_TENANT, after, max(limit, 0), tenant
+                )
             appends = [row for row in rows if row[5] is None]
             events: dict[tuple[str, int], Event] = {}
             if appends:
