@@ -46,6 +46,8 @@ class PostgresBus(LocalBus):
 
     def __init__(self, dsn: str, *, catch_up_s: float = 5.0, channel: str = CHANNEL) -> None:
         super().__init__()
+        if catch_up_s <= 0:
+            raise ValueError("catch_up_s must be positive")
         self.dsn = dsn
         self.catch_up_s = catch_up_s
         self.channel = channel
