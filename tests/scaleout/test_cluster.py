@@ -16,7 +16,6 @@ from typing import Any
 import httpx
 import pytest
 from a2a.client import Client, ClientConfig, create_client
-from a2a.client.errors import A2AClientTimeoutError
 from a2a.types import (
     CancelTaskRequest,
     GetTaskRequest,
@@ -209,12 +208,6 @@ async def test_cancel_on_another_node_ends_the_task_everywhere(
         assert (await client.get_task(GetTaskRequest(id=task.id))).status.state == CANCELED
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=(TimeoutError, A2AClientTimeoutError),
-    reason="engine: the node running a task does not learn of changes other nodes make to it"
-    " (a blocking SendMessage there decides on its in-memory record); see docs/scale-out.md",
-)
 async def test_a_blocking_send_on_one_node_returns_when_another_node_cancels(
     clients: tuple[list[Client], list[Client]],
 ) -> None:

@@ -160,6 +160,9 @@ class Engine:
             self._spawn(self._retention_loop(self.config.retention_ms))
         if self._push is not None:
             await self._push.start()
+        add_remote_listener = getattr(self.bus, "add_remote_listener", None)
+        if add_remote_listener is not None:
+            add_remote_listener(self._remote_change)
 
     async def stop(self) -> None:
         for live in list(self._live.values()):
@@ -217,6 +220,34 @@ class Engine:
             except Exception:
                 log.exception("retention sweep failed")
             await asyncio.sleep(self.config.retention_interval_s)
+
+    # --- changes other nodes make -----------------------------------------------------------
+
+    def _remote_change(self, task_id: str | None) -> None:
+        """Another node appended to ``task_id`` (None: to anything, e.g. after a reconnect).
+        A task running here must learn of it: its record, its waiters, and a cancel."""
+        if task_id is None:
+            targets = list(self._live.values())
+        else:
+            live = self._live.get(task_id)
+            targets = [live] if live is not None else []
+        for live in targets:
+            self._spawn(self._refresh(live))
+
+    async def _refresh(self, live: LiveTask) -> None:
+        record = await self.store.get_task(live.task_id, None)
+        if record is None or (live.durable is not None and record.seq <= live.durable.seq):
+            return
+        live.durable = record
+        in_flight = live.batch is not None or (
+            live.last_commit is not None and not live.last_commit.done()
+        )
+        if not in_flight:
+            live.record = record  # (in flight, our append will conflict and reload instead)
+        self.bus.notify(live.task_id)
+        if lifecycle.is_terminal(record.state):
+            for run in list(live.runs):
+                await self._cancel_run(run)
 
     # --- deciding and committing -------------------------------------------------------------
 
@@ -289,7 +320,11 @@ class Engine:
             error = None if write.cancelled() else write.exception()
             if write.cancelled():
                 error = asyncio.CancelledError()
-            if error is None and live is not None:
+            if (
+                error is None
+                and live is not None
+                and (live.durable is None or record.seq > live.durable.seq)
+            ):
                 live.durable = record
             self._committed(task_id, error)
             if not done.done():
