@@ -549,12 +549,15 @@ def main() -> None:
         if big_scenarios and not args.no_big:
             print(f"phase 2: {args.big:,} stored tasks", flush=True)
             bench.phase(args.big, big_scenarios, with_echo=False)
+        tables = [
+            table(bench.results),
+            grpc_table(bench.results),
+            list_latency(bench.results),
+            memory_table(bench.memory),
+        ]
         report = "\n\n".join(
             [
-                table(bench.results),
-                grpc_table(bench.results),
-                list_latency(bench.results),
-                memory_table(bench.memory),
+                *(t for t in tables if t.count("\n") > 1),  # leave out tables without rows
                 f"machine: {info['nproc']} CPUs, {info['cpu']}, Python {info['python']}, "
                 f"{info['wrk']}; load average at start {started_load}, at end {load()}; "
                 f"{args.repeat} repeats of {args.seconds:g} s, medians",
