@@ -200,9 +200,7 @@ class TaskStore(Protocol):
 
     # --- the global feed ---------------------------------------------------------------------
 
-    async def read_feed(
-        self, after: int, tenant: str | None, limit: int = 256
-    ) -> list[FeedEntry]:
+    async def read_feed(self, after: int, tenant: str | None, limit: int = 256) -> list[FeedEntry]:
         """Committed changes with ``position > after``, in position order, at most ``limit``
         of them; only ``tenant``'s when it is not None.
 
