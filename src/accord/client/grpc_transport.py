@@ -28,27 +28,12 @@ from accord.client.errors import (
     StreamBrokenError,
     error_from_grpc,
 )
-from accord.client.transport import CallMeta, StreamItem, Transport, TransportContext
+from accord.client.transport import CallMeta, MethodTransport, StreamItem, TransportContext
 from accord.grpc._generated import a2a_pb2_grpc
 from accord.grpc.convert import from_proto, to_proto
 from accord.wire.codec import WireError
 from accord.wire.model import (
-    AgentCard,
-    CancelTaskRequest,
-    DeleteTaskPushNotificationConfigRequest,
-    GetExtendedAgentCardRequest,
-    GetTaskPushNotificationConfigRequest,
-    GetTaskRequest,
-    ListTaskPushNotificationConfigsRequest,
-    ListTaskPushNotificationConfigsResponse,
-    ListTasksRequest,
-    ListTasksResponse,
-    SendMessageRequest,
-    SendMessageResponse,
     StreamResponse,
-    SubscribeToTaskRequest,
-    Task,
-    TaskPushNotificationConfig,
     Wire,
 )
 
@@ -119,7 +104,7 @@ def _read(message: ProtoMessage, type_: type[T]) -> T:
         raise InvalidResponseError(f"invalid {type_.__name__} in response: {exc}") from None
 
 
-class GrpcTransport(Transport):
+class GrpcTransport(MethodTransport):
     binding = "GRPC"
 
     def __init__(self, ctx: TransportContext) -> None:
@@ -148,8 +133,9 @@ class GrpcTransport(Transport):
         return _read(reply, type_)
 
     async def _stream(
-        self, method: str, request: Wire, meta: CallMeta
+        self, method: str, request: Wire, meta: CallMeta, last_event_id: str = ""
     ) -> AsyncIterator[StreamItem]:
+        # gRPC events carry no ids: a resume is a fresh subscription (see accord.client.resume)
         call = getattr(self._stub, method)(to_proto(request), metadata=self._metadata(meta))
         try:
             async for reply in call:
@@ -159,64 +145,9 @@ class GrpcTransport(Transport):
         finally:
             call.cancel()
 
-    async def send_message(
-        self, request: SendMessageRequest, meta: CallMeta
-    ) -> SendMessageResponse:
-        return await self._unary("SendMessage", request, SendMessageResponse, meta)
-
-    def send_streaming_message(
-        self, request: SendMessageRequest, meta: CallMeta
-    ) -> AsyncIterator[StreamItem]:
-        return self._stream("SendStreamingMessage", request, meta)
-
-    async def get_task(self, request: GetTaskRequest, meta: CallMeta) -> Task:
-        return await self._unary("GetTask", request, Task, meta)
-
-    async def list_tasks(self, request: ListTasksRequest, meta: CallMeta) -> ListTasksResponse:
-        return await self._unary("ListTasks", request, ListTasksResponse, meta)
-
-    async def cancel_task(self, request: CancelTaskRequest, meta: CallMeta) -> Task:
-        return await self._unary("CancelTask", request, Task, meta)
-
-    def subscribe_to_task(
-        self, request: SubscribeToTaskRequest, meta: CallMeta, last_event_id: str = ""
-    ) -> AsyncIterator[StreamItem]:
-        return self._stream("SubscribeToTask", request, meta)  # no event ids on gRPC
-
-    async def create_push_config(
-        self, request: TaskPushNotificationConfig, meta: CallMeta
-    ) -> TaskPushNotificationConfig:
-        return await self._unary(
-            "CreateTaskPushNotificationConfig", request, TaskPushNotificationConfig, meta
-        )
-
-    async def get_push_config(
-        self, request: GetTaskPushNotificationConfigRequest, meta: CallMeta
-    ) -> TaskPushNotificationConfig:
-        return await self._unary(
-            "GetTaskPushNotificationConfig", request, TaskPushNotificationConfig, meta
-        )
-
-    async def list_push_configs(
-        self, request: ListTaskPushNotificationConfigsRequest, meta: CallMeta
-    ) -> ListTaskPushNotificationConfigsResponse:
-        return await self._unary(
-            "ListTaskPushNotificationConfigs",
-            request,
-            ListTaskPushNotificationConfigsResponse,
-            meta,
-        )
-
-    async def delete_push_config(
-        self, request: DeleteTaskPushNotificationConfigRequest, meta: CallMeta
-    ) -> None:
-        call = self._stub.DeleteTaskPushNotificationConfig
+    async def _unary_empty(self, method: str, request: Wire, meta: CallMeta) -> None:
+        call = getattr(self._stub, method)
         try:
             await call(to_proto(request), metadata=self._metadata(meta), timeout=meta.timeout)
         except grpc.aio.AioRpcError as exc:
             raise _error(exc) from exc
-
-    async def get_extended_card(
-        self, request: GetExtendedAgentCardRequest, meta: CallMeta
-    ) -> AgentCard:
-        return await self._unary("GetExtendedAgentCard", request, AgentCard, meta)

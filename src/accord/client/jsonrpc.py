@@ -16,25 +16,10 @@ from accord.client.errors import (
     error_for_http_status,
     error_from_jsonrpc,
 )
-from accord.client.transport import CallMeta, StreamItem, Transport, TransportContext
+from accord.client.transport import CallMeta, MethodTransport, StreamItem, TransportContext
 from accord.wire.codec import WireError, decode, encode
 from accord.wire.model import (
-    AgentCard,
-    CancelTaskRequest,
-    DeleteTaskPushNotificationConfigRequest,
-    GetExtendedAgentCardRequest,
-    GetTaskPushNotificationConfigRequest,
-    GetTaskRequest,
-    ListTaskPushNotificationConfigsRequest,
-    ListTaskPushNotificationConfigsResponse,
-    ListTasksRequest,
-    ListTasksResponse,
-    SendMessageRequest,
-    SendMessageResponse,
     StreamResponse,
-    SubscribeToTaskRequest,
-    Task,
-    TaskPushNotificationConfig,
     Wire,
 )
 
@@ -84,7 +69,7 @@ def _not_ok(answer: HttpAnswer) -> ClientError:
     )
 
 
-class JsonRpcTransport(Transport):
+class JsonRpcTransport(MethodTransport):
     binding = "JSONRPC"
 
     def __init__(self, ctx: TransportContext) -> None:
@@ -100,7 +85,10 @@ class JsonRpcTransport(Transport):
             encode(params),
         )
 
-    async def _call(self, method: str, params: Wire, type_: type[T], meta: CallMeta) -> T:
+    async def _unary_empty(self, method: str, request: Wire, meta: CallMeta) -> None:
+        await self._call_optional(method, request, type(None), meta)
+
+    async def _unary(self, method: str, params: Wire, type_: type[T], meta: CallMeta) -> T:
         result = await self._call_optional(method, params, type_, meta)
         if result is None:
             raise InvalidResponseError(f"{method}: the response has no result")
@@ -135,61 +123,3 @@ class JsonRpcTransport(Transport):
             if response is None:
                 raise InvalidResponseError(f"{method}: a stream event has no result")
             yield StreamItem(response, event.id, event.retry)
-
-    async def send_message(
-        self, request: SendMessageRequest, meta: CallMeta
-    ) -> SendMessageResponse:
-        return await self._call("SendMessage", request, SendMessageResponse, meta)
-
-    def send_streaming_message(
-        self, request: SendMessageRequest, meta: CallMeta
-    ) -> AsyncIterator[StreamItem]:
-        return self._stream("SendStreamingMessage", request, meta)
-
-    async def get_task(self, request: GetTaskRequest, meta: CallMeta) -> Task:
-        return await self._call("GetTask", request, Task, meta)
-
-    async def list_tasks(self, request: ListTasksRequest, meta: CallMeta) -> ListTasksResponse:
-        return await self._call("ListTasks", request, ListTasksResponse, meta)
-
-    async def cancel_task(self, request: CancelTaskRequest, meta: CallMeta) -> Task:
-        return await self._call("CancelTask", request, Task, meta)
-
-    def subscribe_to_task(
-        self, request: SubscribeToTaskRequest, meta: CallMeta, last_event_id: str = ""
-    ) -> AsyncIterator[StreamItem]:
-        return self._stream("SubscribeToTask", request, meta, last_event_id)
-
-    async def create_push_config(
-        self, request: TaskPushNotificationConfig, meta: CallMeta
-    ) -> TaskPushNotificationConfig:
-        return await self._call(
-            "CreateTaskPushNotificationConfig", request, TaskPushNotificationConfig, meta
-        )
-
-    async def get_push_config(
-        self, request: GetTaskPushNotificationConfigRequest, meta: CallMeta
-    ) -> TaskPushNotificationConfig:
-        return await self._call(
-            "GetTaskPushNotificationConfig", request, TaskPushNotificationConfig, meta
-        )
-
-    async def list_push_configs(
-        self, request: ListTaskPushNotificationConfigsRequest, meta: CallMeta
-    ) -> ListTaskPushNotificationConfigsResponse:
-        return await self._call(
-            "ListTaskPushNotificationConfigs",
-            request,
-            ListTaskPushNotificationConfigsResponse,
-            meta,
-        )
-
-    async def delete_push_config(
-        self, request: DeleteTaskPushNotificationConfigRequest, meta: CallMeta
-    ) -> None:
-        await self._call_optional("DeleteTaskPushNotificationConfig", request, type(None), meta)
-
-    async def get_extended_card(
-        self, request: GetExtendedAgentCardRequest, meta: CallMeta
-    ) -> AgentCard:
-        return await self._call("GetExtendedAgentCard", request, AgentCard, meta)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import httpx
 
@@ -36,7 +37,10 @@ from accord.wire.model import (
     SubscribeToTaskRequest,
     Task,
     TaskPushNotificationConfig,
+    Wire,
 )
+
+T = TypeVar("T", bound=Wire)
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +115,83 @@ class Transport(ABC):
 
     async def aclose(self) -> None:  # noqa: B027 - most transports own nothing
         """Release what the transport owns (the shared HTTP client is not its own)."""
+
+
+class MethodTransport(Transport):
+    """A binding that names each operation by its method (JSON-RPC, gRPC): the eleven
+    operations are written once here on top of three calls a binding provides."""
+
+    @abstractmethod
+    async def _unary(self, method: str, request: Wire, type_: type[T], meta: CallMeta) -> T:
+        """Call ``method`` and decode its answer as ``type_``."""
+
+    @abstractmethod
+    async def _unary_empty(self, method: str, request: Wire, meta: CallMeta) -> None:
+        """Call ``method``, whose answer is empty."""
+
+    @abstractmethod
+    def _stream(
+        self, method: str, request: Wire, meta: CallMeta, last_event_id: str = ""
+    ) -> AsyncIterator[StreamItem]:
+        """Call a server-streaming ``method``."""
+
+    async def send_message(
+        self, request: SendMessageRequest, meta: CallMeta
+    ) -> SendMessageResponse:
+        return await self._unary("SendMessage", request, SendMessageResponse, meta)
+
+    def send_streaming_message(
+        self, request: SendMessageRequest, meta: CallMeta
+    ) -> AsyncIterator[StreamItem]:
+        return self._stream("SendStreamingMessage", request, meta)
+
+    async def get_task(self, request: GetTaskRequest, meta: CallMeta) -> Task:
+        return await self._unary("GetTask", request, Task, meta)
+
+    async def list_tasks(self, request: ListTasksRequest, meta: CallMeta) -> ListTasksResponse:
+        return await self._unary("ListTasks", request, ListTasksResponse, meta)
+
+    async def cancel_task(self, request: CancelTaskRequest, meta: CallMeta) -> Task:
+        return await self._unary("CancelTask", request, Task, meta)
+
+    def subscribe_to_task(
+        self, request: SubscribeToTaskRequest, meta: CallMeta, last_event_id: str = ""
+    ) -> AsyncIterator[StreamItem]:
+        return self._stream("SubscribeToTask", request, meta, last_event_id)
+
+    async def create_push_config(
+        self, request: TaskPushNotificationConfig, meta: CallMeta
+    ) -> TaskPushNotificationConfig:
+        return await self._unary(
+            "CreateTaskPushNotificationConfig", request, TaskPushNotificationConfig, meta
+        )
+
+    async def get_push_config(
+        self, request: GetTaskPushNotificationConfigRequest, meta: CallMeta
+    ) -> TaskPushNotificationConfig:
+        return await self._unary(
+            "GetTaskPushNotificationConfig", request, TaskPushNotificationConfig, meta
+        )
+
+    async def list_push_configs(
+        self, request: ListTaskPushNotificationConfigsRequest, meta: CallMeta
+    ) -> ListTaskPushNotificationConfigsResponse:
+        return await self._unary(
+            "ListTaskPushNotificationConfigs",
+            request,
+            ListTaskPushNotificationConfigsResponse,
+            meta,
+        )
+
+    async def delete_push_config(
+        self, request: DeleteTaskPushNotificationConfigRequest, meta: CallMeta
+    ) -> None:
+        await self._unary_empty("DeleteTaskPushNotificationConfig", request, meta)
+
+    async def get_extended_card(
+        self, request: GetExtendedAgentCardRequest, meta: CallMeta
+    ) -> AgentCard:
+        return await self._unary("GetExtendedAgentCard", request, AgentCard, meta)
 
 
 @dataclass(frozen=True, slots=True)
