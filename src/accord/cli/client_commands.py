@@ -506,6 +506,13 @@ def push() -> None:
     """Manage a task's push-notification webhooks."""
 
 
+def _show_config(settings: Settings, config: TaskPushNotificationConfig) -> None:
+    if settings.as_json:
+        _dump(config)
+    else:
+        _print_configs([config])
+
+
 def _print_configs(configs: list[TaskPushNotificationConfig]) -> None:
     table = Table("id", "task", "url", "token", "auth")
     for config in configs:
@@ -549,10 +556,7 @@ def push_add(
         config = await client.create_push_config(
             task_id, webhook, config_id=config_id, token=webhook_token, authentication=auth
         )
-        if settings.as_json:
-            _dump(config)
-        else:
-            _print_configs([config])
+        _show_config(settings, config)
         return EXIT_OK
 
     _run(settings, work)
@@ -586,10 +590,7 @@ def push_get(settings: Settings, task_id: str, config_id: str) -> None:
 
     async def work(client: Client) -> int:
         config = await client.get_push_config(task_id, config_id)
-        if settings.as_json:
-            _dump(config)
-        else:
-            _print_configs([config])
+        _show_config(settings, config)
         return EXIT_OK
 
     _run(settings, work)
