@@ -96,8 +96,7 @@ def cluster(
     """``size`` nodes on ``store`` with the settings file ``config`` (TOML), all ready when
     this yields; stopped after.
 
-    Started one after another: a node that starts fails the tasks it finds running (single-node
-    recovery), so a node must not start while another one already runs tasks.
+    Started one after another, each ready before the next starts.
     """
     with ExitStack() as stack:
         nodes: list[Node] = []

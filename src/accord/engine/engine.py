@@ -40,7 +40,7 @@ from accord.core.limits import Limits
 from accord.core.outcome import Outcome
 from accord.core.records import PushConfigRecord, TaskRecord
 from accord.engine.live import LiveHandle, LiveTask, PendingWrite, Run, as_message
-from accord.store.base import SeqConflict, TaskStore
+from accord.store.base import SeqConflict, TaskHolds, TaskStore
 from accord.wire.errors import A2AError, ErrorKind
 from accord.wire.model import (
     UNSET,
@@ -90,6 +90,9 @@ class EngineConfig:
     resumable: bool = False  # the agent resumes tasks a dead process left running
     retention_ms: int | None = None  # delete terminal tasks older than this; None keeps all
     retention_interval_s: float = 60.0
+    # With a store shared by several nodes (TaskHolds): how often to look for tasks whose
+    # node died. Single-process stores recover once, at start.
+    recovery_interval_s: float = 30.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,6 +149,7 @@ class Engine:
         self._live: dict[str, LiveTask] = {}
         self._background: set[asyncio.Task[Any]] = set()
         self._commit_listeners: list[Callable[[str], None]] = []
+        self._holds: TaskHolds | None = store if isinstance(store, TaskHolds) else None
         self._push: PushHooks | None = None
         self._started = False
 
@@ -156,6 +160,8 @@ class Engine:
         self._started = True
         if not self.config.resumable:
             await self.recover()
+            if self._holds is not None:
+                self._spawn(self._recovery_loop(self.config.recovery_interval_s))
         if self.config.retention_ms is not None:
             self._spawn(self._retention_loop(self.config.retention_ms))
         if self._push is not None:
@@ -203,6 +209,8 @@ class Engine:
             for record in batch:
                 if record.id in self._live:
                     continue
+                if self._holds is not None and await self._holds.task_held_elsewhere(record.id):
+                    continue  # a live node runs it
                 status = as_message(RECOVERED_MESSAGE, record.id, record.task.context_id)
 
                 def fail(rec: TaskRecord | None, now: int, s: Message | None = status) -> Outcome:
@@ -211,6 +219,14 @@ class Engine:
                 outcome = await self._decide(record.id, None, fail)
                 recovered += outcome.ok
             after = batch[-1].id
+
+    async def _recovery_loop(self, interval_s: float) -> None:
+        while True:
+            await asyncio.sleep(interval_s)
+            try:
+                await self.recover()
+            except Exception:
+                log.exception("recovery sweep failed")
 
     async def _retention_loop(self, age_ms: int) -> None:
         while True:
@@ -460,6 +476,12 @@ class Engine:
 
     # --- running executors -------------------------------------------------------------------
 
+    async def _hold(self, task_id: str) -> None:
+        """Tell other nodes this one runs the task (before anything of the run is written,
+        so their recovery never mistakes it for a dead node's)."""
+        if self._holds is not None and task_id not in self._live:
+            await self._holds.hold_task(task_id)
+
     def _start_run(self, live: LiveTask, ctx: RequestContext, start: TaskRecord) -> Run:
         run: Run
         handle = LiveHandle(self, live, lambda: run)
@@ -502,6 +524,8 @@ class Engine:
         live.runs.discard(run)
         if not live.runs and self._live.get(live.task_id) is live:
             del self._live[live.task_id]
+            if self._holds is not None:
+                self._spawn(self._holds.release_task(live.task_id))
         self.bus.notify(live.task_id)
 
     # --- client commands ---------------------------------------------------------------------
@@ -564,6 +588,7 @@ class Engine:
                 extensions=extensions,
                 metadata=metadata,
             )
+            await self._hold(record.id)
             return live, self._start_run(live, ctx, record)
         outcome = decide(None, self.clock())
         if outcome.error is not None:
@@ -581,6 +606,7 @@ class Engine:
             extensions=extensions,
             metadata=metadata,
         )
+        await self._hold(record.id)
         return live, self._start_run(live, ctx, record)
 
     def _inline_config(

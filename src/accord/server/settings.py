@@ -51,6 +51,9 @@ class Settings:
     messages_per_task: int | None = 1000
     push_configs_per_task: int | None = 10
     retention_days: float | None = None
+    recovery_interval_s: float = (
+        30.0  # PostgreSQL clusters: how often to look for dead nodes' tasks
+    )
     heartbeat_s: float = 15.0
     # Push delivery (docs/push.md). The SSRF guard refuses loopback, private, link-local …
     # targets; host names and CIDRs listed here are admitted anyway.

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Literal, Protocol, runtime_checkable
 
 from accord.core.events import Event
 from accord.core.records import PushConfigRecord, TaskRecord
@@ -210,3 +210,19 @@ class TaskStore(Protocol):
         appears later (a backend with concurrent writers must assign positions under a lock,
         or hide positions above the oldest uncommitted one). Entries whose task has since
         been deleted may be skipped. A reader resumes with the last position it saw."""
+
+
+@runtime_checkable
+class TaskHolds(Protocol):
+    """Optional: stores shared by several nodes say which node runs a task.
+
+    ``hold_task`` marks the task as run by this process until ``release_task`` or the
+    process's death; ``task_held_elsewhere`` is true while another live process holds it.
+    Recovery fails only tasks nobody holds. Single-process stores (memory, SQLite) do not
+    implement this: every task left running there belongs to a dead process."""
+
+    async def hold_task(self, task_id: str) -> bool: ...
+
+    async def release_task(self, task_id: str) -> None: ...
+
+    async def task_held_elsewhere(self, task_id: str) -> bool: ...

@@ -39,6 +39,7 @@ from accord.store.base import (
     StoreError,
     TaskPage,
 )
+from accord.store.pg_holds import AdvisoryHolds
 from accord.wire.codec import encode
 from accord.wire.model import (
     Message,
@@ -158,6 +159,7 @@ class PostgresStore:
         # task id -> done-future of the latest append to it in this process (ordering).
         self._tails: dict[str, asyncio.Future[None]] = {}
         self._buses: list[PostgresBus] = []
+        self._holds = AdvisoryHolds(dsn)
 
     def bus(self, *, catch_up_s: float = 5.0) -> PostgresBus:
         """A LISTEN/NOTIFY bus on this database, started by :meth:`open` and closed by
@@ -192,6 +194,7 @@ class PostgresStore:
             raise
 
     async def close(self) -> None:
+        await self._holds.close()
         for bus in self._buses:
             await bus.close()
         pool, self._pool = self._pool, None
@@ -203,6 +206,17 @@ class PostgresStore:
         if self._pool is None:
             raise StoreError("the store is not open")
         return self._pool
+
+    # --- which node runs a task (TaskHolds) -------------------------------------------------
+
+    async def hold_task(self, task_id: str) -> bool:
+        return await self._holds.hold(task_id)
+
+    async def release_task(self, task_id: str) -> None:
+        await self._holds.release(task_id)
+
+    async def task_held_elsewhere(self, task_id: str) -> bool:
+        return await self._holds.held_elsewhere(task_id)
 
     # --- tasks and their logs --------------------------------------------------------------
 
