@@ -21,7 +21,10 @@ def main() -> None:
 @main.command()
 @click.option("--host", help="Address to bind (default 127.0.0.1).")
 @click.option("--port", type=int, help="HTTP port (default 9999).")
-@click.option("--store", help="sqlite:///path (default sqlite:///accord.db) or memory://.")
+@click.option(
+    "--store",
+    help="sqlite:///path (default sqlite:///accord.db), postgresql://user@host/db or memory://.",
+)
 @click.option(
     "--agent",
     help="A built-in agent (echo, conformance), module:attribute, or remote (workers drive "
