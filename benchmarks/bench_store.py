@@ -39,7 +39,8 @@ from accord.core.client import send_message
 from accord.core.limits import Limits
 from accord.core.records import TaskRecord
 from accord.core.views import TaskQuery
-from accord.store.sqlite import _GET_SCOPED, SqliteStore, _task_record
+from accord.store._rows import task_record as _task_record
+from accord.store.sqlite import _GET_SCOPED, SqliteStore
 from accord.wire.model import Artifact, Message, Part, Role, SendMessageRequest, TaskState
 
 TENANT = "bench"

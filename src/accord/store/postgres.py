@@ -22,14 +22,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import asyncpg
-import msgspec
 from asyncpg.pool import PoolConnectionProxy
 
 from accord.core.events import Event
-from accord.core.lifecycle import TERMINAL
 from accord.core.records import PushConfigRecord, TaskRecord
 from accord.core.views import Cursor, TaskQuery
-from accord.store import pg_migrations
+from accord.store import _rows, pg_migrations
 from accord.store._checks import check_append
 from accord.store.base import (
     DeliveryState,
@@ -42,34 +40,16 @@ from accord.store.base import (
 from accord.store.pg_holds import AdvisoryHolds
 from accord.wire.codec import encode
 from accord.wire.model import (
-    Message,
-    Task,
-    TaskArtifactUpdateEvent,
-    TaskPushNotificationConfig,
     TaskState,
-    TaskStatusUpdateEvent,
 )
 
 if TYPE_CHECKING:
     from accord.bus.postgres import PostgresBus
 
 _Conn = asyncpg.Connection | PoolConnectionProxy
-# Task states as stored: the proto enum number.
-STATE_NUMBER: dict[TaskState, int] = {state: number for number, state in enumerate(TaskState)}
-_TERMINAL_NUMBERS = sorted(STATE_NUMBER[s] for s in TERMINAL)
 _UNFINISHED = frozenset(
     {TaskState.SUBMITTED, TaskState.WORKING, TaskState.INPUT_REQUIRED, TaskState.AUTH_REQUIRED}
 )
-
-# What this store wrote itself is canonical camelCase JSON: plain typed decoders suffice.
-_task_decoder = msgspec.json.Decoder(Task)
-_config_decoder = msgspec.json.Decoder(TaskPushNotificationConfig)
-_BODY_DECODERS: dict[str, msgspec.json.Decoder[Any]] = {
-    "task": _task_decoder,
-    "status": msgspec.json.Decoder(TaskStatusUpdateEvent),
-    "artifact": msgspec.json.Decoder(TaskArtifactUpdateEvent),
-    "message": msgspec.json.Decoder(Message),
-}
 
 _TASK_COLUMNS = "t.tenant, t.seq, t.created_ms, t.updated_ms, t.snapshot"
 _GET_ANY = f"SELECT {_TASK_COLUMNS} FROM tasks t WHERE t.id = $1"
@@ -111,27 +91,9 @@ def _now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-def _task_record(row: asyncpg.Record) -> TaskRecord:
-    tenant, seq, created_ms, updated_ms, snapshot = row[:5]
-    return TaskRecord(
-        task=_task_decoder.decode(snapshot),
-        tenant=tenant,
-        seq=seq,
-        created_ms=created_ms,
-        updated_ms=updated_ms,
-    )
-
-
-def _config_record(row: asyncpg.Record | Sequence[Any]) -> PushConfigRecord:
-    tenant, created_ms, body = row[:3]
-    return PushConfigRecord(
-        config=_config_decoder.decode(body), tenant=tenant, created_ms=created_ms
-    )
-
-
 def _delivery(row: asyncpg.Record) -> PushDelivery:
     return PushDelivery(
-        config=_config_record(row),
+        config=_rows.config_record(row),
         cursor=row[3],
         state=row[4],
         failures=row[5],
@@ -243,7 +205,7 @@ class PostgresStore:
             task.id,
             record.tenant,
             task.context_id,
-            STATE_NUMBER[record.state],
+            _rows.STATE_NUMBER[record.state],
             record.created_ms,
             record.updated_ms,
             record.seq,
@@ -270,7 +232,7 @@ class PostgresStore:
             row = await self.pool.fetchrow(_GET_ANY, task_id)
         else:
             row = await self.pool.fetchrow(_GET_SCOPED, task_id, tenant)
-        return _task_record(row) if row is not None else None
+        return _rows.task_record(row) if row is not None else None
 
     async def read_events(self, task_id: str, after_seq: int, limit: int = 1000) -> list[Event]:
         rows = await self.pool.fetch(
@@ -280,16 +242,7 @@ class PostgresStore:
             after_seq,
             max(limit, 0),
         )
-        return [
-            Event(
-                task_id=task_id,
-                seq=seq,
-                kind=kind,
-                body=_BODY_DECODERS[kind].decode(body),
-                at_ms=at_ms,
-            )
-            for seq, kind, at_ms, body in rows
-        ]
+        return _rows.events(task_id, rows)
 
     async def list_tasks(self, query: TaskQuery) -> TaskPage:
         where = ["t.tenant = $1"]
@@ -302,7 +255,7 @@ class PostgresStore:
         if query.context_id:
             where.append(f"t.context_id = {param(query.context_id)}")
         if query.status is not None:
-            where.append(f"t.state = {param(STATE_NUMBER[query.status])}")
+            where.append(f"t.state = {param(_rows.STATE_NUMBER[query.status])}")
         if query.updated_after_ms is not None:
             where.append(f"t.updated_ms >= {param(query.updated_after_ms)}")
         async with self.pool.acquire() as conn:
@@ -321,7 +274,9 @@ class PostgresStore:
             del rows[query.page_size :]
             next_cursor = Cursor(rows[-1][3], rows[-1][5])
         return TaskPage(
-            records=[_task_record(row) for row in rows], total_size=total, next_cursor=next_cursor
+            records=[_rows.task_record(row) for row in rows],
+            total_size=total,
+            next_cursor=next_cursor,
         )
 
     @staticmethod
@@ -333,7 +288,7 @@ class PostgresStore:
             value = await conn.fetchval(
                 "SELECT COALESCE(SUM(n), 0) FROM task_counts WHERE tenant = $1 AND state = $2",
                 query.tenant,
-                STATE_NUMBER[query.status],
+                _rows.STATE_NUMBER[query.status],
             )
             return int(value)
         return await _tenant_count(conn, query.tenant)
@@ -347,7 +302,7 @@ class PostgresStore:
     ) -> list[TaskRecord]:
         if not states:
             return []
-        numbers = sorted(STATE_NUMBER[s] for s in states)
+        numbers = sorted(_rows.STATE_NUMBER[s] for s in states)
         # Unfinished states only (recovery): the partial index tasks_unfinished, whose
         # predicate the literal list repeats so that the planner may use it.
         unfinished = " AND t.state IN (1, 2, 6, 8)" if states <= _UNFINISHED else ""
@@ -358,7 +313,7 @@ class PostgresStore:
             after_id,
             max(limit, 0),
         )
-        return [_task_record(row) for row in rows]
+        return [_rows.task_record(row) for row in rows]
 
     async def delete_terminal_before(self, cutoff_ms: int, limit: int = 1000) -> int:
         async with self.pool.acquire() as conn:
@@ -368,7 +323,7 @@ class PostgresStore:
                     f"SELECT t.id FROM {_STATE_PAIRS}, LATERAL (SELECT id FROM tasks"
                     " WHERE tenant = c.tenant AND state = c.state AND updated_ms < $2"
                     " LIMIT $3 FOR UPDATE SKIP LOCKED) t LIMIT $3",
-                    _TERMINAL_NUMBERS,
+                    _rows.TERMINAL_NUMBERS,
                     cutoff_ms,
                     max(limit, 0),
                 )
@@ -409,7 +364,7 @@ class PostgresStore:
             task_id,
             config_id,
         )
-        return _config_record(row) if row is not None else None
+        return _rows.config_record(row) if row is not None else None
 
     async def list_push_configs(self, task_id: str) -> list[PushConfigRecord]:
         rows = await self.pool.fetch(
@@ -417,7 +372,7 @@ class PostgresStore:
             " ORDER BY p.position",
             task_id,
         )
-        return [_config_record(row) for row in rows]
+        return [_rows.config_record(row) for row in rows]
 
     async def delete_push_config(self, task_id: str, config_id: str) -> bool:
         status = await self.pool.execute(
@@ -435,7 +390,7 @@ class PostgresStore:
             after[1],
             max(limit, 0),
         )
-        return [_config_record(row) for row in rows]
+        return [_rows.config_record(row) for row in rows]
 
     # --- push delivery (the durable outbox) ------------------------------------------------
 
@@ -537,13 +492,13 @@ class PostgresStore:
                         task_id=task_id,
                         seq=seq,
                         kind=kind,
-                        body=_BODY_DECODERS[kind].decode(body),
+                        body=_rows.BODY_DECODERS[kind].decode(body),
                         at_ms=at_ms,
                     )
         entries: list[FeedEntry] = []
         for pos, owner, task_id, from_seq, to_seq, config_id, _deleted, *config in rows:
             if config_id is not None:
-                stored = _config_record(config) if config[0] is not None else None
+                stored = _rows.config_record(config) if config[0] is not None else None
                 entries.append(FeedEntry(pos, owner, task_id, [], config_id, stored))
                 continue
             logged = [

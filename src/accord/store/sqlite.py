@@ -20,42 +20,17 @@ import time
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-import msgspec
-
 from accord.core.events import Event
-from accord.core.lifecycle import TERMINAL
 from accord.core.records import PushConfigRecord, TaskRecord
 from accord.core.views import Cursor, TaskQuery
-from accord.store import migrations
+from accord.store import _rows, migrations
 from accord.store._checks import check_append
 from accord.store._writer import Append, Op, Write, Writer
 from accord.store.base import DeliveryState, FeedEntry, PushDelivery, StoreError, TaskPage
 from accord.wire.codec import encode
 from accord.wire.model import (
-    Message,
-    Task,
-    TaskArtifactUpdateEvent,
-    TaskPushNotificationConfig,
     TaskState,
-    TaskStatusUpdateEvent,
 )
-
-# Task states as stored: the proto enum number.
-STATE_NUMBER: dict[TaskState, int] = {state: number for number, state in enumerate(TaskState)}
-STATE_BY_NUMBER: dict[int, TaskState] = dict(enumerate(TaskState))
-_TERMINAL_NUMBERS = tuple(sorted(STATE_NUMBER[s] for s in TERMINAL))
-
-# What this store wrote itself is canonical camelCase JSON, so it is decoded with plain typed
-# decoders; accord.wire.codec.decode would first scan every snapshot for snake_case keys, which
-# only untrusted input needs.
-_task_decoder = msgspec.json.Decoder(Task)
-_config_decoder = msgspec.json.Decoder(TaskPushNotificationConfig)
-_BODY_DECODERS: dict[str, msgspec.json.Decoder[Any]] = {
-    "task": _task_decoder,
-    "status": msgspec.json.Decoder(TaskStatusUpdateEvent),
-    "artifact": msgspec.json.Decoder(TaskArtifactUpdateEvent),
-    "message": msgspec.json.Decoder(Message),
-}
 
 _SYNCHRONOUS = ("FULL", "NORMAL")
 _HAND_OVER_MAX = 64  # writes gathered on the loop before the writer is woken anyway
@@ -79,24 +54,6 @@ def _connect(path: str, synchronous: str) -> sqlite3.Connection:
     conn.execute(f"PRAGMA synchronous = {synchronous}")
     conn.execute("PRAGMA journal_size_limit = 67108864")
     return conn
-
-
-def _task_record(row: tuple[Any, ...]) -> TaskRecord:
-    tenant, seq, created_ms, updated_ms, snapshot = row
-    return TaskRecord(
-        task=_task_decoder.decode(snapshot),
-        tenant=tenant,
-        seq=seq,
-        created_ms=created_ms,
-        updated_ms=updated_ms,
-    )
-
-
-def _config_record(row: tuple[Any, ...]) -> PushConfigRecord:
-    tenant, created_ms, body = row
-    return PushConfigRecord(
-        config=_config_decoder.decode(body), tenant=tenant, created_ms=created_ms
-    )
 
 
 class SqliteStore:
@@ -221,7 +178,7 @@ class SqliteStore:
             task_id=task.id,
             tenant=record.tenant,
             context_id=task.context_id,
-            state=STATE_NUMBER[record.state],
+            state=_rows.STATE_NUMBER[record.state],
             created_ms=record.created_ms,
             updated_ms=record.updated_ms,
             seq=record.seq,
@@ -242,7 +199,7 @@ class SqliteStore:
             rows = conn.execute(_GET_ANY, (task_id,)).fetchall()
         else:
             rows = conn.execute(_GET_SCOPED, (task_id, tenant)).fetchall()
-        return _task_record(rows[0]) if rows else None
+        return _rows.task_record(rows[0]) if rows else None
 
     async def read_events(self, task_id: str, after_seq: int, limit: int = 1000) -> list[Event]:
         rows = self._rows(
@@ -250,16 +207,7 @@ class SqliteStore:
             " ORDER BY seq LIMIT ?",
             (task_id, after_seq, max(limit, 0)),
         )
-        return [
-            Event(
-                task_id=task_id,
-                seq=seq,
-                kind=kind,
-                body=_BODY_DECODERS[kind].decode(body),
-                at_ms=at_ms,
-            )
-            for seq, kind, at_ms, body in rows
-        ]
+        return _rows.events(task_id, rows)
 
     async def list_tasks(self, query: TaskQuery) -> TaskPage:
         where = ["tenant = ?"]
@@ -269,7 +217,7 @@ class SqliteStore:
             params.append(query.context_id)
         if query.status is not None:
             where.append("state = ?")
-            params.append(STATE_NUMBER[query.status])
+            params.append(_rows.STATE_NUMBER[query.status])
         if query.updated_after_ms is not None:
             where.append("updated_ms >= ?")
             params.append(query.updated_after_ms)
@@ -287,7 +235,7 @@ class SqliteStore:
         if len(rows) > query.page_size:
             del rows[query.page_size :]
             next_cursor = Cursor(rows[-1][3], rows[-1][5])
-        records = [_task_record(row[:5]) for row in rows]
+        records = [_rows.task_record(row[:5]) for row in rows]
         return TaskPage(records=records, total_size=total, next_cursor=next_cursor)
 
     @staticmethod
@@ -301,7 +249,7 @@ class SqliteStore:
         if query.status is not None:
             rows = conn.execute(
                 "SELECT n FROM task_counts WHERE tenant = ? AND state = ?",
-                (query.tenant, STATE_NUMBER[query.status]),
+                (query.tenant, _rows.STATE_NUMBER[query.status]),
             ).fetchall()
             return int(rows[0][0]) if rows else 0
         return _tenant_count(conn, query.tenant)
@@ -314,7 +262,7 @@ class SqliteStore:
     ) -> list[TaskRecord]:
         if not states:
             return []
-        numbers = sorted(STATE_NUMBER[s] for s in states)
+        numbers = sorted(_rows.STATE_NUMBER[s] for s in states)
         marks = ", ".join("?" * len(numbers))
         # Each (tenant, state) pair that holds tasks is one range of tasks_by_state; the sort
         # by id is over the matching tasks only (recovery looks for the few left running).
@@ -324,17 +272,17 @@ class SqliteStore:
             f" WHERE c.state IN ({marks}) AND c.n > 0 AND t.id > ? ORDER BY t.id LIMIT ?",
             (*numbers, after_id, max(limit, 0)),
         )
-        return [_task_record(row) for row in rows]
+        return [_rows.task_record(row) for row in rows]
 
     async def delete_terminal_before(self, cutoff_ms: int, limit: int = 1000) -> int:
-        marks = ", ".join("?" * len(_TERMINAL_NUMBERS))
+        marks = ", ".join("?" * len(_rows.TERMINAL_NUMBERS))
 
         def op(conn: sqlite3.Connection) -> int:
             ids = conn.execute(
                 "SELECT t.id FROM task_counts c"
                 " CROSS JOIN tasks t ON t.tenant = c.tenant AND t.state = c.state"
                 f" WHERE c.state IN ({marks}) AND c.n > 0 AND t.updated_ms < ? LIMIT ?",
-                (*_TERMINAL_NUMBERS, cutoff_ms, max(limit, 0)),
+                (*_rows.TERMINAL_NUMBERS, cutoff_ms, max(limit, 0)),
             ).fetchall()
             conn.executemany("DELETE FROM events WHERE task_id = ?", ids)
             conn.executemany("DELETE FROM push_configs WHERE task_id = ?", ids)
@@ -380,14 +328,14 @@ class SqliteStore:
             "SELECT tenant, created_ms, body FROM push_configs WHERE task_id = ? AND config_id = ?",
             (task_id, config_id),
         )
-        return _config_record(rows[0]) if rows else None
+        return _rows.config_record(rows[0]) if rows else None
 
     async def list_push_configs(self, task_id: str) -> list[PushConfigRecord]:
         rows = self._rows(
             "SELECT tenant, created_ms, body FROM push_configs WHERE task_id = ? ORDER BY rowid",
             (task_id,),
         )
-        return [_config_record(row) for row in rows]
+        return [_rows.config_record(row) for row in rows]
 
     async def delete_push_config(self, task_id: str, config_id: str) -> bool:
         def op(conn: sqlite3.Connection) -> bool:
@@ -408,7 +356,7 @@ class SqliteStore:
             " WHERE (task_id, config_id) > (?, ?) ORDER BY task_id, config_id LIMIT ?",
             (*after, max(limit, 0)),
         )
-        return [_config_record(row) for row in rows]
+        return [_rows.config_record(row) for row in rows]
 
     # --- push delivery ---------------------------------------------------------------------
 
@@ -522,7 +470,7 @@ _DELIVERY_COLUMNS = (
 def _delivery(row: Sequence[Any], next_attempt_ms: int | None = None) -> PushDelivery:
     tenant, created_ms, body, cursor, state, failures, last_error, next_ms, task_seq = row
     return PushDelivery(
-        config=_config_record((tenant, created_ms, body)),
+        config=_rows.config_record((tenant, created_ms, body)),
         cursor=cursor,
         state=state,
         failures=failures,
