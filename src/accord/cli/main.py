@@ -39,10 +39,13 @@ def main() -> None:
 @click.option("--public-url", help="The base URL the agent card advertises.")
 @click.option("--grpc-port", type=int, help="Also serve gRPC on this port.")
 @click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]))
+@click.option(
+    "--http",
+    type=click.Choice(["accord", "uvicorn"]),
+    help="The HTTP server: accord's own HTTP/1.1 front (default) or uvicorn.",
+)
 def serve(config_path: str | None, **flags: Any) -> None:
     """Run an A2A server (JSON-RPC, HTTP+JSON and SSE; gRPC with --grpc-port)."""
-    import uvicorn
-
     from accord.server.build import build_app
     from accord.server.settings import load
 
@@ -82,15 +85,31 @@ def serve(config_path: str | None, **flags: Any) -> None:
     # requests; a few microseconds per request on average, more at the tail).
     gc.collect()
     gc.freeze()
-    uvicorn.run(
+    if settings.http == "uvicorn":
+        import uvicorn
+
+        uvicorn.run(
+            served,
+            host=settings.host,
+            port=settings.port,
+            loop="uvloop",
+            http="httptools",
+            log_level=settings.log_level,
+            access_log=False,
+            lifespan="on",
+            timeout_keep_alive=int(settings.keep_alive_s),
+            timeout_graceful_shutdown=int(settings.shutdown_grace_s),
+        )
+        return
+    from accord.server import runner
+    from accord.server.h1 import Limits
+
+    runner.run(
         served,
-        host=settings.host,
-        port=settings.port,
-        loop="uvloop",
-        http="httptools",
-        log_level=settings.log_level,
-        access_log=False,
-        lifespan="on",
+        settings.host,
+        settings.port,
+        limits=Limits(keep_alive_s=settings.keep_alive_s),
+        grace_s=settings.shutdown_grace_s,
     )
 
 

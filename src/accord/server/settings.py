@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 ENV_PREFIX = "ACCORD_"
+HTTP_SERVERS = ("accord", "uvicorn")
 
 
 @dataclass
@@ -65,6 +66,10 @@ class Settings:
     push_concurrency: int = 64
     push_poll_interval_s: float = 5.0
     log_level: str = "info"
+    # The HTTP server: "accord" (accord.server.h1, the default) or "uvicorn".
+    http: str = "accord"
+    keep_alive_s: float = 5.0  # an idle keep-alive connection closes after this
+    shutdown_grace_s: float = 5.0  # on SIGTERM, responses in progress get this long
 
     @property
     def advertised_url(self) -> str:
@@ -129,4 +134,7 @@ def load(config_path: str | None = None, overrides: dict[str, Any] | None = None
     for name, value in (overrides or {}).items():
         if value is not None:
             values[name] = value
-    return dataclasses.replace(settings, **values)
+    loaded = dataclasses.replace(settings, **values)
+    if loaded.http not in HTTP_SERVERS:
+        raise ValueError(f"http: expected one of {', '.join(HTTP_SERVERS)}, got {loaded.http!r}")
+    return loaded

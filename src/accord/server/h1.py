@@ -1,0 +1,474 @@
+"""accord's HTTP/1.1 front: one asyncio protocol per connection, speaking ASGI 3 to the app.
+
+Why not uvicorn: on this code's hot paths (GetTask, a blocking SendMessage) the generic server
+was about 40% of the event loop's CPU. This front does only what accord's bindings need:
+keep-alive and pipelined requests in order, request bodies with flow control, fixed-length
+and chunked responses with write back-pressure, ``http.disconnect`` when the peer goes, an
+idle timeout, and bounded request heads. Parsing is httptools (llhttp); what is left here is
+the ASGI glue, kept to a few allocations per request.
+
+Not supported, by design: WebSocket and h2c upgrades (the request is answered, then the
+connection closes), TLS (terminate it in front, as for any Python app server).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+from collections.abc import Awaitable, Callable, MutableMapping
+from dataclasses import dataclass
+from http import HTTPStatus
+from typing import Any, cast
+from urllib.parse import unquote
+
+import httptools
+
+log = logging.getLogger("accord.server.http")
+
+ASGIApp = Callable[
+    [
+        MutableMapping[str, Any],
+        Callable[[], Awaitable[MutableMapping[str, Any]]],
+        Callable[[MutableMapping[str, Any]], Awaitable[None]],
+    ],
+    Awaitable[None],
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    max_head_bytes: int = 64 * 1024  # request line and headers together
+    max_headers: int = 100
+    body_buffer_bytes: int = 256 * 1024  # unread request body before reading pauses
+    max_pipelined: int = 16  # parsed requests waiting behind the current one
+    keep_alive_s: float = 5.0  # an idle connection (no request in progress) closes after this
+
+
+def _status_line(status: int) -> bytes:
+    try:
+        phrase = HTTPStatus(status).phrase
+    except ValueError:
+        phrase = ""
+    return f"HTTP/1.1 {status} {phrase}\r\n".encode("latin-1")
+
+
+_STATUS_LINES = {status.value: _status_line(status.value) for status in HTTPStatus}
+_ASGI = {"version": "3.0", "spec_version": "2.3"}
+_CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
+
+
+def _plain_response(status: int) -> bytes:
+    body = HTTPStatus(status).phrase.encode()
+    return (
+        _STATUS_LINES[status]
+        + b"content-type: text/plain; charset=utf-8\r\nconnection: close\r\n"
+        + b"content-length: %d\r\n\r\n" % len(body)
+        + body
+    )
+
+
+class Cycle:
+    """One request and its response: the ``receive`` and ``send`` the app is called with."""
+
+    __slots__ = (
+        "body",
+        "body_size",
+        "chunked",
+        "complete",
+        "conn",
+        "continue_sent",
+        "delivered",
+        "expect_continue",
+        "finished",
+        "head",
+        "keep_alive",
+        "scope",
+        "started",
+        "waiter",
+    )
+
+    def __init__(
+        self, conn: Connection, scope: MutableMapping[str, Any], keep_alive: bool, expect: bool
+    ) -> None:
+        self.conn = conn
+        self.scope = scope
+        self.keep_alive = keep_alive
+        self.expect_continue = expect
+        self.continue_sent = False
+        self.body: list[bytes] = []
+        self.body_size = 0
+        self.complete = False  # the whole request body has arrived
+        self.delivered = False  # ... and was handed to the app
+        self.waiter: asyncio.Future[None] | None = None
+        self.started = False  # response head sent
+        self.finished = False  # response complete
+        self.chunked = False
+        self.head: bytes | None = None  # status line and headers, sent with the first body
+
+    # --- fed by the connection -----------------------------------------------------------
+
+    def feed(self, chunk: bytes) -> None:
+        self.body.append(chunk)
+        self.body_size += len(chunk)
+        if self.body_size > self.conn.limits.body_buffer_bytes:
+            self.conn.pause_reading()
+        self._wake()
+
+    def end(self) -> None:
+        self.complete = True
+        self._wake()
+
+    def _wake(self) -> None:
+        waiter = self.waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    # --- the ASGI side -------------------------------------------------------------------
+
+    async def receive(self) -> MutableMapping[str, Any]:
+        conn = self.conn
+        if not self.delivered:
+            while not self.body and not self.complete and not conn.closed:
+                if self.expect_continue and not self.continue_sent:
+                    self.continue_sent = True
+                    conn.write(_CONTINUE)
+                conn.resume_reading()
+                await self._wait()
+            if self.body or self.complete:
+                chunk = self.body[0] if len(self.body) == 1 else b"".join(self.body)
+                self.body.clear()
+                self.body_size = 0
+                self.delivered = self.complete
+                conn.resume_reading()
+                return {"type": "http.request", "body": chunk, "more_body": not self.complete}
+        # The body was delivered: what is left to hear of is the client going away (or the
+        # response ending, after which ASGI servers report a disconnect too).
+        while not conn.closed and not self.finished:
+            await self._wait()
+        return {"type": "http.disconnect"}
+
+    async def _wait(self) -> None:
+        self.waiter = asyncio.get_running_loop().create_future()
+        try:
+            await self.waiter
+        finally:
+            self.waiter = None
+
+    async def send(self, message: MutableMapping[str, Any]) -> None:
+        conn = self.conn
+        kind = message["type"]
+        if kind == "http.response.start":
+            if self.started or self.head is not None:
+                raise RuntimeError("http.response.start sent twice")
+            self.head = self._head(message)
+            return
+        if kind != "http.response.body":
+            raise RuntimeError(f"unexpected ASGI message {kind!r}")
+        if self.head is None and not self.started:
+            raise RuntimeError("http.response.body before http.response.start")
+        if self.finished or conn.closed:
+            return  # the client is gone (or the response ended): stay silent, as ASGI asks
+        body: bytes = message.get("body", b"")
+        more: bool = message.get("more_body", False)
+        if self.scope["method"] == "HEAD":
+            body = b""
+        if not self.started:
+            head = self.head
+            assert head is not None
+            self.started = True
+            self.head = None
+            if self.chunked:
+                data = head + (b"%x\r\n%s\r\n" % (len(body), body) if body else b"")
+            else:
+                data = head + body
+        elif self.chunked:
+            data = b"%x\r\n%s\r\n" % (len(body), body) if body else b""
+        else:
+            data = body
+        if not more:
+            if self.chunked:
+                data += b"0\r\n\r\n"
+            self.finished = True
+            self._wake()
+        if data:
+            conn.write(data)
+        if self.finished:
+            conn.cycle_done(self)
+        elif conn.write_paused:
+            await conn.drained()
+
+    def _head(self, message: MutableMapping[str, Any]) -> bytes:
+        status = message["status"]
+        line = _STATUS_LINES.get(status) or _status_line(status)
+        parts = [line]
+        has_length = False
+        for name, value in message.get("headers", ()):
+            lowered = name.lower()
+            if lowered == b"content-length":
+                has_length = True
+            elif lowered == b"connection" and value.lower() == b"close":
+                self.keep_alive = False
+            parts.append(name + b": " + value + b"\r\n")
+        if not has_length and status not in (204, 304) and self.scope["method"] != "HEAD":
+            if self.scope["http_version"] == "1.0":
+                self.keep_alive = False  # no chunked encoding in HTTP/1.0: the close ends it
+            else:
+                self.chunked = True
+                parts.append(b"transfer-encoding: chunked\r\n")
+        if self.conn.draining:
+            self.keep_alive = False
+        if not self.keep_alive:
+            parts.append(b"connection: close\r\n")
+        parts.append(b"\r\n")
+        return b"".join(parts)
+
+    # --- running the app -----------------------------------------------------------------
+
+    async def run(self, app: ASGIApp) -> None:
+        try:
+            await app(self.scope, self.receive, self.send)
+        except Exception:
+            log.exception("the application failed on %s %s", self.scope["method"], self.scope["path"])
+            if not self.started and not self.conn.closed:
+                self.keep_alive = False
+                self.finished = True
+                self.conn.write(_plain_response(500))
+                self.conn.cycle_done(self)
+                return
+        if not self.finished:
+            if not self.started and self.head is None and not self.conn.closed:
+                log.error("the application returned without a response")
+                self.finished = True
+                self.keep_alive = False
+                self.conn.write(_plain_response(500))
+                self.conn.cycle_done(self)
+            else:
+                # A response left half-way cannot be finished honestly: end the connection.
+                self.finished = True
+                self.keep_alive = False
+                self.conn.cycle_done(self)
+
+
+class Connection(asyncio.Protocol):
+    """One client connection; requests are answered one at a time, in order."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        limits: Limits,
+        connections: set[Connection],
+        server_address: tuple[str, int] | None = None,
+    ) -> None:
+        self.app = app
+        self.limits = limits
+        self.connections = connections
+        self.server = server_address
+        self.parser = httptools.HttpRequestParser(self)
+        self.transport: asyncio.Transport | None = None
+        self.client: tuple[str, int] | None = None
+        self.closed = False
+        self.draining = False  # the server is stopping: no keep-alive after this response
+        self.reading = True
+        self.write_paused = False
+        self._drain: asyncio.Future[None] | None = None
+        self.current: Cycle | None = None  # the cycle whose response is being written
+        self.parsing: Cycle | None = None  # the cycle whose body is arriving
+        self.queue: deque[Cycle] = deque()
+        self._url = b""
+        self._headers: list[tuple[bytes, bytes]] = []
+        self._head_bytes = 0
+        self._expect = False
+        self._upgrade = False
+        self._refusal = 0  # a status the head callbacks chose to refuse the request with
+        self._idle: asyncio.TimerHandle | None = None
+        self.loop = asyncio.get_running_loop()
+
+    # --- asyncio.Protocol ----------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        # (uvloop's transports implement asyncio.Transport without subclassing it)
+        self.transport = cast(asyncio.Transport, transport)
+        peer = transport.get_extra_info("peername")
+        self.client = (str(peer[0]), int(peer[1])) if isinstance(peer, tuple) else None
+        if self.server is None:
+            sock = transport.get_extra_info("sockname")
+            self.server = (str(sock[0]), int(sock[1])) if isinstance(sock, tuple) else None
+        self.connections.add(self)
+        self._arm_idle()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        self.connections.discard(self)
+        self._disarm_idle()
+        for cycle in (self.current, self.parsing, *self.queue):
+            if cycle is not None:
+                cycle._wake()
+        if self._drain is not None and not self._drain.done():
+            self._drain.set_result(None)
+
+    def data_received(self, data: bytes) -> None:
+        try:
+            self.parser.feed_data(data)
+        except httptools.HttpParserUpgrade:
+            self._upgrade = True  # answered as plain HTTP; the connection closes after it
+        except httptools.HttpParserError:
+            # A callback's own refusal (a head too large) comes back wrapped by the parser.
+            self._refuse(self._refusal or 400)
+
+    def pause_writing(self) -> None:
+        self.write_paused = True
+
+    def resume_writing(self) -> None:
+        self.write_paused = False
+        if self._drain is not None and not self._drain.done():
+            self._drain.set_result(None)
+
+    # --- httptools callbacks -------------------------------------------------------------
+
+    def on_message_begin(self) -> None:
+        self._url = b""
+        self._headers = []
+        self._head_bytes = 0
+        self._expect = False
+
+    def on_url(self, url: bytes) -> None:
+        self._url += url
+        self._count(len(url))
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self._count(len(name) + len(value))
+        name = name.lower()
+        if name == b"expect" and value.lower() == b"100-continue":
+            self._expect = True
+        self._headers.append((name, value))
+        if len(self._headers) > self.limits.max_headers:
+            self._refusal = 431
+            raise ValueError("too many request headers")
+
+    def _count(self, size: int) -> None:
+        self._head_bytes += size
+        if self._head_bytes > self.limits.max_head_bytes:
+            self._refusal = 431
+            raise ValueError("request head too large")
+
+    def on_headers_complete(self) -> None:
+        self._disarm_idle()
+        parser = self.parser
+        url = httptools.parse_url(self._url)
+        raw_path: bytes = url.path
+        path = raw_path.decode("latin-1")
+        if "%" in path:
+            path = unquote(path)
+        version = parser.get_http_version()
+        scope: dict[str, Any] = {
+            "type": "http",
+            "asgi": _ASGI,
+            "http_version": version,
+            "server": self.server,
+            "client": self.client,
+            "scheme": "http",
+            "method": parser.get_method().decode("ascii"),
+            "root_path": "",
+            "path": path,
+            "raw_path": raw_path,
+            "query_string": url.query or b"",
+            "headers": self._headers,
+        }
+        keep_alive = parser.should_keep_alive() and not self._upgrade
+        cycle = Cycle(self, scope, keep_alive, self._expect and version == "1.1")
+        self.parsing = cycle
+        if self.current is None:
+            self._start(cycle)
+        else:
+            self.queue.append(cycle)
+            if len(self.queue) >= self.limits.max_pipelined:
+                self.pause_reading()
+
+    def on_body(self, body: bytes) -> None:
+        if self.parsing is not None:
+            self.parsing.feed(body)
+
+    def on_message_complete(self) -> None:
+        if self.parsing is not None:
+            self.parsing.end()
+            self.parsing = None
+
+    # --- cycles --------------------------------------------------------------------------
+
+    def _start(self, cycle: Cycle) -> None:
+        self.current = cycle
+        self.loop.create_task(cycle.run(self.app))
+
+    def cycle_done(self, cycle: Cycle) -> None:
+        """The response of ``cycle`` is complete: close, or go on with the next request."""
+        if cycle is not self.current:
+            return
+        self.current = None
+        if not cycle.keep_alive or self._upgrade or not cycle.complete or self.draining:
+            # An unread request body would be taken for the next request: close instead.
+            self.close()
+            return
+        if self.queue:
+            self._start(self.queue.popleft())
+            self.resume_reading()
+        else:
+            self._arm_idle()
+            self.resume_reading()
+
+    # --- transport helpers ---------------------------------------------------------------
+
+    def write(self, data: bytes) -> None:
+        if not self.closed and self.transport is not None:
+            self.transport.write(data)
+
+    async def drained(self) -> None:
+        if not self.write_paused or self.closed:
+            return
+        if self._drain is None or self._drain.done():
+            self._drain = self.loop.create_future()
+        await self._drain
+
+    def pause_reading(self) -> None:
+        if self.reading and not self.closed and self.transport is not None:
+            self.reading = False
+            self.transport.pause_reading()
+
+    def resume_reading(self) -> None:
+        if not self.reading and not self.closed and self.transport is not None:
+            if len(self.queue) < self.limits.max_pipelined:
+                parsing = self.parsing
+                if parsing is None or parsing.body_size <= self.limits.body_buffer_bytes:
+                    self.reading = True
+                    self.transport.resume_reading()
+
+    def close(self) -> None:
+        if not self.closed and self.transport is not None:
+            self.closed = True
+            self.transport.close()
+
+    def _refuse(self, status: int) -> None:
+        if self.current is None or self.current.finished:
+            self.write(_plain_response(status))
+        self.close()
+
+    def _arm_idle(self) -> None:
+        self._disarm_idle()
+        self._idle = self.loop.call_later(self.limits.keep_alive_s, self._idle_timeout)
+
+    def _disarm_idle(self) -> None:
+        if self._idle is not None:
+            self._idle.cancel()
+            self._idle = None
+
+    def _idle_timeout(self) -> None:
+        self._idle = None
+        if self.current is None:
+            self.close()
+
+    def close_if_idle(self) -> bool:
+        """For shutdown: close now unless a response is in progress."""
+        if self.current is None:
+            self.close()
+            return True
+        return False

@@ -1,0 +1,340 @@
+"""accord's HTTP/1.1 front (accord.server.h1 + runner) over real sockets, with raw bytes: what
+a client relies on from an HTTP server — keep-alive and pipelining in order, bodies of every
+framing, back-pressure, bounded heads, disconnects, timeouts and a graceful stop."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, MutableMapping
+from typing import Any
+
+import pytest
+
+from accord.server.h1 import Limits
+from accord.server.runner import StartupFailed, serve
+
+Scope = MutableMapping[str, Any]
+
+
+class App:
+    """A small ASGI app whose routes exercise the server."""
+
+    def __init__(self) -> None:
+        self.events: list[str] = []
+        self.disconnected = asyncio.Event()
+        self.release = asyncio.Event()
+        self.startup_error: str | None = None
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            while True:
+                message = await receive()
+                if message["type"] == "lifespan.startup":
+                    self.events.append("startup")
+                    if self.startup_error:
+                        await send({"type": "lifespan.startup.failed", "message": "nope"})
+                        return
+                    await send({"type": "lifespan.startup.complete"})
+                else:
+                    self.events.append("shutdown")
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
+        path = scope["path"]
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        if path == "/stream":
+            await send({"type": "http.response.start", "status": 200, "headers": []})
+            await send({"type": "http.response.body", "body": b"one\n", "more_body": True})
+            await send({"type": "http.response.body", "body": b"two\n", "more_body": True})
+            self.events.append("streaming")
+            while (await receive())["type"] != "http.disconnect":
+                pass
+            self.disconnected.set()
+            return
+        if path == "/finish-stream":
+            await send({"type": "http.response.start", "status": 200, "headers": []})
+            await send({"type": "http.response.body", "body": b"a", "more_body": True})
+            await send({"type": "http.response.body", "body": b"b"})
+            return
+        if path == "/slow":
+            self.events.append("slow-started")
+            await self.release.wait()
+        if path == "/boom":
+            raise RuntimeError("boom")
+        if path == "/nothing":
+            return
+        if path == "/big":
+            body = b"x" * 4_000_000
+        answer = body if path in ("/echo", "/big") else f"{scope['method']} {path}".encode()
+        if path == "/echo":
+            answer = (scope["query_string"] + b"|" + body) if scope["query_string"] else body
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [(b"content-length", str(len(answer)).encode())],
+            }
+        )
+        await send({"type": "http.response.body", "body": answer})
+
+
+@contextlib.asynccontextmanager
+async def running(app: App, **options: Any) -> AsyncIterator[tuple[int, asyncio.Event]]:
+    stop = asyncio.Event()
+    bound: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+    server = asyncio.ensure_future(
+        serve(app, "127.0.0.1", 0, stop=stop, on_listening=bound.set_result, **options)
+    )
+    done, _ = await asyncio.wait({server, bound}, return_when=asyncio.FIRST_COMPLETED)
+    if server in done:
+        server.result()
+    try:
+        yield bound.result(), stop
+    finally:
+        stop.set()
+        await asyncio.wait_for(server, 10)
+
+
+async def connect(port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    return await asyncio.open_connection("127.0.0.1", port)
+
+
+async def read_response(reader: asyncio.StreamReader) -> tuple[int, dict[str, str], bytes]:
+    head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
+    lines = head.decode("latin-1").split("\r\n")
+    status = int(lines[0].split()[1])
+    headers = {}
+    for line in lines[1:]:
+        if line:
+            name, _, value = line.partition(":")
+            headers[name.strip().lower()] = value.strip()
+    if "content-length" in headers:
+        body = await reader.readexactly(int(headers["content-length"]))
+    elif headers.get("transfer-encoding") == "chunked":
+        body = b""
+        while True:
+            size = int((await reader.readuntil(b"\r\n")).strip(), 16)
+            chunk = await reader.readexactly(size + 2)
+            if size == 0:
+                break
+            body += chunk[:-2]
+    else:
+        body = await reader.read()
+    return status, headers, body
+
+
+def request(method: str, path: str, body: bytes = b"", extra: str = "") -> bytes:
+    return (
+        f"{method} {path} HTTP/1.1\r\nHost: t\r\nContent-Length: {len(body)}\r\n{extra}\r\n"
+    ).encode() + body
+
+
+async def test_keep_alive_serves_many_requests_on_one_connection() -> None:
+    async with running(App()) as (port, _):
+        reader, writer = await connect(port)
+        for i in range(5):
+            writer.write(request("POST", "/echo", f"body {i}".encode()))
+            status, _, body = await read_response(reader)
+            assert (status, body) == (200, f"body {i}".encode())
+        writer.close()
+
+
+async def test_pipelined_requests_are_answered_in_order() -> None:
+    app = App()
+    async with running(app) as (port, _):
+        reader, writer = await connect(port)
+        writer.write(
+            request("POST", "/slow", b"first")
+            + request("POST", "/echo", b"second")
+            + request("GET", "/third")
+        )
+        await asyncio.sleep(0.2)
+        assert app.events.count("slow-started") == 1
+        app.release.set()
+        answers = [await read_response(reader) for _ in range(3)]
+        assert [a[2] for a in answers] == [b"POST /slow", b"second", b"GET /third"]
+        writer.close()
+
+
+async def test_chunked_request_body_and_query_string() -> None:
+    async with running(App()) as (port, _):
+        reader, writer = await connect(port)
+        writer.write(
+            b"POST /echo?a=1&b=%20 HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n"
+            b"5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n"
+        )
+        status, _, body = await read_response(reader)
+        assert (status, body) == (200, b"a=1&b=%20|hello world")
+        writer.close()
+
+
+async def test_percent_encoded_path_is_decoded_in_scope() -> None:
+    async with running(App()) as (port, _):
+        reader, writer = await connect(port)
+        writer.write(request("GET", "/a%20b"))
+        assert (await read_response(reader))[2] == b"GET /a b"
+        writer.close()
+
+
+async def test_large_request_body_arrives_whole_through_flow_control() -> None:
+    payload = bytes(range(256)) * 8192  # 2 MiB, far past the read buffer
+    async with running(App(), limits=Limits(body_buffer_bytes=64 * 1024)) as (port, _):
+        reader, writer = await connect(port)
+        writer.write(request("POST", "/echo", payload))
+        status, _, body = await read_response(reader)
+        assert status == 200 and body == payload
+        writer.close()
+
+
+async def test_large_response_is_written_whole() -> None:
+    async with running(App()) as (port, _):
+        reader, writer = await connect(port)
+        writer.write(request("GET", "/big"))
+        status, _, body = await read_response(reader)
+        assert status == 200 and len(body) == 4_000_000
+        writer.close()
+
+
+async def test_expect_100_continue_is_answered_before_the_body() -> None:
+    async with running(App()) as (port, _):
+        reader, writer = await connect(port)
+        writer.write(
+            b"POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 4\r\nExpect: 100-continue\r\n\r\n"
+        )
+        interim = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
+        assert interim.startswith(b"HTTP/1.1 100")
+        writer.write(b"data")
+        assert (await read_response(reader))[2] == b"data"
+        writer.close()
+
+
+async def test_malformed_request_gets_400_and_close() -> None:
+    async with running(App()) as (port, _):
+        reader, writer = await connect(port)
+        writer.write(b"NOT A REQUEST\r\n\r\n")
+        status, headers, _ = await read_response(reader)
+        assert status == 400 and headers["connection"] == "close"
+        assert await reader.read() == b""
+
+
+async def test_oversized_head_gets_431() -> None:
+    async with running(App(), limits=Limits(max_head_bytes=2048, max_headers=10)) as (port, _):
+        reader, writer = await connect(port)
+        writer.write(request("GET", "/", extra=f"X-Big: {'a' * 4096}\r\n"))
+        assert (await read_response(reader))[0] == 431
+        reader, writer = await connect(port)
+        many = "".join(f"X-{i}: v\r\n" for i in range(20))
+        writer.write(request("GET", "/", extra=many))
+        assert (await read_response(reader))[0] == 431
+
+
+async def test_http_1_0_closes_after_the_response() -> None:
+    async with running(App()) as (port, _):
+        reader, writer = await connect(port)
+        writer.write(b"GET /x HTTP/1.0\r\n\r\n")
+        status, headers, body = await read_response(reader)
+        assert (status, body, headers.get("connection")) == (200, b"GET /x", "close")
+        assert await reader.read() == b""
+
+
+async def test_connection_close_is_honoured() -> None:
+    async with running(App()) as (port, _):
+        reader, writer = await connect(port)
+        writer.write(request("GET", "/x", extra="Connection: close\r\n"))
+        assert (await read_response(reader))[0] == 200
+        assert await asyncio.wait_for(reader.read(), 5) == b""
+
+
+async def test_streamed_response_is_chunked_and_disconnect_reaches_the_app() -> None:
+    app = App()
+    async with running(app) as (port, _):
+        reader, writer = await connect(port)
+        writer.write(request("GET", "/stream"))
+        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
+        assert b"transfer-encoding: chunked" in head
+        assert await asyncio.wait_for(reader.readuntil(b"two\n\r\n"), 5) == (
+            b"4\r\none\n\r\n4\r\ntwo\n\r\n"
+        )
+        writer.close()
+        await asyncio.wait_for(app.disconnected.wait(), 5)
+
+
+async def test_finished_stream_ends_with_the_last_chunk_and_keeps_the_connection() -> None:
+    async with running(App()) as (port, _):
+        reader, writer = await connect(port)
+        writer.write(request("GET", "/finish-stream"))
+        assert (await read_response(reader))[2] == b"ab"
+        writer.write(request("GET", "/again"))
+        assert (await read_response(reader))[2] == b"GET /again"
+        writer.close()
+
+
+async def test_head_response_has_no_body() -> None:
+    async with running(App()) as (port, _):
+        reader, writer = await connect(port)
+        writer.write(request("HEAD", "/x") + request("GET", "/y"))
+        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
+        assert b"content-length: 7" in head  # the length of "HEAD /x", body left out
+        assert (await read_response(reader))[2] == b"GET /y"  # no stray body in between
+        writer.close()
+
+
+async def test_application_errors_become_500_and_the_server_goes_on() -> None:
+    async with running(App()) as (port, _):
+        reader, writer = await connect(port)
+        writer.write(request("GET", "/boom"))
+        assert (await read_response(reader))[0] == 500
+        reader, writer = await connect(port)
+        writer.write(request("GET", "/nothing"))
+        assert (await read_response(reader))[0] == 500
+        reader, writer = await connect(port)
+        writer.write(request("GET", "/fine"))
+        assert (await read_response(reader))[0] == 200
+        writer.close()
+
+
+async def test_idle_connection_is_closed_after_keep_alive_timeout() -> None:
+    async with running(App(), limits=Limits(keep_alive_s=0.2)) as (port, _):
+        reader, writer = await connect(port)
+        writer.write(request("GET", "/x"))
+        assert (await read_response(reader))[0] == 200
+        assert await asyncio.wait_for(reader.read(), 5) == b""
+
+
+async def test_stop_lets_a_response_in_progress_finish_then_runs_shutdown() -> None:
+    app = App()
+    async with running(app, grace_s=5) as (port, stop):
+        reader, writer = await connect(port)
+        writer.write(request("GET", "/slow"))
+        while "slow-started" not in app.events:
+            await asyncio.sleep(0.01)
+        stop.set()
+        await asyncio.sleep(0.2)
+        assert "shutdown" not in app.events
+        app.release.set()
+        status, headers, body = await read_response(reader)
+        assert (status, body, headers.get("connection")) == (200, b"GET /slow", "close")
+    assert app.events[-1] == "shutdown"
+
+
+async def test_stop_cuts_a_stream_after_the_grace_period() -> None:
+    app = App()
+    async with running(app, grace_s=0.3) as (port, stop):
+        reader, writer = await connect(port)
+        writer.write(request("GET", "/stream"))
+        await asyncio.wait_for(reader.readuntil(b"two\n\r\n"), 5)
+        stop.set()
+    assert app.disconnected.is_set()
+    assert app.events[-1] == "shutdown"
+
+
+async def test_failed_startup_is_reported_and_nothing_listens() -> None:
+    app = App()
+    app.startup_error = "nope"
+    with pytest.raises(StartupFailed):
+        await serve(app, "127.0.0.1", 0, stop=asyncio.Event())
