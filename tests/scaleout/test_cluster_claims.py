@@ -17,7 +17,7 @@ from accord.engine.remote import LEASE_EXPIRED_MESSAGE
 from accord.store.postgres import PostgresStore
 from accord.wire.model import TaskState
 
-LEASE_S = 6.0  # longer than a node's restart on a busy machine, short enough for a quick test
+LEASE_S = 8.0  # longer than a node's restart on a busy machine, short enough for a quick test
 CONFIG = f"claim_lease_s = {LEASE_S}\n"
 HEADERS = {"A2A-Version": "1.0"}
 

@@ -36,10 +36,6 @@ class Claim:
 
 
 class ClaimTable(Protocol):
-    # True when rows may exist that this process did not write (other nodes' claims): the
-    # reaper then sweeps all the time instead of only while this process granted claims.
-    shared: bool
-
     async def grant(
         self, task_id: str, tenant: str, holder: str, now_ms: int, expires_ms: int
     ) -> tuple[GrantOutcome, Claim | None]:
@@ -78,14 +74,14 @@ class ClaimTable(Protocol):
         ...
 
     def empty(self) -> bool:
-        """True when this process knows there is nothing to reap (never for a shared table)."""
+        """True when this process knows there is nothing to reap. Never for a table other
+        processes write too (their claims expire there): the reaper then sweeps all the time
+        instead of only while this process has claims."""
         ...
 
 
 class LocalClaimTable:
     """Claims in a dict: one process, no persistence (after a restart, ``adopt``)."""
-
-    shared = False
 
     def __init__(self) -> None:
         self._rows: dict[str, Claim] = {}

@@ -50,8 +50,6 @@ class PgClaimTable:
     """A :class:`accord.store.claims.ClaimTable` on the pool ``pool()`` returns (the store's,
     which exists once the store is open)."""
 
-    shared = True
-
     def __init__(self, pool: Callable[[], asyncpg.Pool]) -> None:
         self._pool = pool
 
