@@ -16,7 +16,7 @@ import inspect
 import logging
 import os
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -151,6 +151,7 @@ class Engine:
         self._commit_listeners: list[Callable[[str], None]] = []
         self._holds: TaskHolds | None = store if isinstance(store, TaskHolds) else None
         self._push: PushHooks | None = None
+        self._start_hooks: list[Callable[[], Awaitable[None]]] = []
         self._started = False
 
     # --- life ------------------------------------------------------------------------------
@@ -169,6 +170,13 @@ class Engine:
         add_remote_listener = getattr(self.bus, "add_remote_listener", None)
         if add_remote_listener is not None:
             add_remote_listener(self._remote_change)
+        for hook in self._start_hooks:
+            await hook()
+
+    def on_start(self, hook: Callable[[], Awaitable[None]]) -> None:
+        """Await ``hook`` at the end of every :meth:`start`, with the store open (remote
+        claims adopt running tasks and start their reaper, which stops with the engine)."""
+        self._start_hooks.append(hook)
 
     async def stop(self) -> None:
         for live in list(self._live.values()):

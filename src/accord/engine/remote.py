@@ -9,15 +9,19 @@ client's turn open: a blocking SendMessage or a stream ends when a worker's move
 A claim is a lease. Every agent command on the task renews it; a worker with long work renews
 it by claiming again. A claim whose lease runs out while the task is still SUBMITTED or WORKING
 means its worker stopped: the task is **failed** (status message says so), never offered again,
-so no work is ever done twice. A claim ends by itself when the task's turn ends. Claims live in
-memory: after a restart, WORKING tasks get a claim held by no one (:meth:`Claims.adopt_running`)
-so a task whose worker is gone still ends.
+so no work is ever done twice. A claim ends by itself when the task's turn ends.
+
+Claims live in a ClaimTable (accord.store.claims): in this process for memory:// and SQLite,
+so after a restart WORKING tasks get a claim held by no one (:meth:`Claims.adopt_running`) and
+a task whose worker is gone still ends; in the database for PostgreSQL, so every node grants
+and reaps the same claims and they survive a node's restart.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -29,7 +33,8 @@ from accord.core.caller import Caller
 from accord.core.outcome import Outcome
 from accord.core.records import TaskRecord
 from accord.engine.live import LiveHandle, as_message
-from accord.wire.model import Message, TaskState
+from accord.store.claims import Claim, ClaimTable, LocalClaimTable
+from accord.wire.model import TaskState
 
 if TYPE_CHECKING:
     from accord.engine.engine import Engine
@@ -78,14 +83,6 @@ async def wait_turn_end(engine: Engine, task_id: str, after_seq: int) -> None:
                 await sub.wait()
 
 
-@dataclass(slots=True)
-class Claim:
-    task_id: str
-    tenant: str
-    holder: str
-    expires_ms: int
-
-
 @dataclass(frozen=True, slots=True)
 class ClaimResult:
     outcome: str  # claimed | renewed | held | not-found | task-terminal
@@ -93,21 +90,41 @@ class ClaimResult:
     record: TaskRecord | None = None
 
 
-class Claims:
-    """Who works on which task, with leases; one per engine."""
+_REAP_BATCH = 100
 
-    def __init__(self, engine: Engine, lease_ms: int, clock: Callable[[], int]) -> None:
+
+class Claims:
+    """Who works on which task, with leases; one per engine. The rows live in ``table``
+    (accord.store.claims): in this process by default, in the database for PostgreSQL."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        lease_ms: int,
+        clock: Callable[[], int],
+        table: ClaimTable | None = None,
+    ) -> None:
         self.engine = engine
         self.lease_ms = lease_ms
         self.clock = clock
-        self._claims: dict[str, Claim] = {}
+        self.table: ClaimTable = table if table is not None else LocalClaimTable()
+        # Marks the rows this process's reaper takes; unique per process, so a reaper that
+        # died is never mistaken for a live one.
+        self.reaper_id = f"reaper-{uuid.uuid4().hex}"
         self._reaper: asyncio.Task[None] | None = None
         self._adopted = False
 
+    async def start(self) -> None:
+        """Run once the engine's store is open: adopt WORKING tasks that have no claim, and
+        with a shared table start the reaper, which then looks for expired claims all the
+        time (any node's)."""
+        await self.adopt_running()
+        self._ensure_reaper()
+
     async def adopt_running(self) -> int:
-        """After a restart no claim survives: every WORKING task gets a claim no worker
-        holds yet, so it fails after one lease unless its worker acts on it or claims it
-        again. SUBMITTED tasks are left for workers to claim. Returns how many."""
+        """Every WORKING task with no claim (an in-process table lost them all in a restart)
+        gets one no worker holds yet, so it fails after one lease unless its worker acts on it
+        or claims it again. SUBMITTED tasks are left for workers to claim. Returns how many."""
         if self._adopted:
             return 0
         self._adopted = True
@@ -115,57 +132,55 @@ class Claims:
         after = ""
         states = frozenset({TaskState.WORKING})
         while batch := await self.engine.store.tasks_in_states(states, 500, after):
-            for record in batch:
-                if record.id not in self._claims:
-                    expires = self.clock() + self.lease_ms
-                    self._claims[record.id] = Claim(record.id, record.tenant, "", expires)
-                    adopted += 1
+            expires = self.clock() + self.lease_ms
+            adopted += await self.table.adopt([Claim(r.id, r.tenant, "", expires) for r in batch])
             after = batch[-1].id
         if adopted:
             self._ensure_reaper()
         return adopted
 
-    def holder(self, task_id: str) -> str | None:
-        claim = self._claims.get(task_id)
-        return claim.holder if claim is not None else None
+    async def holder(self, task_id: str) -> str | None:
+        return await self.table.holder(task_id)
 
     async def claim(self, task_id: str, caller: Caller, worker: str) -> ClaimResult:
         record = await self.engine.store.get_task(task_id, caller.tenant)
         if record is None:
             return ClaimResult("not-found")
         if lifecycle.is_terminal(record.state):
-            self._claims.pop(task_id, None)
+            await self.table.release(task_id)
             return ClaimResult("task-terminal", record=record)
         holder = f"{caller.identity}/{worker}" if worker else caller.identity
         now = self.clock()
-        current = self._claims.get(task_id)
         # A claim held by no one (adopted after a restart) goes to the first worker that asks.
-        if current is not None and current.expires_ms > now and current.holder not in ("", holder):
-            return ClaimResult("held", current, record)
-        outcome = "renewed" if current is not None and current.holder == holder else "claimed"
-        claim = Claim(task_id, caller.tenant, holder, now + self.lease_ms)
-        self._claims[task_id] = claim
-        self._ensure_reaper()
+        outcome, claim = await self.table.grant(
+            task_id, caller.tenant, holder, now, now + self.lease_ms
+        )
+        if outcome != "held":
+            self._ensure_reaper()
         return ClaimResult(outcome, claim, record)
 
-    def touched(self, task_id: str, state: TaskState) -> None:
+    async def touched(self, task_id: str, state: TaskState) -> None:
         """An agent command moved or changed the task: renew its claim, or end it with the
-        turn."""
-        claim = self._claims.get(task_id)
-        if claim is None:
-            return
-        if lifecycle.ends_turn(state):
-            del self._claims[task_id]
-        else:
-            claim.expires_ms = self.clock() + self.lease_ms
+        turn. The command is durable already, so a failure here is only logged (at worst the
+        claim expires)."""
+        try:
+            if lifecycle.ends_turn(state):
+                await self.table.release(task_id)
+            else:
+                await self.table.renew(task_id, self.clock() + self.lease_ms)
+        except Exception:
+            log.exception("renewing the claim of task %s failed", task_id)
 
     def _ensure_reaper(self) -> None:
+        if self.table.empty():
+            return
         if self._reaper is None or self._reaper.done():
             self._reaper = self.engine._spawn(self._reap_forever())
 
     async def _reap_forever(self) -> None:
         interval = max(self.lease_ms / 4000, 0.05)
-        while self._claims:
+        # A shared table is never empty to us: other nodes' claims expire there too.
+        while not self.table.empty():
             await asyncio.sleep(interval)
             try:
                 await self.reap()
@@ -173,23 +188,34 @@ class Claims:
                 log.exception("expiring remote claims failed")
 
     async def reap(self) -> int:
-        """Fail the tasks whose claims expired while they were SUBMITTED or WORKING."""
-        now = self.clock()
-        expired = [c for c in self._claims.values() if c.expires_ms <= now]
+        """Fail the tasks whose claims expired while they were SUBMITTED or WORKING. Each
+        expired claim is first taken by this reaper (no other reaper gets it), then its task
+        failed, then the claim deleted; if this process dies in between, the claim expires
+        again and another reaper does it."""
         failed = 0
-        for claim in expired:
-            if self._claims.get(claim.task_id) is not claim:
-                continue
-            del self._claims[claim.task_id]
-            status = as_message(LEASE_EXPIRED_MESSAGE, claim.task_id)
+        while True:
+            now = self.clock()
+            taken = await self.table.take_expired(
+                now, self.reaper_id, now + self.lease_ms, _REAP_BATCH
+            )
+            for claim in taken:
+                failed += await self._fail_expired(claim)
+                await self.table.reaped(claim)
+            if len(taken) < _REAP_BATCH:
+                return failed
 
-            def fail(record: TaskRecord | None, at: int, s: Message | None = status) -> Outcome:
-                if record is None or record.state not in lifecycle.ACTIVE:
-                    return Outcome("untouched")
-                return agent_commands.move(record, "fail", at, s)
+    async def _fail_expired(self, claim: Claim) -> bool:
+        status = as_message(LEASE_EXPIRED_MESSAGE, claim.task_id)
 
-            outcome = await self.engine.agent_command(claim.task_id, claim.tenant, fail)
-            if outcome.ok and outcome.events:
-                log.warning("task %s failed: its worker's claim expired", claim.task_id)
-                failed += 1
-        return failed
+        def fail(record: TaskRecord | None, at: int) -> Outcome:
+            # Only an active task: one whose turn ended meanwhile, or that another reaper
+            # failed already, is left as it is.
+            if record is None or record.state not in lifecycle.ACTIVE:
+                return Outcome("untouched")
+            return agent_commands.move(record, "fail", at, status)
+
+        outcome = await self.engine.agent_command(claim.task_id, claim.tenant, fail)
+        if outcome.ok and outcome.events:
+            log.warning("task %s failed: its worker's claim expired", claim.task_id)
+            return True
+        return False

@@ -19,6 +19,7 @@ from accord.server.card import CardSettings, build_card
 from accord.server.operations import Service
 from accord.server.settings import Principal, Settings
 from accord.store import open_store
+from accord.store.pg_claims import PgClaimTable
 from accord.store.postgres import PostgresStore
 from accord.surface import SurfaceApp
 from accord.wire.model import (
@@ -161,7 +162,10 @@ def build_app(settings: Settings, agent: Any = None) -> A2AApplication:
     claims = None
     if isinstance(agent, RemoteAgent):
         agent.bind(engine)
-        claims = Claims(engine, int(settings.claim_lease_s * 1000), engine.clock)
+        # Nodes on one PostgreSQL database grant and reap the same claims.
+        table = PgClaimTable(lambda: store.pool) if isinstance(store, PostgresStore) else None
+        claims = Claims(engine, int(settings.claim_lease_s * 1000), engine.clock, table)
+        engine.on_start(claims.start)
     surface = SurfaceApp(
         service,
         auth,

@@ -161,6 +161,25 @@ MIGRATIONS: list[tuple[int, tuple[str, ...]]] = [
             ON push_configs FOR EACH ROW EXECUTE FUNCTION accord_push_configs_fed()""",
         ),
     ),
+    (
+        2,
+        (
+            # Remote workers' claims (accord.store.pg_claims), one row per claimed task,
+            # shared by every node. ``reaper``: the node failing the task after its lease ran
+            # out ('' while the claim is live); ``renewed``: the last grant went to the holder
+            # that had the claim already.
+            """CREATE TABLE remote_claims (
+                task_id TEXT COLLATE "C" PRIMARY KEY,
+                tenant TEXT COLLATE "C" NOT NULL,
+                holder TEXT NOT NULL,
+                expires_ms BIGINT NOT NULL,
+                reaper TEXT NOT NULL DEFAULT '',
+                renewed BOOLEAN NOT NULL DEFAULT false
+            )""",
+            # Every node's reaper looks for expired claims a few times per lease.
+            "CREATE INDEX remote_claims_expiry ON remote_claims (expires_ms)",
+        ),
+    ),
 ]
 
 LATEST = MIGRATIONS[-1][0]

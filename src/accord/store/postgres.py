@@ -331,6 +331,8 @@ class PostgresStore:
                 if doomed:
                     await conn.execute("DELETE FROM events WHERE task_id = ANY($1)", doomed)
                     await conn.execute("DELETE FROM push_configs WHERE task_id = ANY($1)", doomed)
+                    # A claim left on a deleted task (remote mode) would only wait to be reaped.
+                    await conn.execute("DELETE FROM remote_claims WHERE task_id = ANY($1)", doomed)
                     await conn.execute("DELETE FROM tasks WHERE id = ANY($1)", doomed)
             # Retention runs now and then on every node: a fine moment to tidy the counters.
             await conn.execute(pg_migrations.FOLD_DEAD_SHARDS)

@@ -80,8 +80,6 @@ class SurfaceApp:
             if path == "/openapi.json" and method in ("GET", "HEAD"):
                 await respond(send, 200, self._document, JSON)
                 return
-            if self.claims is not None:
-                await self.claims.adopt_running()  # once, on the first request after start
             caller = self._authenticate(request)
             if caller is None:
                 await self._answer(send, 401, {"refused": "missing or invalid credentials"})

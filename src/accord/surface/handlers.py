@@ -142,7 +142,7 @@ def _move_handler(move_name: str) -> Handler:
             return agent_commands.move(record, move_name, now, status, data.id)
 
         outcome = await ctx.service.engine.agent_command(data.id, ctx.caller.tenant, decide)
-        return _agent_result(ctx, outcome)
+        return await _agent_result(ctx, outcome)
 
     return handle
 
@@ -164,12 +164,12 @@ async def update_artifact(ctx: Context) -> Result:
     if outcome.name == "wrong-state":
         # The seed declares no refusal for a terminal task here; nothing was written.
         raise Unfinished(outcome.error.message if outcome.error else "the task is terminal")
-    return _agent_result(ctx, outcome)
+    return await _agent_result(ctx, outcome)
 
 
-def _agent_result(ctx: Context, outcome: Outcome) -> Result:
+async def _agent_result(ctx: Context, outcome: Outcome) -> Result:
     if outcome.ok and outcome.record is not None and ctx.claims is not None:
-        ctx.claims.touched(outcome.record.id, outcome.record.state)
+        await ctx.claims.touched(outcome.record.id, outcome.record.state)
     return Result(outcome.name, outcome.published if outcome.ok else [], payload=outcome.payload)
 
 
