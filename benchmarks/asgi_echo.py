@@ -1,9 +1,10 @@
 """The ceiling: a bare ASGI app that decodes a JSON-RPC request and answers with its params.
 
-Served by the same stack as ``accord serve`` (uvicorn, uvloop, httptools, no access log), so
-its requests per second are what Python HTTP reaches on the machine before any A2A work.
+Served by the same stack as ``accord serve`` (by default accord's HTTP/1.1 front on uvloop and
+httptools; ``--http uvicorn`` for uvicorn with uvloop and httptools, no access log), so its
+requests per second are what Python HTTP reaches on the machine before any A2A work.
 
-    python benchmarks/asgi_echo.py --port 8100
+    python benchmarks/asgi_echo.py --port 8100 [--http uvicorn]
 """
 
 from __future__ import annotations
@@ -44,7 +45,13 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8100)
+    parser.add_argument("--http", choices=["accord", "uvicorn"], default="accord")
     args = parser.parse_args()
+    if args.http == "accord":
+        from accord.server import runner
+
+        runner.run(app, args.host, args.port)
+        return
     uvicorn.run(
         app,
         host=args.host,

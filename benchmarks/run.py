@@ -5,13 +5,15 @@
 Creates (once) its own environment in benchmarks/.venv with accord (this checkout, editable),
 a2a-sdk, uvicorn, uvloop and httptools, and re-runs itself there. Needs ``wrk`` on PATH.
 
-Servers, all on 127.0.0.1, all uvicorn + uvloop + httptools without access log:
+Servers, all on 127.0.0.1, all on uvloop + httptools without access log:
 
 - ``accord serve`` with the echo agent and its default store (SQLite, default durability) in
-  a temporary directory: JSON-RPC at ``/``, HTTP+JSON at ``/message:send`` etc.;
+  a temporary directory, on its default HTTP server (accord's own front; ``--accord-http
+  uvicorn`` for uvicorn): JSON-RPC at ``/``, HTTP+JSON at ``/message:send`` etc.;
 - the a2a-sdk echo agent of the interop tests (benchmarks/sdk_echo.py), in-memory store,
-  JSON-RPC at ``/a2a/jsonrpc``;
-- a bare ASGI JSON echo (benchmarks/asgi_echo.py): the ceiling.
+  JSON-RPC at ``/a2a/jsonrpc``, on uvicorn (the SDK's documented server);
+- a bare ASGI JSON echo (benchmarks/asgi_echo.py) on the same HTTP server as accord: the
+  ceiling; and, when that is not uvicorn, the same echo on uvicorn for reference.
 
 Phases: (1) both stores filled with 1,000 completed tasks: GetTask and ListTasks, peak RSS;
 then SendMessage and SendStreamingMessage (which add tasks); (2) new servers on stores filled
@@ -276,7 +278,7 @@ class Bench:
             store += f"?synchronous={self.args.accord_sync}"
         argv = [sys.executable, "-m", "accord", "serve", "--host", "127.0.0.1"]
         argv += ["--port", str(port), "--store", store, "--agent", "echo"]
-        argv += ["--log-level", "warning"]
+        argv += ["--log-level", "warning", "--http", self.args.accord_http]
         grpc_port = free_port() if self.args.grpc else 0
         if grpc_port:
             argv += ["--grpc-port", str(grpc_port)]
@@ -289,10 +291,11 @@ class Bench:
         argv += ["--grpc-port", str(grpc_port), "--tasks", str(tasks)]
         return Server(name, argv, port, "/.well-known/agent-card.json", self.log(name), grpc_port)
 
-    def echo(self) -> Server:
+    def echo(self, http: str) -> Server:
         port = free_port()
-        argv = [sys.executable, str(HERE / "asgi_echo.py"), "--port", str(port)]
-        return Server("asgi-echo", argv, port, "/", self.log("asgi-echo"))
+        argv = [sys.executable, str(HERE / "asgi_echo.py"), "--port", str(port), "--http", http]
+        name = "asgi-echo" if http == self.args.accord_http else f"asgi-echo-{http}"
+        return Server(name, argv, port, "/", self.log(name))
 
     def log(self, name: str) -> Path:
         return self.workdir / f"{name}.log"
@@ -353,7 +356,12 @@ class Bench:
         self.populate(db, stored)
         accord = self.accord(db, f"accord-{stored}")
         sdk = self.sdk(stored, f"sdk-{stored}")
-        servers = [accord, sdk] + ([self.echo()] if with_echo else [])
+        echoes: list[Server] = []
+        if with_echo:
+            echoes.append(self.echo(a.accord_http))
+            if a.accord_http != "uvicorn":
+                echoes.append(self.echo("uvicorn"))
+        servers = [accord, sdk, *echoes]
         try:
             for server in servers:
                 server.start()
@@ -362,8 +370,7 @@ class Bench:
                 Target("accord-rest", accord, "rest", ""),
                 Target("sdk-jsonrpc", sdk, "jsonrpc", "/a2a/jsonrpc"),
             ]
-            if with_echo:
-                targets.append(Target("asgi-echo", servers[2], "echo", "/"))
+            targets += [Target(echo.name, echo, "echo", "/") for echo in echoes]
             if a.grpc:
                 targets.append(Target("accord-grpc", accord, "grpc", ""))
                 targets.append(Target("sdk-grpc", sdk, "grpc", ""))
@@ -434,8 +441,9 @@ def table(results: list[Result]) -> str:
         "| scenario | tasks | conns | accord JSON-RPC req/s | accord HTTP+JSON req/s "
         "| a2a-sdk JSON-RPC req/s | ratio JSON-RPC | ratio HTTP+JSON | accord p50 ms "
         "| a2a-sdk p50 ms | accord CPU µs/req | a2a-sdk CPU µs/req | CPU ratio "
-        "| ASGI echo req/s | accord / echo | echo CPU µs/req |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| ASGI echo req/s | accord / echo | echo CPU µs/req | echo on uvicorn req/s "
+        "| echo on uvicorn CPU µs/req |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     keys = sorted(
         {(k[0], k[1], k[3]) for k in m},
@@ -446,6 +454,7 @@ def table(results: list[Result]) -> str:
         rest = m.get((scenario, stored, "accord-rest", conns))
         sdk = m.get((scenario, stored, "sdk-jsonrpc", conns))
         echo = m.get((scenario, stored, "asgi-echo", conns))
+        uv_echo = m.get((scenario, stored, "asgi-echo-uvicorn", conns))
 
         def ratio(a: Result | None, b: Result | None) -> str:
             return f"{a.rps / b.rps:.1f}x" if a and b and b.rps else "-"
@@ -457,7 +466,8 @@ def table(results: list[Result]) -> str:
             f"| {_cell(sdk)} | {ratio(rpc, sdk)} | {ratio(rest, sdk)} "
             f"| {rpc.p50_ms if rpc else 0:.2f} | {sdk.p50_ms if sdk else 0:.2f} "
             f"| {rpc.cpu_us if rpc else 0:,.0f} | {sdk.cpu_us if sdk else 0:,.0f} "
-            f"| {cpu_ratio} | {_cell(echo)} | {share} | {f'{echo.cpu_us:,.0f}' if echo else '-'} |"
+            f"| {cpu_ratio} | {_cell(echo)} | {share} | {f'{echo.cpu_us:,.0f}' if echo else '-'} "
+            f"| {_cell(uv_echo)} | {f'{uv_echo.cpu_us:,.0f}' if uv_echo else '-'} |"
         )
     return "\n".join(lines)
 
@@ -524,6 +534,12 @@ def main() -> None:
     parser.add_argument("--big", type=int, default=100_000)
     parser.add_argument("--no-big", action="store_true", help="skip the 100k phase")
     parser.add_argument("--accord-sync", choices=["full", "normal"], help="default: accord's")
+    parser.add_argument(
+        "--accord-http",
+        choices=["accord", "uvicorn"],
+        default="accord",
+        help="accord's HTTP server (default: its own front)",
+    )
     parser.add_argument("--no-warmup", action="store_true")
     parser.add_argument("--grpc", action="store_true", help="also gRPC (benchmarks/grpc_load.py)")
     parser.add_argument("--hold", action="store_true", help="wait before stopping servers")
