@@ -338,3 +338,32 @@ async def test_failed_startup_is_reported_and_nothing_listens() -> None:
     app.startup_error = "nope"
     with pytest.raises(StartupFailed):
         await serve(app, "127.0.0.1", 0, stop=asyncio.Event())
+
+
+async def test_garbage_and_cut_requests_never_take_the_server_down() -> None:
+    """Random bytes, truncated heads and bodies, then a normal request on a new connection."""
+    import random
+
+    rng = random.Random(7)
+    samples = (
+        [bytes(rng.randrange(256) for _ in range(rng.randrange(1, 300))) for _ in range(30)]
+        + [request("POST", "/echo", b"0123456789")[:cut] for cut in range(0, 60, 3)]
+        + [
+            b"GET / HTTP/1.1\r\nHost: t\r\nContent-Length: -1\r\n\r\n",
+            b"GET / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+            b"GET / HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello",
+            b"GET / HTTP/1.1\r\nUpgrade: h2c\r\nConnection: Upgrade\r\nHost: t\r\n\r\n",
+        ]
+    )
+    async with running(App()) as (port, _):
+        for sample in samples:
+            reader, writer = await connect(port)
+            writer.write(sample)
+            writer.write_eof()
+            data = await asyncio.wait_for(reader.read(), 5)  # answered or closed, never hung
+            assert data == b"" or data.startswith(b"HTTP/1.1 ")
+            writer.close()
+        reader, writer = await connect(port)
+        writer.write(request("POST", "/echo", b"still here"))
+        assert (await read_response(reader))[2] == b"still here"
+        writer.close()
