@@ -10,14 +10,14 @@ import asyncpg
 import pytest
 
 from accord.core.views import TaskQuery
-from accord.store import SeqConflict, StoreError, open_store
+from accord.store import LimitExceeded, SeqConflict, StoreError, open_store
 from accord.store.base import FeedEntry
 from accord.store.pg_migrations import MIGRATIONS
 from accord.store.postgres import PostgresStore
 from accord.wire.codec import encode
 from accord.wire.model import TaskState
 
-from .records import commit, moved, new_task, push_config
+from .records import commit, created, moved, new_task, push_config
 
 
 async def test_nodes_opening_an_empty_database_together_migrate_it_once(pg_url: str) -> None:
@@ -56,6 +56,43 @@ async def test_two_nodes_writing_one_task_one_wins_the_other_conflicts(pg_url: s
     finally:
         await node_a.close()
         await node_b.close()
+
+
+async def test_nodes_creating_for_one_tenant_together_stop_at_its_limit(pg_url: str) -> None:
+    nodes = [PostgresStore(pg_url, pool_size=8) for _ in range(2)]
+    for node in nodes:
+        await node.open()
+    try:
+
+        async def create(node: PostgresStore, n: int) -> None:
+            outcome = created(f"task-{n:02}")
+            assert outcome.record is not None
+            await node.append(outcome.record, outcome.events, 0, tenant_task_limit=7)
+
+        results = await asyncio.gather(
+            *(create(nodes[n % 2], n) for n in range(30)), return_exceptions=True
+        )
+        assert sum(r is None for r in results) == 7
+        assert all(r is None or isinstance(r, LimitExceeded) for r in results)
+        assert [await node.count_tasks("t1") for node in nodes] == [7, 7]
+        page = await nodes[1].list_tasks(TaskQuery(tenant="t1", page_size=100))
+        assert len(page.records) == 7
+
+        # Push configs of one task, put through both nodes at once.
+        await new_task(nodes[0], "hooked", tenant="t2")
+        puts = await asyncio.gather(
+            *(
+                nodes[n % 2].put_push_config(push_config("hooked", f"c{n}"), max_per_task=3)
+                for n in range(12)
+            ),
+            return_exceptions=True,
+        )
+        assert sum(r is None for r in puts) == 3
+        assert all(r is None or isinstance(r, LimitExceeded) for r in puts)
+        assert len(await nodes[0].list_push_configs("hooked")) == 3
+    finally:
+        for node in nodes:
+            await node.close()
 
 
 async def test_counters_stay_exact_across_connections_that_come_and_go(pg_url: str) -> None:

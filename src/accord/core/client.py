@@ -144,12 +144,7 @@ def send_message(
         return refused("context-not-accepted", error)
     limit = limits.tasks_per_tenant
     if limit is not None and tenant_task_count >= limit:
-        error = A2AError(
-            ErrorKind.RESOURCE_EXHAUSTED,
-            f"the tenant already holds {limit} tasks",
-            {"limit": str(limit)},
-        )
-        return refused("task-limit", error)
+        return refused("task-limit", task_limit_error(limit))
     context_id = message.context_id or new_context_id
     bound = msgspec.structs.replace(message, task_id=new_task_id, context_id=context_id)
     created = Task(
@@ -165,6 +160,25 @@ def send_message(
     if streaming:
         published.append(stream_published(StreamResponse(task=created)))
     return Outcome("task-created", events=[event], record=record, published=published)
+
+
+def task_limit_error(limit: int) -> A2AError:
+    """The tenant holds ``limit`` tasks: the refusal of a creation, decided here or by the
+    store when concurrent creations filled the tenant first."""
+    return A2AError(
+        ErrorKind.RESOURCE_EXHAUSTED,
+        f"the tenant already holds {limit} tasks",
+        {"limit": str(limit)},
+    )
+
+
+def config_limit_error(limit: int, task_id: str) -> A2AError:
+    """The task holds ``limit`` push configs (decided here or by the store, as above)."""
+    return A2AError(
+        ErrorKind.RESOURCE_EXHAUSTED,
+        f"task {task_id!r} already holds {limit} push-notification configs",
+        {"limit": str(limit), "taskId": task_id},
+    )
 
 
 def direct_message(
@@ -273,12 +287,7 @@ def create_push_config(
     replacing = any(r.config.id == config_id for r in existing)
     limit = limits.push_configs_per_task
     if not replacing and limit is not None and len(existing) >= limit:
-        error = A2AError(
-            ErrorKind.RESOURCE_EXHAUSTED,
-            f"task {record.id!r} already holds {limit} push-notification configs",
-            {"limit": str(limit), "taskId": record.id},
-        )
-        return refused("config-limit", error)
+        return refused("config-limit", config_limit_error(limit, record.id))
     stored = msgspec.structs.replace(config, id=config_id, task_id=record.id, tenant=tenant)
     new = PushConfigRecord(config=stored, tenant=tenant, created_ms=now_ms)
     published = Published(

@@ -40,7 +40,7 @@ from accord.core.limits import Limits
 from accord.core.outcome import Outcome
 from accord.core.records import PushConfigRecord, TaskRecord
 from accord.engine.live import LiveHandle, LiveTask, PendingWrite, Run, as_message
-from accord.store.base import SeqConflict, TaskHolds, TaskStore
+from accord.store.base import LimitExceeded, SeqConflict, StoreError, TaskHolds, TaskStore
 from accord.wire.errors import A2AError, ErrorKind
 from accord.wire.model import (
     UNSET,
@@ -57,6 +57,7 @@ from accord.wire.model import (
 log = logging.getLogger("accord.engine")
 
 FAILED_MESSAGE = "The agent failed while working on this task."
+NOT_STORED_MESSAGE = "the task could not be stored"
 RECOVERED_MESSAGE = (
     "accord stopped while this task was running and the agent cannot resume it; "
     "send the request again."
@@ -368,8 +369,14 @@ class Engine:
         configs: Sequence[PushConfigRecord],
     ) -> None:
         # store.append enqueues before its first await, so writes keep submission order.
-        await self.store.append(record, events, expected_seq)
-        for config in configs:  # inline configs of a new task: delivered from its first event
+        # A creation is counted against the tenant's limit in the store's transaction too:
+        # concurrent creations (here or on other nodes) passed the check in _begin together.
+        limit = self.config.limits.tasks_per_tenant if expected_seq == 0 else None
+        await self.store.append(record, events, expected_seq, tenant_task_limit=limit)
+        # Inline configs of a new task: delivered from its first event. No store-side limit:
+        # nobody could add a config to the task before this append made it visible, so the
+        # check in _begin (against no configs) is exact.
+        for config in configs:
             await self.store.put_push_config(config, deliver_after=expected_seq)
             self._push_config_stored(record.id)
 
@@ -398,15 +405,40 @@ class Engine:
             live = self._live.get(task_id)
             if live is not None:
                 live.record = None  # reload before the next decision
-                if not isinstance(error, SeqConflict | asyncio.CancelledError):
-                    live.broken = error
-            if not isinstance(error, SeqConflict | asyncio.CancelledError):
+                # Nothing of a new task is stored: its creation failed (over the tenant's
+                # limit, say), and every later append of it fails too. Its runs stop.
+                lost = live.durable is None and not isinstance(error, asyncio.CancelledError)
+                if lost or not isinstance(error, SeqConflict | asyncio.CancelledError):
+                    live.broken = live.broken or error
+                if lost:
+                    self._stop_runs(live)
+            if isinstance(error, LimitExceeded):
+                log.info("task %s not created: %s", task_id, error)
+            elif not isinstance(error, SeqConflict | asyncio.CancelledError):
                 log.error("append to task %s failed: %s", task_id, error)
             self.bus.notify(task_id)
             return
         self.bus.notify(task_id)
         for listener in self._commit_listeners:
             listener(task_id)
+
+    @staticmethod
+    def _stop_runs(live: LiveTask) -> None:
+        """Cancel the agent of each run still in it (a run already finishing is left to
+        finish: its cleanup must run)."""
+        for run in live.runs:
+            if run.task is not None and not run.ending:
+                run.task.cancel()
+
+    @staticmethod
+    def _creation_failed(live: LiveTask) -> A2AError | None:
+        """What the client of a new task is told when its creation could not be stored."""
+        error = live.broken
+        if error is None or live.durable is not None:
+            return None
+        if isinstance(error, LimitExceeded):
+            return _limit_error(error)
+        return A2AError(ErrorKind.INTERNAL, NOT_STORED_MESSAGE)
 
     async def _current(self, task_id: str, tenant: str | None) -> TaskRecord | None:
         live = self._live.get(task_id)
@@ -520,12 +552,14 @@ class Engine:
             )
 
     async def _finish_run(self, live: LiveTask, run: Run) -> None:
+        run.ending = True  # from here on the run is not cancelled (see _stop_runs)
         if live.pending is not None and run.reply is None:
             # The agent ended without answering: the client still gets its task.
             created = live.pending
             live.pending = None
             self._submit(created, 0, live.pending_configs)
-        if live.last_commit is not None:
+        # (A commit future cancelled by a caller who awaited it unshielded carries no result.)
+        if live.last_commit is not None and not live.last_commit.cancelled():
             with contextlib.suppress(Exception):
                 await asyncio.shield(live.last_commit)
         run.finished = True  # only now: everything the run emitted is durable
@@ -584,8 +618,7 @@ class Engine:
             if inline is not UNSET:
                 existing = await self.store.list_push_configs(record.id)
                 config = self._inline_config(record, inline, tenant, existing)
-                await self.store.put_push_config(config)
-                self._push_config_stored(record.id)
+                await self._put_config(config)
             live = self._live.get(record.id) or LiveTask(record.id, tenant, record, durable=record)
             ctx = RequestContext(
                 message=record.task.history[-1],
@@ -659,12 +692,16 @@ class Engine:
                 if immediate and live.pending is not None:
                     created = live.pending
                     live.pending = None
-                    await self._submit(created, 0, live.pending_configs)
+                    with contextlib.suppress(StoreError):  # live.broken says why, below
+                        await asyncio.shield(self._submit(created, 0, live.pending_configs))
                     continue
                 record = live.durable
                 # Not read while the creation waits for the agent: the store cannot have it.
                 if (record is None or record.seq < run.start.seq) and live.created:
                     record = await self.store.get_task(live.task_id, caller.tenant)
+                failed = self._creation_failed(live) if record is None else None
+                if failed is not None:
+                    raise failed
                 if record is not None and record.seq >= run.start.seq:
                     moved = record.seq > run.start.seq
                     if immediate or run.finished or (moved and lifecycle.ends_turn(record.state)):
@@ -706,6 +743,9 @@ class Engine:
                 record = live.durable
                 if (record is None or record.seq < start.seq) and live.created:
                     record = await self.store.get_task(live.task_id, tenant)
+                failed = self._creation_failed(live) if record is None else None
+                if failed is not None:
+                    raise failed
                 if record is not None and record.seq >= start.seq:
                     break
                 if not await sub.wait(heartbeat):
@@ -877,9 +917,19 @@ class Engine:
             raise outcome.error
         assert outcome.config is not None
         await self._check_push_url(config.url, "url")
-        await self.store.put_push_config(outcome.config)
-        self._push_config_stored(config.task_id)
+        await self._put_config(outcome.config)
         return outcome.config.config
+
+    async def _put_config(self, config: PushConfigRecord) -> None:
+        """Store a config of an existing task, under the task's config limit (counted again
+        by the store: concurrent puts passed the check before it together)."""
+        try:
+            await self.store.put_push_config(
+                config, max_per_task=self.config.limits.push_configs_per_task
+            )
+        except LimitExceeded as exc:
+            raise _limit_error(exc) from None
+        self._push_config_stored(config.config.task_id)
 
     async def get_push_config(
         self, task_id: str, config_id: str, caller: Caller
@@ -942,7 +992,9 @@ class Engine:
         live = self._live.get(task_id)
         if live is not None and live.pending is not None:
             created, live.pending = live.pending, None
-            await self._submit(created, 0, live.pending_configs)
+            # Shielded: this run is cancelled if the creation fails, and the commit's future
+            # is the one its cleanup (_finish_run) waits for.
+            await asyncio.shield(self._submit(created, 0, live.pending_configs))
 
     # --- helpers -----------------------------------------------------------------------------
 
@@ -963,6 +1015,13 @@ def _state_after(event: Event) -> TaskState | None:
         assert isinstance(state, TaskState)
         return state
     return None
+
+
+def _limit_error(exc: LimitExceeded) -> A2AError:
+    """The store's refusal as the client gets it: the same error the check before it gives."""
+    if exc.limit == "tasks_per_tenant":
+        return client_commands.task_limit_error(exc.value)
+    return client_commands.config_limit_error(exc.value, exc.task_id)
 
 
 def _agent_error(outcome: Outcome) -> AgentError:

@@ -33,6 +33,7 @@ class Run:
     start: TaskRecord  # the task as this turn began (new, or with the message appended)
     task: asyncio.Task[None] | None = None
     reply: Message | None = None
+    ending: bool = False  # the agent is done; the run is making its last writes durable
     finished: bool = False
 
 

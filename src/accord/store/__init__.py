@@ -13,12 +13,13 @@ from __future__ import annotations
 
 from urllib.parse import parse_qs
 
-from accord.store.base import SeqConflict, StoreError, TaskPage, TaskStore
+from accord.store.base import LimitExceeded, SeqConflict, StoreError, TaskPage, TaskStore
 from accord.store.memory import MemoryStore
 from accord.store.sqlite import SqliteStore
 
 __all__ = [
     "DEFAULT_URL",
+    "LimitExceeded",
     "MemoryStore",
     "SeqConflict",
     "SqliteStore",

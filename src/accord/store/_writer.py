@@ -12,7 +12,10 @@ interpreter's switch interval: statement count, not SQL work, bounds the writer.
 
 Isolation of failures: a multi-row statement that affects fewer rows than it was given means a
 SeqConflict somewhere in that round; the round is rolled back to its SAVEPOINT and its writes
-are replayed one by one, so only the conflicting ones fail. A write that fails in any other
+are replayed one by one, so only the conflicting ones fail. A creation that would take its
+tenant past ``tenant_limit`` (counting the tasks stored, and the creations before it in the
+batch) is found before the round writes anything, and the round is replayed the same way:
+that creation fails with LimitExceeded, the others commit. A write that fails in any other
 way (a constraint, a bug) makes the whole batch roll back and replay with one SAVEPOINT per
 write, so it fails alone and the rest commit.
 """
@@ -28,7 +31,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from accord.store.base import SeqConflict, StoreError
+from accord.store.base import LimitExceeded, SeqConflict, StoreError
 
 BATCH_MAX = 1024  # writes per transaction (roughly: hand-overs are not split)
 _ROWS_PER_STATEMENT = 256  # keeps statement texts (and SQLite's variable count) bounded
@@ -56,9 +59,15 @@ class Append:
     # the bulk UPDATE leaves the indexes alone (SQLite rewrites an index entry whenever a
     # column of it is assigned, even to the same value).
     status_changed: bool = True
+    tenant_limit: int | None = None  # a creation's tasks-per-tenant limit
 
     def run(self, conn: sqlite3.Connection) -> None:
-        """This append on its own. Raises SeqConflict before writing anything."""
+        """This append on its own. Raises SeqConflict or LimitExceeded before writing
+        anything."""
+        if self.expected == 0 and self.tenant_limit is not None:
+            held = tenant_counts(conn, [self.tenant]).get(self.tenant, 0)
+            if held >= self.tenant_limit and not _exists(conn, self.task_id):
+                raise LimitExceeded("tasks_per_tenant", self.tenant_limit, self.task_id)
         if self.expected == 0:
             cursor = conn.execute(
                 "INSERT INTO tasks VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
@@ -91,9 +100,23 @@ class Append:
         return (self.task_id, self.expected, self.state, self.updated_ms, self.seq, self.snapshot)
 
 
+def tenant_counts(conn: sqlite3.Connection, tenants: Sequence[str]) -> dict[str, int]:
+    """How many tasks each of ``tenants`` holds, as this transaction sees it."""
+    marks = ", ".join("?" * len(tenants))
+    rows = conn.execute(
+        f"SELECT tenant, SUM(n) FROM task_counts WHERE tenant IN ({marks}) GROUP BY tenant",
+        list(tenants),
+    ).fetchall()
+    return {tenant: int(n) for tenant, n in rows}
+
+
+def _exists(conn: sqlite3.Connection, task_id: str) -> bool:
+    return bool(conn.execute("SELECT 1 FROM tasks WHERE id = ?", (task_id,)).fetchall())
+
+
 @dataclass(slots=True)
 class Write:
-    op: Op  # runs on the writer thread; raises SeqConflict only before writing anything
+    op: Op  # runs on the writer thread; raises SeqConflict or LimitExceeded only before writing
     future: asyncio.Future[Any]
     append: Append | None = None  # set for appends, which are written in bulk
 
@@ -183,7 +206,7 @@ def _apply(conn: sqlite3.Connection, batch: list[Write], replayed: list[int]) ->
         write = batch[start]
         try:
             done.append((write, write.op(conn), None))
-        except SeqConflict as exc:
+        except (SeqConflict, LimitExceeded) as exc:
             done.append((write, None, exc))
         except Exception:
             return None
@@ -239,7 +262,7 @@ def _apply_appends(
         for write in round_:
             try:
                 done.append((write, write.op(conn), None))
-            except SeqConflict as exc:
+            except (SeqConflict, LimitExceeded) as exc:
                 done.append((write, None, exc))
             except Exception:
                 return None
@@ -247,8 +270,10 @@ def _apply_appends(
 
 
 def _bulk(conn: sqlite3.Connection, appends: list[Append]) -> bool:
-    """Write a round with multi-row statements; False if any append conflicted (the caller
-    rolls the round back). Other failures raise."""
+    """Write a round with multi-row statements; False if any append conflicted or a creation
+    is over its limit (the caller rolls the round back). Other failures raise."""
+    if not _within_limits(conn, [a for a in appends if a.expected == 0]):
+        return False
     creates = [a.task_row() for a in appends if a.expected == 0]
     moves = [a.update_row() for a in appends if a.expected != 0 and a.status_changed]
     edits = [a.update_row() for a in appends if a.expected != 0 and not a.status_changed]
@@ -291,6 +316,23 @@ def _bulk(conn: sqlite3.Connection, appends: list[Append]) -> bool:
             "INSERT INTO events VALUES " + ", ".join(["(?, ?, ?, ?, ?)"] * len(rows)),
             [value for row in rows for value in row],
         )
+    return True
+
+
+def _within_limits(conn: sqlite3.Connection, creates: list[Append]) -> bool:
+    """False if a creation with a limit would find its tenant full, counting the creations
+    before it in ``creates`` (the order they are inserted, and replayed, in)."""
+    limited = {a.tenant for a in creates if a.tenant_limit is not None}
+    if not limited:
+        return True
+    held = tenant_counts(conn, sorted(limited))
+    for append in creates:
+        if append.tenant not in limited:
+            continue
+        count = held.get(append.tenant, 0)
+        if append.tenant_limit is not None and count >= append.tenant_limit:
+            return False
+        held[append.tenant] = count + 1
     return True
 
 

@@ -9,6 +9,12 @@ Concurrency: ``append`` is optimistic. It succeeds only if the stored snapshot's
 ``expected_seq`` (0 for a new task); otherwise it raises :class:`SeqConflict` and writes
 nothing. Appending the events and replacing the snapshot is one transaction, durable when the
 call returns (that is what lets the engine acknowledge it).
+
+Limits: ``append`` (creating a task) and ``put_push_config`` (adding a config) take an optional
+limit, counted and enforced in the writing transaction, so concurrent writers (in one process
+or on several nodes sharing the database) cannot exceed it together; over it they raise
+:class:`LimitExceeded` and write nothing. The engine still checks before deciding, which
+refuses the common case without a write.
 """
 
 from __future__ import annotations
@@ -35,6 +41,21 @@ class SeqConflict(StoreError):
         self.task_id = task_id
         self.expected = expected
         self.actual = actual
+
+
+LimitName = Literal["tasks_per_tenant", "push_configs_per_task"]
+
+
+class LimitExceeded(StoreError):
+    """A write would take ``limit`` past its value; nothing was written."""
+
+    def __init__(self, limit: LimitName, value: int, task_id: str) -> None:
+        what = "tasks" if limit == "tasks_per_tenant" else "push-notification configs"
+        holder = "the tenant" if limit == "tasks_per_tenant" else f"task {task_id!r}"
+        super().__init__(f"{holder} already holds {value} {what}")
+        self.limit = limit
+        self.value = value
+        self.task_id = task_id
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,10 +109,20 @@ class TaskStore(Protocol):
 
     # --- tasks and their logs --------------------------------------------------------------
 
-    async def append(self, record: TaskRecord, events: Sequence[Event], expected_seq: int) -> None:
+    async def append(
+        self,
+        record: TaskRecord,
+        events: Sequence[Event],
+        expected_seq: int,
+        *,
+        tenant_task_limit: int | None = None,
+    ) -> None:
         """Atomically add ``events`` (consecutive seqs following ``expected_seq``) to the
         task's log and store ``record`` (whose ``seq`` is the last event's) as its snapshot.
-        ``expected_seq`` 0 creates the task. Raises SeqConflict, StoreError."""
+        ``expected_seq`` 0 creates the task; then, with ``tenant_task_limit``, the creation
+        fails with LimitExceeded if the tenant already holds that many tasks, counted in the
+        same transaction (creations committed just before, by any writer, count). Raises
+        SeqConflict, LimitExceeded, StoreError."""
 
     async def get_task(self, task_id: str, tenant: str | None) -> TaskRecord | None:
         """The snapshot, or None. ``tenant`` None reads across tenants (agent side and
@@ -122,9 +153,16 @@ class TaskStore(Protocol):
     # --- push-notification configs ---------------------------------------------------------
 
     async def put_push_config(
-        self, config: PushConfigRecord, deliver_after: int | None = None
+        self,
+        config: PushConfigRecord,
+        deliver_after: int | None = None,
+        *,
+        max_per_task: int | None = None,
     ) -> None:
         """Insert, or replace the config with the same (task id, config id).
+
+        With ``max_per_task``, inserting a new config fails with LimitExceeded when the task
+        already holds that many, counted in the same transaction; replacing is always allowed.
 
         A new config's delivery cursor starts at ``deliver_after`` or, when it is None, at the
         task's last seq read in the same transaction (only later events are delivered); its

@@ -16,7 +16,14 @@ from accord.core.lifecycle import TERMINAL
 from accord.core.records import PushConfigRecord, TaskRecord
 from accord.core.views import Cursor, TaskQuery, after_cursor, matches, sort_key
 from accord.store._checks import check_append
-from accord.store.base import DeliveryState, FeedEntry, PushDelivery, SeqConflict, TaskPage
+from accord.store.base import (
+    DeliveryState,
+    FeedEntry,
+    LimitExceeded,
+    PushDelivery,
+    SeqConflict,
+    TaskPage,
+)
 from accord.wire.model import TaskState
 
 
@@ -47,12 +54,25 @@ class MemoryStore:
 
     # --- tasks and their logs --------------------------------------------------------------
 
-    async def append(self, record: TaskRecord, events: Sequence[Event], expected_seq: int) -> None:
+    async def append(
+        self,
+        record: TaskRecord,
+        events: Sequence[Event],
+        expected_seq: int,
+        *,
+        tenant_task_limit: int | None = None,
+    ) -> None:
         check_append(record, events, expected_seq)
         current = self._tasks.get(record.id)
         actual = current.seq if current is not None else 0
         if actual != expected_seq:
             raise SeqConflict(record.id, expected_seq, actual)
+        if (
+            expected_seq == 0
+            and tenant_task_limit is not None
+            and await self.count_tasks(record.tenant) >= tenant_task_limit
+        ):
+            raise LimitExceeded("tasks_per_tenant", tenant_task_limit, record.id)
         self._events.setdefault(record.id, []).extend(events)
         self._tasks[record.id] = record
         self._feed.append(FeedEntry(len(self._feed) + 1, record.tenant, record.id, list(events)))
@@ -105,9 +125,16 @@ class MemoryStore:
     # --- push-notification configs ---------------------------------------------------------
 
     async def put_push_config(
-        self, config: PushConfigRecord, deliver_after: int | None = None
+        self,
+        config: PushConfigRecord,
+        deliver_after: int | None = None,
+        *,
+        max_per_task: int | None = None,
     ) -> None:
         task_id, config_id = config.config.task_id, config.config.id
+        configs = self._push.get(task_id, {})
+        if max_per_task is not None and config_id not in configs and len(configs) >= max_per_task:
+            raise LimitExceeded("push_configs_per_task", max_per_task, task_id)
         self._push.setdefault(task_id, {})[config_id] = config
         self._feed_config(config.tenant, task_id, config_id, config)
         deliveries = self._delivery.setdefault(task_id, {})

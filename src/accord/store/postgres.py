@@ -32,6 +32,7 @@ from accord.store._checks import check_append
 from accord.store.base import (
     DeliveryState,
     FeedEntry,
+    LimitExceeded,
     PushDelivery,
     SeqConflict,
     StoreError,
@@ -70,6 +71,20 @@ _UPDATE = (
     "WITH t AS (UPDATE tasks SET tenant = $2, context_id = $3, state = $4, created_ms = $5,"
     " updated_ms = $6, seq = $7, snapshot = $8 WHERE id = $1 AND seq = $13 RETURNING id) "
     + _EVENTS_OF_T
+)
+
+# Creations of one tenant under a limit take this transaction lock first (see append). The
+# seed (1) and the prefix keep the key apart from the task holds' (pg_holds).
+_TENANT_LOCK = "SELECT pg_advisory_xact_lock(hashtextextended('accord:tenant-limit:' || $1, 1))"
+
+_PUT_CONFIG = (
+    "INSERT INTO push_configs AS p (task_id, config_id, tenant, created_ms, body,"
+    " cursor, state, failures, last_error, next_attempt_ms)"
+    " VALUES ($1, $2, $3, $4, $5,"
+    " COALESCE($6::integer, (SELECT seq FROM tasks WHERE id = $1), 0), 'active', 0, '', 0)"
+    " ON CONFLICT (task_id, config_id) DO UPDATE SET tenant = excluded.tenant,"
+    " created_ms = excluded.created_ms, body = excluded.body, state = 'active',"
+    " failures = 0, last_error = '', next_attempt_ms = 0"
 )
 
 _CONFIG_COLUMNS = "p.tenant, p.created_ms, p.body"
@@ -182,8 +197,16 @@ class PostgresStore:
 
     # --- tasks and their logs --------------------------------------------------------------
 
-    async def append(self, record: TaskRecord, events: Sequence[Event], expected_seq: int) -> None:
+    async def append(
+        self,
+        record: TaskRecord,
+        events: Sequence[Event],
+        expected_seq: int,
+        *,
+        tenant_task_limit: int | None = None,
+    ) -> None:
         check_append(record, events, expected_seq)
+        limit = tenant_task_limit if expected_seq == 0 else None
         # Take this task's place in line before the first await: appends keep call order.
         task_id = record.id
         previous = self._tails.get(task_id)
@@ -192,13 +215,15 @@ class PostgresStore:
         try:
             if previous is not None:
                 await asyncio.wait((previous,))
-            await self._append(record, events, expected_seq)
+            await self._append(record, events, expected_seq, limit)
         finally:
             done.set_result(None)
             if self._tails.get(task_id) is done:
                 del self._tails[task_id]
 
-    async def _append(self, record: TaskRecord, events: Sequence[Event], expected: int) -> None:
+    async def _append(
+        self, record: TaskRecord, events: Sequence[Event], expected: int, limit: int | None
+    ) -> None:
         task = record.task
         snapshot = encode(task)
         args: list[Any] = [
@@ -219,13 +244,29 @@ class PostgresStore:
         if expected:
             args.append(expected)
         try:
-            status = await self.pool.execute(_UPDATE if expected else _CREATE, *args)
+            if limit is None:
+                status = await self.pool.execute(_UPDATE if expected else _CREATE, *args)
+            else:
+                status = await self._create_limited(record, args, limit)
         except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as exc:
             # A connection lost during the commit leaves the outcome unknown: not a conflict.
             raise StoreError(f"task {task.id!r}: append failed: {exc}") from exc
         if _affected(status) == 0:
             found = await self.pool.fetchval("SELECT seq FROM tasks WHERE id = $1", task.id)
             raise SeqConflict(task.id, expected, found or 0)
+
+    async def _create_limited(self, record: TaskRecord, args: list[Any], limit: int) -> str:
+        """The creation under the tenant's limit: the tenant's transaction lock serialises
+        limited creations of one tenant on every node (other tenants are untouched), and the
+        count, a later statement, sees every creation committed before the lock was granted."""
+        async with self.pool.acquire() as conn, conn.transaction():
+            await conn.execute(_TENANT_LOCK, record.tenant)
+            if await _tenant_count(conn, record.tenant) >= limit:
+                exists = await conn.fetchval("SELECT seq FROM tasks WHERE id = $1", record.id)
+                if exists is None:  # (an existing id is a conflict, reported as one)
+                    raise LimitExceeded("tasks_per_tenant", limit, record.id)
+            status: str = await conn.execute(_CREATE, *args)
+            return status
 
     async def get_task(self, task_id: str, tenant: str | None) -> TaskRecord | None:
         if tenant is None:
@@ -341,23 +382,32 @@ class PostgresStore:
     # --- push-notification configs ---------------------------------------------------------
 
     async def put_push_config(
-        self, config: PushConfigRecord, deliver_after: int | None = None
+        self,
+        config: PushConfigRecord,
+        deliver_after: int | None = None,
+        *,
+        max_per_task: int | None = None,
     ) -> None:
-        await self.pool.execute(
-            "INSERT INTO push_configs AS p (task_id, config_id, tenant, created_ms, body,"
-            " cursor, state, failures, last_error, next_attempt_ms)"
-            " VALUES ($1, $2, $3, $4, $5,"
-            " COALESCE($6::integer, (SELECT seq FROM tasks WHERE id = $1), 0), 'active', 0, '', 0)"
-            " ON CONFLICT (task_id, config_id) DO UPDATE SET tenant = excluded.tenant,"
-            " created_ms = excluded.created_ms, body = excluded.body, state = 'active',"
-            " failures = 0, last_error = '', next_attempt_ms = 0",
-            config.config.task_id,
-            config.config.id,
-            config.tenant,
-            config.created_ms,
-            encode(config.config),
-            deliver_after,
-        )
+        task_id, config_id = config.config.task_id, config.config.id
+        args = (task_id, config_id, config.tenant, config.created_ms, encode(config.config))
+        if max_per_task is None:
+            await self.pool.execute(_PUT_CONFIG, *args, deliver_after)
+            return
+        async with self.pool.acquire() as conn, conn.transaction():
+            # The task's row lock serialises limited puts to one task on every node; the
+            # count, a later statement, sees what the previous holder committed.
+            await conn.execute("SELECT 1 FROM tasks WHERE id = $1 FOR UPDATE", task_id)
+            row = await conn.fetchrow(
+                "SELECT COUNT(*), COUNT(*) FILTER (WHERE config_id = $2) FROM push_configs"
+                " WHERE task_id = $1",
+                task_id,
+                config_id,
+            )
+            assert row is not None  # an aggregate always returns its row
+            held, replacing = row[0], row[1]
+            if not replacing and held >= max_per_task:
+                raise LimitExceeded("push_configs_per_task", max_per_task, task_id)
+            await conn.execute(_PUT_CONFIG, *args, deliver_after)
 
     async def get_push_config(self, task_id: str, config_id: str) -> PushConfigRecord | None:
         row = await self.pool.fetchrow(

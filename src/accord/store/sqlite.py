@@ -26,7 +26,14 @@ from accord.core.views import Cursor, TaskQuery
 from accord.store import _rows, migrations
 from accord.store._checks import check_append
 from accord.store._writer import Append, Op, Write, Writer
-from accord.store.base import DeliveryState, FeedEntry, PushDelivery, StoreError, TaskPage
+from accord.store.base import (
+    DeliveryState,
+    FeedEntry,
+    LimitExceeded,
+    PushDelivery,
+    StoreError,
+    TaskPage,
+)
 from accord.wire.codec import encode
 from accord.wire.model import (
     TaskState,
@@ -170,7 +177,14 @@ class SqliteStore:
 
     # --- tasks and their logs --------------------------------------------------------------
 
-    async def append(self, record: TaskRecord, events: Sequence[Event], expected_seq: int) -> None:
+    async def append(
+        self,
+        record: TaskRecord,
+        events: Sequence[Event],
+        expected_seq: int,
+        *,
+        tenant_task_limit: int | None = None,
+    ) -> None:
         check_append(record, events, expected_seq)
         task = record.task
         snapshot = encode(task)
@@ -190,6 +204,7 @@ class SqliteStore:
                 for e in events
             ],
             status_changed=any(e.kind == "status" for e in events),
+            tenant_limit=tenant_task_limit if expected_seq == 0 else None,
         )
         await self._write(append.run, append)
 
@@ -295,18 +310,24 @@ class SqliteStore:
     # --- push-notification configs ---------------------------------------------------------
 
     async def put_push_config(
-        self, config: PushConfigRecord, deliver_after: int | None = None
+        self,
+        config: PushConfigRecord,
+        deliver_after: int | None = None,
+        *,
+        max_per_task: int | None = None,
     ) -> None:
-        task_id = config.config.task_id
+        task_id, config_id = config.config.task_id, config.config.id
         params = (
             task_id,
-            config.config.id,
+            config_id,
             config.tenant,
             config.created_ms,
             encode(config.config),
         )
 
         def op(conn: sqlite3.Connection) -> None:
+            if max_per_task is not None:  # the writer is serial: this count is exact
+                _check_config_limit(conn, task_id, config_id, max_per_task)
             start = deliver_after
             if start is None:
                 found = conn.execute("SELECT seq FROM tasks WHERE id = ?", (task_id,)).fetchall()
@@ -478,6 +499,19 @@ def _delivery(row: Sequence[Any], next_attempt_ms: int | None = None) -> PushDel
         next_attempt_ms=next_ms if next_attempt_ms is None else next_attempt_ms,
         task_seq=task_seq,
     )
+
+
+def _check_config_limit(
+    conn: sqlite3.Connection, task_id: str, config_id: str, max_per_task: int
+) -> None:
+    """Raise LimitExceeded if storing ``config_id`` adds a config to a full task."""
+    rows = conn.execute(
+        "SELECT COUNT(*), COALESCE(SUM(config_id = ?), 0) FROM push_configs WHERE task_id = ?",
+        (config_id, task_id),
+    ).fetchall()
+    held, replacing = rows[0]
+    if not replacing and held >= max_per_task:
+        raise LimitExceeded("push_configs_per_task", max_per_task, task_id)
 
 
 def _tenant_count(conn: sqlite3.Connection, tenant: str) -> int:

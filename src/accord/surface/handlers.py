@@ -230,6 +230,8 @@ async def send_streaming_message(ctx: Context) -> Result:
             if item is not None:
                 first = item
                 break
+    except A2AError as error:  # the creation failed in the store (e.g. over the task limit)
+        return _send_refusal(error, request)
     finally:
         with contextlib.suppress(Exception):
             await stream.aclose()  # type: ignore[attr-defined]
