@@ -229,7 +229,8 @@ class Cycle:
         try:
             await app(self.scope, self.receive, self.send)
         except Exception:
-            log.exception("the application failed on %s %s", self.scope["method"], self.scope["path"])
+            scope = self.scope
+            log.exception("the application failed on %s %s", scope["method"], scope["path"])
             if not self.started and not self.conn.closed:
                 self.keep_alive = False
                 self.finished = True
@@ -435,12 +436,14 @@ class Connection(asyncio.Protocol):
             self.transport.pause_reading()
 
     def resume_reading(self) -> None:
-        if not self.reading and not self.closed and self.transport is not None:
-            if len(self.queue) < self.limits.max_pipelined:
-                parsing = self.parsing
-                if parsing is None or parsing.body_size <= self.limits.body_buffer_bytes:
-                    self.reading = True
-                    self.transport.resume_reading()
+        if self.reading or self.closed or self.transport is None:
+            return
+        if len(self.queue) >= self.limits.max_pipelined:
+            return  # enough requests wait already
+        parsing = self.parsing
+        if parsing is None or parsing.body_size <= self.limits.body_buffer_bytes:
+            self.reading = True
+            self.transport.resume_reading()
 
     def close(self) -> None:
         if not self.closed and self.transport is not None:

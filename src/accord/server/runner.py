@@ -48,7 +48,7 @@ class Lifespan:
         await self._inbox.put({"type": "lifespan.shutdown"})
         try:
             await asyncio.wait_for(asyncio.shield(self._stopped), timeout_s)
-        except (asyncio.TimeoutError, StartupFailed) as exc:
+        except (TimeoutError, StartupFailed) as exc:
             log.error("application shutdown did not complete: %s", exc)
 
     async def _main(self) -> None:
