@@ -15,7 +15,8 @@ The session asks the server for TCP keepalives, so when a node's machine dies wi
 its connection the server ends the session (and frees its locks) within about
 ``keepalive_idle_s + keepalive_interval_s * keepalive_count`` of the last exchange. If the
 connection breaks while the node lives, the node reconnects at once and takes its locks back
-(a warning says how many); an idle connection with locks is checked every ``ping_s``.
+(a warning says how many). A statement unanswered for ``ping_s`` counts as a broken
+connection, and an idle connection with locks is checked every ``ping_s``.
 """
 
 from __future__ import annotations
@@ -83,7 +84,6 @@ class AdvisoryHolds:
         self._next: _Batch | None = None
         self._wake = asyncio.Event()
         self._worker: asyncio.Task[None] | None = None
-        self.reconnects = 0
 
     # --- what the store calls -------------------------------------------------------------
 
@@ -210,10 +210,15 @@ class AdvisoryHolds:
         answers: dict[str, bool] = {}
         if len(ids) == 1:
             assert self._conn is not None
-            answers[ids[0]] = await self._conn.fetchval(_APPLY_ONE, ids[0], ops[0])
+            answers[ids[0]] = await self._conn.fetchval(
+                _APPLY_ONE, ids[0], ops[0], timeout=self.ping_s
+            )
         elif ids:
             assert self._conn is not None
-            answers = {row[0]: row[1] for row in await self._conn.fetch(_APPLY, ids, ops)}
+            answers = {
+                row[0]: row[1]
+                for row in await self._conn.fetch(_APPLY, ids, ops, timeout=self.ping_s)
+            }
         for task_id, want in batch.wanted.items():
             if want:
                 taken = answers.get(task_id, True)  # absent: held already
@@ -235,7 +240,6 @@ class AdvisoryHolds:
         if not self._held:
             return
         # A new session holds nothing: take back what this node still runs.
-        self.reconnects += 1
         wanted = sorted(self._held)
         missing = await self._take(wanted)
         if missing:
@@ -252,7 +256,9 @@ class AdvisoryHolds:
     async def _take(self, task_ids: list[str]) -> list[str]:
         """Take the locks; the task ids whose lock another session holds."""
         assert self._conn is not None
-        rows = await self._conn.fetch(_APPLY, task_ids, [_TAKE] * len(task_ids))
+        rows = await self._conn.fetch(
+            _APPLY, task_ids, [_TAKE] * len(task_ids), timeout=self.ping_s
+        )
         return [row[0] for row in rows if not row[1]]
 
     def _drop_connection(self) -> None:
