@@ -189,9 +189,10 @@ class AdvisoryHolds:
             # which of its locks are held, so the session goes and a new one takes back
             # what this node holds.
             self._drop_connection()
-            batch.done.set_exception(exc)
             if isinstance(exc, asyncio.CancelledError):
+                batch.done.set_exception(ConnectionError("the task holds were closed"))
                 raise
+            batch.done.set_exception(exc)
             log.warning("task holds: %r; reconnecting", exc)
             return
         batch.done.set_result(None)
