@@ -213,7 +213,7 @@ def holds_ab(dsn: str, rounds: int, args: argparse.Namespace, workdir: Path) -> 
             runs[holds].append(measure(dsn, 1, args, workdir, config, label))
 
     def median(holds: bool, field: str) -> float:
-        return statistics.median(getattr(r, field) for r in runs[holds])
+        return float(statistics.median(getattr(r, field) for r in runs[holds]))
 
     print(f"medians of {rounds} runs each, and off/on:")
     for field, name in (

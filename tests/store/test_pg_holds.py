@@ -87,7 +87,7 @@ async def test_a_task_another_node_holds_is_not_taken_and_is_seen_as_held_elsewh
             node_a.held_elsewhere(theirs),
             node_a.held_elsewhere(nobodys),
         )
-        assert answers == [False, True, False]
+        assert list(answers) == [False, True, False]
         # Probing took nothing: node B can still take the task nobody held.
         assert await node_b.hold(nobodys)
         await node_b.release(theirs)
@@ -151,6 +151,7 @@ async def test_the_lock_session_asks_the_server_for_keepalives(pg_url: str) -> N
             " current_setting('tcp_keepalives_count') AS count,"
             " current_setting('tcp_user_timeout') AS user_timeout"
         )
+        assert settings is not None
         assert dict(settings) == {
             "idle": "7",
             "interval": "2",
