@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/bench_scaleout.py [--nodes 1 2] [--concurrency 32]
         [--seconds 10] [--pg postgresql://postgres@127.0.0.1:5432/postgres] [--sqlite]
+        [--holds-ab ROUNDS]
 
 For each node count, a fresh database is created (and dropped after), that many ``accord
 serve --agent echo`` processes are started on it, and ``--concurrency`` clients send blocking
@@ -12,6 +13,11 @@ agent works on, answers with one artifact and completes: 4 appends to the store.
 The load generator is one process writing raw HTTP/1.1 on asyncio (no HTTP library), so that
 it takes as little of the machine's CPU as possible; its CPU share is printed with the result.
 ``--sqlite`` adds a single node on a SQLite file for comparison.
+
+``--holds-ab ROUNDS`` instead measures what the per-task advisory locks cost (docs/scale-out.md):
+one node on one fresh database, restarted for every run with ``task_holds`` on or off,
+alternating (on/off, then off/on, ...) for ROUNDS rounds, and prints the medians and the
+off/on ratios of throughput and of CPU per request (the node's, the backends', both).
 """
 
 from __future__ import annotations
@@ -21,11 +27,13 @@ import asyncio
 import contextlib
 import json
 import os
+import statistics
 import sys
 import tempfile
 import time
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import asyncpg
@@ -144,9 +152,27 @@ async def _load(nodes: list[Node], concurrency: int, seconds: float, warmup: flo
     return counts[0] / seconds
 
 
-def measure(store: str, size: int, args: argparse.Namespace, workdir: Path) -> None:
+@dataclass(frozen=True)
+class Result:
+    rate: float  # SendMessage/s
+    node_ms: float  # CPU of the nodes per request, ms
+    pg_ms: float  # CPU of the database's backends per request, ms
+
+    @property
+    def total_ms(self) -> float:
+        return self.node_ms + self.pg_ms
+
+
+def measure(
+    store: str,
+    size: int,
+    args: argparse.Namespace,
+    workdir: Path,
+    config: str = "",
+    label: str = "",
+) -> Result:
     database = store.rsplit("/", 1)[1].split("?")[0] if store.startswith("postgres") else ""
-    with cluster(store, workdir, size=size, agent="echo") as nodes:
+    with cluster(store, workdir, size=size, agent="echo", config=config) as nodes:
         # One request per node first: connections, caches and the schema are warm.
         for node in nodes:
             httpx.get(f"{node.url}/.well-known/agent-card.json").raise_for_status()
@@ -157,14 +183,55 @@ def measure(store: str, size: int, args: argparse.Namespace, workdir: Path) -> N
         elapsed = time.monotonic() - wall
         nodes_after, pg_after = _cpu(nodes, database)
         share = (time.process_time() - cpu) / elapsed
-    kind = store.split(":", 1)[0]
+    kind = label or store.split(":", 1)[0]
     load = os.getloadavg()
+    requests = rate * args.seconds
+    result = Result(
+        rate,
+        1000 * (nodes_after - nodes_cpu) / requests,
+        1000 * (pg_after - pg_cpu) / requests,
+    )
     print(
         f"{kind:10} {size} node(s), {args.concurrency} clients: {rate:8.0f} SendMessage/s;"
         f" CPU: nodes {(nodes_after - nodes_cpu) / elapsed:.0%},"
         f" PostgreSQL backends {(pg_after - pg_cpu) / elapsed:.0%},"
-        f" load generator {share:.0%}; load average {load[0]:.1f}",
+        f" load generator {share:.0%}; per request: node {result.node_ms:.3f} ms,"
+        f" backends {result.pg_ms:.3f} ms; load average {load[0]:.1f}",
         flush=True,
+    )
+    return result
+
+
+def holds_ab(dsn: str, rounds: int, args: argparse.Namespace, workdir: Path) -> None:
+    """One node, ``task_holds`` on and off alternately; medians and off/on ratios."""
+    runs: dict[bool, list[Result]] = {True: [], False: []}
+    for index in range(rounds):
+        order = (True, False) if index % 2 == 0 else (False, True)
+        for holds in order:
+            config = f"task_holds = {'true' if holds else 'false'}\n"
+            label = f"holds {'on' if holds else 'off'}"
+            runs[holds].append(measure(dsn, 1, args, workdir, config, label))
+
+    def median(holds: bool, field: str) -> float:
+        return float(statistics.median(getattr(r, field) for r in runs[holds]))
+
+    print(f"medians of {rounds} runs each, and off/on:")
+    for field, name in (
+        ("rate", "SendMessage/s"),
+        ("node_ms", "node CPU ms/request"),
+        ("pg_ms", "backend CPU ms/request"),
+        ("total_ms", "total CPU ms/request"),
+    ):
+        on, off = median(True, field), median(False, field)
+        print(f"  {name:24} on {on:9.3f}  off {off:9.3f}  off/on {off / on:.3f}")
+    # Pairs measured next to each other: the ratio within a round, less exposed to drift.
+    pairs = [off.total_ms / on.total_ms for on, off in zip(runs[True], runs[False], strict=True)]
+    rates = [off.rate / on.rate for on, off in zip(runs[True], runs[False], strict=True)]
+    print(
+        "  per round, off/on: SendMessage/s "
+        + ", ".join(f"{r:.3f}" for r in rates)
+        + "; total CPU/request "
+        + ", ".join(f"{p:.3f}" for p in pairs)
     )
 
 
@@ -180,9 +247,19 @@ def main() -> None:
         help="an admin DSN: the benchmark creates and drops its own database there",
     )
     parser.add_argument("--sqlite", action="store_true", help="also one node on SQLite")
+    parser.add_argument(
+        "--holds-ab",
+        type=int,
+        metavar="ROUNDS",
+        help="only compare one node with task_holds on and off, ROUNDS rounds",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(dir=".") as tmp:
         workdir = Path(tmp)
+        if args.holds_ab:
+            with fresh_database(args.pg) as dsn:
+                holds_ab(dsn, args.holds_ab, args, workdir)
+            return
         if args.sqlite:
             measure(f"sqlite:///{workdir / 'bench.db'}", 1, args, workdir)
         for size in args.nodes:

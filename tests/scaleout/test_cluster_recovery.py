@@ -9,6 +9,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import asyncpg
 import httpx
 from cluster import Node, cluster, start_node, stop_node, wait_ready
 
@@ -38,6 +39,20 @@ async def wait_for_state(
         await asyncio.sleep(0.1)
 
 
+async def kill_lock_session(pg_url: str) -> None:
+    """End the one session that holds task locks (node A's), as an administrator might."""
+    conn = await asyncpg.connect(pg_url)
+    try:
+        pids = await conn.fetch(
+            "SELECT DISTINCT l.pid FROM pg_locks l JOIN pg_database d ON d.oid = l.database"
+            " WHERE l.locktype = 'advisory' AND d.datname = current_database()"
+        )
+        assert len(pids) == 1, pids
+        assert await conn.fetchval("SELECT pg_terminate_backend($1)", pids[0]["pid"])
+    finally:
+        await conn.close()
+
+
 async def scenario(pg_url: str, workdir: Path) -> None:
     with cluster(pg_url, workdir, size=1, config=CONFIG) as (node_a,):
         async with httpx.AsyncClient(timeout=30) as client:
@@ -60,6 +75,13 @@ async def scenario(pg_url: str, workdir: Path) -> None:
                 wait_ready(node_b, 60)
                 await asyncio.sleep(2.0)  # node B's start-up recovery and several sweeps
                 assert await state(client, node_b, task_id) == "TASK_STATE_WORKING"
+
+                # Node A's lock connection breaks while node A lives: it reconnects and
+                # takes the lock back, so node B's sweeps still leave the task alone.
+                await kill_lock_session(pg_url)
+                await asyncio.sleep(2.0)
+                assert await state(client, node_b, task_id) == "TASK_STATE_WORKING"
+                assert "took back 1 of 1 task locks" in node_a.log()
 
                 node_a.kill()
                 await wait_for_state(client, node_b, task_id, "TASK_STATE_FAILED")

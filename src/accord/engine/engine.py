@@ -94,6 +94,10 @@ class EngineConfig:
     # With a store shared by several nodes (TaskHolds): how often to look for tasks whose
     # node died. Single-process stores recover once, at start.
     recovery_interval_s: float = 30.0
+    # False: ignore the store's TaskHolds and act as the only process on the store (recovery
+    # once, at start, fails every task left running). Saves the lock round trips; safe only
+    # for a single node, since another node would then fail this one's tasks and vice versa.
+    task_holds: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,7 +154,9 @@ class Engine:
         self._live: dict[str, LiveTask] = {}
         self._background: set[asyncio.Task[Any]] = set()
         self._commit_listeners: list[Callable[[str], None]] = []
-        self._holds: TaskHolds | None = store if isinstance(store, TaskHolds) else None
+        self._holds: TaskHolds | None = (
+            store if self.config.task_holds and isinstance(store, TaskHolds) else None
+        )
         self._push: PushHooks | None = None
         self._start_hooks: list[Callable[[], Awaitable[None]]] = []
         self._started = False

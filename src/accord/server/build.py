@@ -142,6 +142,7 @@ def build_app(settings: Settings, agent: Any = None) -> A2AApplication:
             # Remote mode: a task waiting for a worker is not left behind by a restart.
             resumable=remote,
             recovery_interval_s=settings.recovery_interval_s,
+            task_holds=settings.task_holds,
         ),
         # Several nodes on one PostgreSQL database wake each other's followers.
         bus=store.bus() if isinstance(store, PostgresStore) else None,

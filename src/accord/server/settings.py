@@ -55,6 +55,9 @@ class Settings:
     recovery_interval_s: float = (
         30.0  # PostgreSQL clusters: how often to look for dead nodes' tasks
     )
+    # PostgreSQL: hold an advisory lock per running task so other nodes' recovery spares it.
+    # false only for a single node (docs/scale-out.md).
+    task_holds: bool = True
     heartbeat_s: float = 15.0
     # Push delivery (docs/push.md). The SSRF guard refuses loopback, private, link-local …
     # targets; host names and CIDRs listed here are admitted anyway.

@@ -1,0 +1,93 @@
+"""The engine and a store that says which node runs a task (TaskHolds), with holds on and
+off (``EngineConfig.task_holds``)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from accord.agents.api import RequestContext, TaskHandle
+from accord.agents.echo import echo
+from accord.core.caller import Caller
+from accord.engine import Engine
+from accord.engine.engine import EngineConfig
+from accord.store.memory import MemoryStore
+from accord.wire.model import Message, Part, Role, SendMessageRequest, Task, TaskState
+
+ALICE = Caller(identity="alice", tenant="t1")
+
+
+class HoldingStore(MemoryStore):
+    """A MemoryStore that records holds; ``elsewhere`` are tasks another node runs."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[tuple[str, str]] = []
+        self.elsewhere: set[str] = set()
+
+    async def hold_task(self, task_id: str) -> bool:
+        self.calls.append(("hold", task_id))
+        return True
+
+    async def release_task(self, task_id: str) -> None:
+        self.calls.append(("release", task_id))
+
+    async def task_held_elsewhere(self, task_id: str) -> bool:
+        return task_id in self.elsewhere
+
+
+def request(text: str) -> SendMessageRequest:
+    return SendMessageRequest(
+        message=Message(message_id="m1", role=Role.USER, parts=[Part(text=text)])
+    )
+
+
+async def test_a_run_is_held_and_released() -> None:
+    store = HoldingStore()
+    async with Engine(store, echo) as engine:
+        task = await engine.send_message(request("hello"), ALICE)
+        assert isinstance(task, Task)
+        for _ in range(100):  # the release runs in the background once the run has ended
+            if len(store.calls) == 2:
+                break
+            await asyncio.sleep(0.01)
+    assert store.calls == [("hold", task.id), ("release", task.id)]
+
+
+async def test_with_task_holds_off_nothing_is_held() -> None:
+    store = HoldingStore()
+    async with Engine(store, echo, EngineConfig(task_holds=False)) as engine:
+        task = await engine.send_message(request("hello"), ALICE)
+        assert isinstance(task, Task)
+        assert task.status.state is TaskState.COMPLETED
+    assert store.calls == []
+
+
+async def test_recovery_spares_a_task_held_elsewhere_unless_holds_are_off() -> None:
+    store = HoldingStore()
+    started = asyncio.Event()
+
+    async def hang(ctx: RequestContext, task: TaskHandle) -> None:
+        await task.start_working()
+        started.set()
+        await asyncio.sleep(30)
+
+    other_node = Engine(store, hang)
+    await other_node.start()
+    send = asyncio.ensure_future(other_node.send_message(request("x"), ALICE))
+    await asyncio.wait_for(started.wait(), 2)
+    await asyncio.sleep(0.01)
+    (working,) = await store.tasks_in_states(frozenset({TaskState.WORKING}))
+    store.elsewhere.add(working.id)
+
+    holding = Engine(store, echo)
+    await holding.start()
+    assert await store.tasks_in_states(frozenset({TaskState.FAILED})) == []
+    await holding.stop()
+
+    unaware = Engine(store, echo, EngineConfig(task_holds=False))
+    await unaware.start()
+    (failed,) = await store.tasks_in_states(frozenset({TaskState.FAILED}))
+    assert failed.id == working.id
+    await unaware.stop()
+    send.cancel()
+    await other_node.stop()

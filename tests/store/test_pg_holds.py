@@ -1,0 +1,163 @@
+"""The advisory locks a PostgreSQL node holds for the tasks it runs (accord.store.pg_holds):
+batched, seen by every other session, and taken back when their connection breaks."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from collections.abc import AsyncIterator
+
+import asyncpg
+import pytest
+
+from accord.store.pg_holds import AdvisoryHolds
+
+
+@pytest.fixture
+async def other(pg_url: str) -> AsyncIterator[asyncpg.Connection]:
+    """Another session on the same database, as another node's would be."""
+    conn = await asyncpg.connect(pg_url)
+    yield conn
+    await conn.close()
+
+
+async def held(conn: asyncpg.Connection, task_ids: list[str]) -> list[bool]:
+    """Which of the tasks' locks some other session holds, seen from ``conn``."""
+    return [
+        not await conn.fetchval(
+            "SELECT pg_try_advisory_lock(hashtextextended($1, 0))"
+            " AND pg_advisory_unlock(hashtextextended($1, 0))",
+            task_id,
+        )
+        for task_id in task_ids
+    ]
+
+
+def ids(count: int) -> list[str]:
+    return [str(uuid.uuid4()) for _ in range(count)]
+
+
+async def test_many_concurrent_holds_are_all_held_and_releases_release(
+    pg_url: str, other: asyncpg.Connection
+) -> None:
+    holds = AdvisoryHolds(pg_url)
+    tasks = ids(200)
+    try:
+        assert await asyncio.gather(*(holds.hold(t) for t in tasks)) == [True] * 200
+        assert await held(other, tasks) == [True] * 200
+        await asyncio.gather(*(holds.release(t) for t in tasks[:150]))
+        assert await held(other, tasks) == [False] * 150 + [True] * 50
+    finally:
+        await holds.close()
+    assert await held(other, tasks) == [False] * 200  # the session ended
+
+
+async def test_concurrent_requests_share_statements(pg_url: str) -> None:
+    holds = AdvisoryHolds(pg_url)
+    statements: list[str] = []
+    try:
+        await holds.hold("warm-up")  # connected
+        assert holds._conn is not None
+        holds._conn.add_query_logger(
+            lambda record: statements.append(record.query) if "advisory" in record.query else None
+        )
+        tasks = ids(100)
+        await asyncio.gather(*(holds.hold(t) for t in tasks))
+        await asyncio.gather(*(holds.release(t) for t in tasks))
+        # One statement for the first request, one for all that queued behind it; likewise
+        # for the releases.
+        assert 2 <= len(statements) <= 4
+    finally:
+        await holds.close()
+
+
+async def test_a_task_another_node_holds_is_not_taken_and_is_seen_as_held_elsewhere(
+    pg_url: str,
+) -> None:
+    node_a, node_b = AdvisoryHolds(pg_url), AdvisoryHolds(pg_url)
+    mine, theirs, nobodys = ids(3)
+    try:
+        assert await node_a.hold(mine)
+        assert await node_b.hold(theirs)
+        assert not await node_a.hold(theirs)
+        answers = await asyncio.gather(
+            node_a.held_elsewhere(mine),
+            node_a.held_elsewhere(theirs),
+            node_a.held_elsewhere(nobodys),
+        )
+        assert list(answers) == [False, True, False]
+        # Probing took nothing: node B can still take the task nobody held.
+        assert await node_b.hold(nobodys)
+        await node_b.release(theirs)
+        assert await node_a.hold(theirs)
+    finally:
+        await node_a.close()
+        await node_b.close()
+
+
+async def test_a_release_and_a_hold_asked_together_end_as_asked_last(
+    pg_url: str, other: asyncpg.Connection
+) -> None:
+    holds = AdvisoryHolds(pg_url)
+    kept, given = ids(2)
+    try:
+        await asyncio.gather(holds.hold(kept), holds.hold(given))
+        # Asked in this order with nothing awaited in between: one batch.
+        await asyncio.gather(holds.release(kept), holds.hold(kept), holds.release(given))
+        assert await held(other, [kept, given]) == [True, False]
+    finally:
+        await holds.close()
+
+
+async def wait_until_held(conn: asyncpg.Connection, task_ids: list[str], patience: float) -> None:
+    deadline = time.monotonic() + patience
+    while await held(conn, task_ids) != [True] * len(task_ids):
+        assert time.monotonic() < deadline, "the locks were not taken back"
+        await asyncio.sleep(0.05)
+
+
+async def test_a_killed_lock_connection_is_replaced_and_the_locks_taken_back(
+    pg_url: str, other: asyncpg.Connection, caplog: pytest.LogCaptureFixture
+) -> None:
+    holds = AdvisoryHolds(pg_url)
+    tasks = ids(20)
+    try:
+        await asyncio.gather(*(holds.hold(t) for t in tasks))
+        await holds.release(tasks[-1])
+        backend = await holds.backend_pid()
+        with caplog.at_level(logging.WARNING, logger="accord.store"):
+            assert await other.fetchval("SELECT pg_terminate_backend($1)", backend)
+            # Nothing else happens on this node: it notices the loss by itself.
+            await wait_until_held(other, tasks[:-1], patience=10)
+        assert await holds.backend_pid() != backend
+        assert await held(other, tasks[-1:]) == [False]
+        assert "took back 19 of 19 task locks" in caplog.text
+        await holds.release(tasks[0])
+        assert await held(other, tasks[:2]) == [False, True]
+    finally:
+        await holds.close()
+
+
+async def test_the_lock_session_asks_the_server_for_keepalives(pg_url: str) -> None:
+    holds = AdvisoryHolds(pg_url, keepalive_idle_s=7, keepalive_interval_s=2, keepalive_count=4)
+    try:
+        await holds.hold("any")
+        assert holds._conn is not None
+        settings = await holds._conn.fetchrow(
+            "SELECT current_setting('tcp_keepalives_idle') AS idle,"
+            " current_setting('tcp_keepalives_interval') AS interval,"
+            " current_setting('tcp_keepalives_count') AS count,"
+            " current_setting('tcp_user_timeout') AS user_timeout"
+        )
+        assert settings is not None
+        assert dict(settings) == {
+            "idle": "7",
+            "interval": "2",
+            "count": "4",
+            "user_timeout": "15000",  # ms
+        }
+        assert holds.dead_peer_s == 15
+    finally:
+        await holds.close()
