@@ -4,6 +4,7 @@ operation and either binding; authentication itself is enforced."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -16,13 +17,15 @@ A = {"Authorization": "Bearer token-a"}
 B = {"Authorization": "Bearer token-b"}
 
 
-@pytest.fixture
-async def http() -> AsyncIterator[httpx.AsyncClient]:
+@pytest.fixture(params=["memory", "sqlite"])
+async def http(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[httpx.AsyncClient]:
+    """On memory and on SQLite, whose GetTask hands out the stored snapshot unread."""
     tokens = {
         "token-a": Principal(identity="alice", tenant="tenant-a"),
         "token-b": Principal(identity="bob", tenant="tenant-b"),
     }
-    async with serve_settings(bearer_tokens=tokens, require_auth=True) as client:
+    store = "memory://" if request.param == "memory" else f"sqlite:///{tmp_path / 't.db'}"
+    async with serve_settings(bearer_tokens=tokens, require_auth=True, store=store) as client:
         yield client
 
 

@@ -14,7 +14,9 @@ from accord.core.lifecycle import ACTIVE, TERMINAL
 from accord.core.records import TaskRecord
 from accord.core.views import Cursor, TaskQuery, matches, sort_key
 from accord.store import MemoryStore, SeqConflict, SqliteStore, StoreError, TaskStore
+from accord.store.base import TaskSnapshots
 from accord.store.postgres import PostgresStore
+from accord.wire.codec import encode
 from accord.wire.model import TaskState
 
 from .records import artifact, commit, continued, created, moved, new_task, push_config
@@ -42,6 +44,19 @@ async def test_create_then_get(store: TaskStore) -> None:
     record = await commit(store, None, outcome)
     assert await store.get_task("task-1", "t1") == record
     assert await store.read_events("task-1", 0) == outcome.events
+
+
+async def test_stored_snapshot_is_the_tasks_protojson(store: TaskStore) -> None:
+    """Stores that hand out snapshots unread (GetTask's JSON fast path) hand out exactly what
+    encoding the task gives, the latest one, and nothing of another tenant."""
+    if not isinstance(store, TaskSnapshots):
+        assert isinstance(store, MemoryStore)  # it keeps records: GetTask encodes them
+        return
+    record = await new_task(store, "task-1", moves=("work",))
+    record = await commit(store, record, artifact(record, 1005))
+    assert await store.get_snapshot("task-1", "t1") == encode(record.task)
+    assert await store.get_snapshot("task-1", "t2") is None
+    assert await store.get_snapshot("nope", "t1") is None
 
 
 async def test_continue_appends_to_the_log_and_replaces_the_snapshot(store: TaskStore) -> None:

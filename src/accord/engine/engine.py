@@ -40,7 +40,15 @@ from accord.core.limits import Limits
 from accord.core.outcome import Outcome
 from accord.core.records import PushConfigRecord, TaskRecord
 from accord.engine.live import LiveHandle, LiveTask, PendingWrite, Run, as_message
-from accord.store.base import LimitExceeded, SeqConflict, StoreError, TaskHolds, TaskStore
+from accord.store.base import (
+    LimitExceeded,
+    SeqConflict,
+    StoreError,
+    TaskHolds,
+    TaskSnapshots,
+    TaskStore,
+)
+from accord.wire.codec import encode
 from accord.wire.errors import A2AError, ErrorKind
 from accord.wire.model import (
     UNSET,
@@ -857,6 +865,19 @@ class Engine:
             raise outcome.error
         assert record is not None
         return views.present(record.task, history_length)
+
+    async def get_task_json(self, task_id: str, caller: Caller) -> bytes:
+        """GetTask without historyLength as ProtoJSON bytes: the stored snapshot as it is when
+        the store keeps it that way (what ``encode(get_task(…))`` gives, without decoding and
+        re-encoding the task)."""
+        if not isinstance(self.store, TaskSnapshots):
+            return encode(await self.get_task(task_id, caller))
+        snapshot = await self.store.get_snapshot(task_id, caller.tenant)
+        if snapshot is None:
+            outcome = client_commands.get_task(None, tenant=caller.tenant, task_id=task_id)
+            assert outcome.error is not None
+            raise outcome.error
+        return snapshot
 
     async def list_tasks(self, request: ListTasksRequest, caller: Caller) -> ListTasksResponse:
         query = views.list_query(request, caller.tenant)

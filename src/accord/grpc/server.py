@@ -101,6 +101,8 @@ async def _no_body() -> dict[str, Any]:
 class GrpcBinding(Binding):
     """Handlers for every method of ``A2AService``, by method name."""
 
+    json_out = False  # results are converted to protobuf messages
+
     def handlers(self) -> dict[str, grpc.RpcMethodHandler]:
         # Requests arrive as bytes and are parsed in the handler, so that bytes which are not
         # the request message get INVALID_ARGUMENT with the rich status like any bad request

@@ -4,6 +4,7 @@ version and extensions, and note where a stream resumes."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from accord.core.caller import ANONYMOUS, Caller
 from accord.server.auth import Authenticator
@@ -17,6 +18,7 @@ class Binding:
     service: Service
     auth: Authenticator
     require_auth: bool = True
+    json_out: ClassVar[bool] = True  # JSON-RPC and HTTP+JSON write JSON; gRPC says False
 
     def authenticate(self, request: Request) -> Caller:
         caller = self.auth.authenticate(request.headers) if self.auth.configured else None
@@ -35,7 +37,9 @@ class Binding:
         )
         last_event_id = request.headers.get("last-event-id")
         resume = int(last_event_id) if last_event_id and last_event_id.isdigit() else None
-        return Call(caller=caller, extensions=extensions, last_event_id=resume)
+        return Call(
+            caller=caller, extensions=extensions, last_event_id=resume, json_out=self.json_out
+        )
 
     @staticmethod
     def response_headers(extensions: list[str]) -> list[tuple[bytes, bytes]]:

@@ -12,6 +12,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
+
 from accord.core import client as client_commands
 from accord.core import negotiation, views
 from accord.core.caller import Caller
@@ -62,6 +64,8 @@ class Call:
     caller: Caller
     extensions: list[str] = field(default_factory=list)
     last_event_id: int | None = None
+    # The binding writes JSON: a result may be msgspec.Raw ProtoJSON, passed through unread.
+    json_out: bool = False
 
 
 def negotiate(service: Service, version: str | None, extensions_header: str | None) -> list[str]:
@@ -118,7 +122,10 @@ async def send_streaming_message(
 
 async def get_task(service: Service, request: GetTaskRequest, call: Call) -> Any:
     history_length = views.history_length(request.history_length)
-    return await service.engine.get_task(request.id, scoped(call, request.tenant), history_length)
+    caller = scoped(call, request.tenant)
+    if call.json_out and history_length is None:
+        return msgspec.Raw(await service.engine.get_task_json(request.id, caller))
+    return await service.engine.get_task(request.id, caller, history_length)
 
 
 async def list_tasks(service: Service, request: ListTasksRequest, call: Call) -> Any:

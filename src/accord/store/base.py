@@ -264,3 +264,13 @@ class TaskHolds(Protocol):
     async def release_task(self, task_id: str) -> None: ...
 
     async def task_held_elsewhere(self, task_id: str) -> bool: ...
+
+
+@runtime_checkable
+class TaskSnapshots(Protocol):
+    """Optional: stores that keep each snapshot as the ProtoJSON bytes of its Task (SQLite,
+    PostgreSQL) hand them out unread, so a JSON response can carry them as they are instead
+    of decoding and re-encoding the task (GetTask without historyLength)."""
+
+    async def get_snapshot(self, task_id: str, tenant: str) -> bytes | None:
+        """The task's snapshot as stored, or None (also for another tenant's task)."""

@@ -275,6 +275,12 @@ class PostgresStore:
             row = await self.pool.fetchrow(_GET_SCOPED, task_id, tenant)
         return _rows.task_record(row) if row is not None else None
 
+    async def get_snapshot(self, task_id: str, tenant: str) -> bytes | None:
+        value = await self.pool.fetchval(
+            "SELECT snapshot FROM tasks WHERE id = $1 AND tenant = $2", task_id, tenant
+        )
+        return value  # type: ignore[no-any-return]
+
     async def read_events(self, task_id: str, after_seq: int, limit: int = 1000) -> list[Event]:
         rows = await self.pool.fetch(
             "SELECT seq, kind, at_ms, body FROM events WHERE task_id = $1 AND seq > $2"

@@ -46,6 +46,7 @@ _TASK_COLUMNS = "tenant, seq, created_ms, updated_ms, snapshot"
 _TASK_COLUMNS_OF_T = "t.tenant, t.seq, t.created_ms, t.updated_ms, t.snapshot"
 _GET_ANY = f"SELECT {_TASK_COLUMNS} FROM tasks WHERE id = ?"
 _GET_SCOPED = f"SELECT {_TASK_COLUMNS} FROM tasks WHERE id = ? AND tenant = ?"
+_GET_SNAPSHOT = "SELECT snapshot FROM tasks WHERE id = ? AND tenant = ?"
 
 
 class CommitStats(NamedTuple):
@@ -215,6 +216,10 @@ class SqliteStore:
         else:
             rows = conn.execute(_GET_SCOPED, (task_id, tenant)).fetchall()
         return _rows.task_record(rows[0]) if rows else None
+
+    async def get_snapshot(self, task_id: str, tenant: str) -> bytes | None:
+        rows = self._read().execute(_GET_SNAPSHOT, (task_id, tenant)).fetchall()
+        return rows[0][0] if rows else None  # type: ignore[no-any-return]
 
     async def read_events(self, task_id: str, after_seq: int, limit: int = 1000) -> list[Event]:
         rows = self._rows(
