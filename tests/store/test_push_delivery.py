@@ -5,32 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import AsyncIterator
 from pathlib import Path
 
-import pytest
-
-from accord.store import MemoryStore, SqliteStore, TaskStore
+from accord.store import SqliteStore, TaskStore
 from accord.store.base import PushDelivery
-from accord.store.postgres import PostgresStore
 
 from .records import artifact, commit, moved, new_task, push_config
 
 LEASE = 30_000
-
-
-@pytest.fixture(params=["memory", "sqlite", "postgres"])
-async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[TaskStore]:
-    backend: TaskStore
-    if request.param == "memory":
-        backend = MemoryStore()
-    elif request.param == "sqlite":
-        backend = SqliteStore(str(tmp_path / "t.db"))
-    else:
-        backend = PostgresStore(request.getfixturevalue("pg_url"))
-    await backend.open()
-    yield backend
-    await backend.close()
 
 
 def keys(deliveries: list[PushDelivery]) -> list[tuple[str, str]]:

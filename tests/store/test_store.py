@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 
@@ -13,28 +11,12 @@ from accord.core.events import fold
 from accord.core.lifecycle import ACTIVE, TERMINAL
 from accord.core.records import TaskRecord
 from accord.core.views import Cursor, TaskQuery, matches, sort_key
-from accord.store import MemoryStore, SeqConflict, SqliteStore, StoreError, TaskStore
+from accord.store import MemoryStore, SeqConflict, StoreError, TaskStore
 from accord.store.base import TaskSnapshots
-from accord.store.postgres import PostgresStore
 from accord.wire.codec import encode
 from accord.wire.model import TaskState
 
 from .records import artifact, commit, continued, created, moved, new_task, push_config
-
-
-@pytest.fixture(params=["memory", "sqlite", "postgres"])
-async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[TaskStore]:
-    backend: TaskStore
-    if request.param == "memory":
-        backend = MemoryStore()
-    elif request.param == "sqlite":
-        backend = SqliteStore(str(tmp_path / "t.db"))
-    else:
-        backend = PostgresStore(request.getfixturevalue("pg_url"))
-    await backend.open()
-    yield backend
-    await backend.close()
-
 
 # --- append ------------------------------------------------------------------------------
 

@@ -5,29 +5,12 @@ nothing, however many writers race."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 
-from accord.store import LimitExceeded, MemoryStore, SqliteStore, TaskStore
-from accord.store.postgres import PostgresStore
+from accord.store import LimitExceeded, SqliteStore, TaskStore
 
 from .records import commit, created, moved, new_task, push_config
-
-
-@pytest.fixture(params=["memory", "sqlite", "postgres"])
-async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[TaskStore]:
-    backend: TaskStore
-    if request.param == "memory":
-        backend = MemoryStore()
-    elif request.param == "sqlite":
-        backend = SqliteStore(str(tmp_path / "t.db"))
-    else:
-        backend = PostgresStore(request.getfixturevalue("pg_url"))
-    await backend.open()
-    yield backend
-    await backend.close()
 
 
 async def create(store: TaskStore, task_id: str, limit: int | None, tenant: str = "t1") -> None:

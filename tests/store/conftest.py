@@ -1,0 +1,26 @@
+"""The ``store`` fixture of the shared store suites: each test runs on memory, SQLite and
+PostgreSQL (a fresh schema of the session's test database)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from accord.store import MemoryStore, SqliteStore, TaskStore
+from accord.store.postgres import PostgresStore
+
+
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
+async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[TaskStore]:
+    backend: TaskStore
+    if request.param == "memory":
+        backend = MemoryStore()
+    elif request.param == "sqlite":
+        backend = SqliteStore(str(tmp_path / "t.db"))
+    else:
+        backend = PostgresStore(request.getfixturevalue("pg_url"))
+    await backend.open()
+    yield backend
+    await backend.close()
