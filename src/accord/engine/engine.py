@@ -162,6 +162,8 @@ class Engine:
         self._live: dict[str, LiveTask] = {}
         self._background: set[asyncio.Task[Any]] = set()
         self._commit_listeners: list[Callable[[str], None]] = []
+        # (isinstance against a runtime-checkable Protocol costs microseconds: once, here)
+        self._snapshots = store if isinstance(store, TaskSnapshots) else None
         self._holds: TaskHolds | None = (
             store if self.config.task_holds and isinstance(store, TaskHolds) else None
         )
@@ -870,9 +872,9 @@ class Engine:
         """GetTask without historyLength as ProtoJSON bytes: the stored snapshot as it is when
         the store keeps it that way (what ``encode(get_task(…))`` gives, without decoding and
         re-encoding the task)."""
-        if not isinstance(self.store, TaskSnapshots):
+        if self._snapshots is None:
             return encode(await self.get_task(task_id, caller))
-        snapshot = await self.store.get_snapshot(task_id, caller.tenant)
+        snapshot = await self._snapshots.get_snapshot(task_id, caller.tenant)
         if snapshot is None:
             outcome = client_commands.get_task(None, tenant=caller.tenant, task_id=task_id)
             assert outcome.error is not None
