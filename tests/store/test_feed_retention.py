@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+from pathlib import Path
 
 import pytest
 
@@ -97,9 +98,9 @@ async def test_memory_store_lets_go_of_deleted_tasks_events() -> None:
 
 
 async def test_opening_an_older_sqlite_database_drops_feed_rows_of_deleted_tasks(
-    tmp_path: object,
+    tmp_path: Path,
 ) -> None:
-    path = f"{tmp_path}/old.db"
+    path = str(tmp_path / "old.db")
     store = SqliteStore(path)
     await store.open()
     await new_task(store, "gone", now_ms=1000, moves=("complete",))
@@ -118,5 +119,29 @@ async def test_opening_an_older_sqlite_database_drops_feed_rows_of_deleted_tasks
     try:
         assert await stored_feed_task_ids(store) == {"kept"}
         assert [e.task_id for e in await store.read_feed(0, None)] == ["kept"]
+    finally:
+        await store.close()
+
+
+async def test_opening_an_older_postgres_database_drops_feed_rows_of_deleted_tasks(
+    pg_url: str,
+) -> None:
+    store = PostgresStore(pg_url)
+    await store.open()
+    try:
+        await new_task(store, "gone", now_ms=1000, moves=("complete",))
+        await new_task(store, "kept", now_ms=1000)
+        # What a version-2 accord's retention left behind: the task deleted, its feed rows kept.
+        await store.pool.execute("DROP INDEX feed_by_task")
+        await store.pool.execute("DELETE FROM schema_version WHERE version = 3")
+        await store.pool.execute("DELETE FROM events WHERE task_id = 'gone'")
+        await store.pool.execute("DELETE FROM tasks WHERE id = 'gone'")
+        assert await stored_feed_task_ids(store) == {"gone", "kept"}
+    finally:
+        await store.close()
+    store = PostgresStore(pg_url)
+    await store.open()
+    try:
+        assert await stored_feed_task_ids(store) == {"kept"}
     finally:
         await store.close()

@@ -186,7 +186,7 @@ MIGRATIONS: list[tuple[int, tuple[str, ...]]] = [
             # Retention deletes a deleted task's feed rows through this.
             "CREATE INDEX feed_by_task ON feed (task_id)",
             # Rows that retention left behind before this version.
-            "DELETE FROM feed WHERE task_id NOT IN (SELECT id FROM tasks)",
+            "DELETE FROM feed f WHERE NOT EXISTS (SELECT 1 FROM tasks t WHERE t.id = f.task_id)",
         ),
     ),
 ]
