@@ -193,3 +193,22 @@ async def test_adoption_gives_only_unclaimed_working_tasks_a_holderless_claim(
     assert await node_b.holder("claimed") == "worker/w1"
     assert (await node_b.claim("claimed", WORKER, "w2")).outcome == "held"
     assert (await node_a.claim("orphan", WORKER, "w2")).outcome == "claimed"
+
+
+async def test_retention_deletes_a_claim_left_on_a_deleted_task(pg_url: str) -> None:
+    """A claim can outlive its task's turn (a client canceled the task): on PostgreSQL the
+    row is in the database, and retention deletes it with the task."""
+    store = PostgresStore(pg_url)
+    await store.open()
+    try:
+        table = PgClaimTable(lambda: store.pool)
+        canceled = await working_task(store, "canceled")
+        await working_task(store, "working")
+        for task_id in ("canceled", "working"):
+            assert (await table.grant(task_id, "t1", "w", 2000, 9_000_000))[0] == "claimed"
+        await commit(store, canceled, moved(canceled, "cancel", 2001))
+        assert await store.delete_terminal_before(5000) == 1
+        assert await table.holder("canceled") is None
+        assert await table.holder("working") == "w"
+    finally:
+        await store.close()

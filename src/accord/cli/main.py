@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from accord import __version__
+from accord.cli.admin_commands import admin
 
 
 @click.group()
@@ -111,6 +112,9 @@ def serve(config_path: str | None, **flags: Any) -> None:
         limits=Limits(keep_alive_s=settings.keep_alive_s),
         grace_s=settings.shutdown_grace_s,
     )
+
+
+main.add_command(admin)
 
 
 def _register_optional_commands() -> None:

@@ -7,6 +7,7 @@ list and scan costs grow with the number of tasks, which is fine at this scale.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import heapq
 from collections.abc import Sequence
@@ -42,7 +43,10 @@ class MemoryStore:
         self._events: dict[str, list[Event]] = {}
         # task id -> config id -> record; dict order is insertion order (oldest first).
         self._push: dict[str, dict[str, PushConfigRecord]] = {}
-        self._feed: list[FeedEntry] = []  # position n sits at index n - 1
+        # In position order; retention removes a deleted task's entries, so positions come
+        # from a counter that never goes back, not from the list's length.
+        self._feed: list[FeedEntry] = []
+        self._feed_position = 0
         # task id -> config id -> delivery state, kept beside ``_push``.
         self._delivery: dict[str, dict[str, _Delivery]] = {}
 
@@ -75,7 +79,7 @@ class MemoryStore:
             raise LimitExceeded("tasks_per_tenant", tenant_task_limit, record.id)
         self._events.setdefault(record.id, []).extend(events)
         self._tasks[record.id] = record
-        self._feed.append(FeedEntry(len(self._feed) + 1, record.tenant, record.id, list(events)))
+        self._feed_append(FeedEntry(0, record.tenant, record.id, list(events)))
 
     async def get_task(self, task_id: str, tenant: str | None) -> TaskRecord | None:
         record = self._tasks.get(task_id)
@@ -115,11 +119,13 @@ class MemoryStore:
             r.id for r in self._tasks.values() if r.state in TERMINAL and r.updated_ms < cutoff_ms
         ][: max(limit, 0)]
         for task_id in doomed:
-            tenant = self._tasks.pop(task_id).tenant
+            del self._tasks[task_id]
             self._events.pop(task_id, None)
-            for config_id in self._push.pop(task_id, {}):
-                self._feed_config(tenant, task_id, config_id, None)
+            self._push.pop(task_id, None)
             self._delivery.pop(task_id, None)
+        if doomed:  # their feed entries go too (readers may skip a deleted task's entries)
+            gone = set(doomed)
+            self._feed = [entry for entry in self._feed if entry.task_id not in gone]
         return len(doomed)
 
     # --- push-notification configs ---------------------------------------------------------
@@ -257,20 +263,23 @@ class MemoryStore:
 
     # --- the global feed ---------------------------------------------------------------------
 
+    def _feed_append(self, entry: FeedEntry) -> None:
+        self._feed_position += 1
+        self._feed.append(dataclasses.replace(entry, position=self._feed_position))
+
     def _feed_config(
         self, tenant: str, task_id: str, config_id: str, config: PushConfigRecord | None
     ) -> None:
-        self._feed.append(FeedEntry(len(self._feed) + 1, tenant, task_id, [], config_id, config))
+        self._feed_append(FeedEntry(0, tenant, task_id, [], config_id, config))
 
     async def read_feed(self, after: int, tenant: str | None, limit: int = 256) -> list[FeedEntry]:
         found: list[FeedEntry] = []
-        for entry in self._feed[max(after, 0) :]:
+        start = bisect.bisect_right(self._feed, after, key=lambda entry: entry.position)
+        for entry in self._feed[start:]:
             if len(found) >= limit:
                 break
             if tenant is not None and entry.tenant != tenant:
                 continue
-            if entry.events and entry.task_id not in self._tasks:
-                continue  # deleted by retention
             if entry.config_id:  # the config as stored now, like a store that reads it back
                 current = self._push.get(entry.task_id, {}).get(entry.config_id)
                 entry = dataclasses.replace(entry, config=current)

@@ -135,6 +135,16 @@ MIGRATIONS: list[tuple[int, tuple[str, ...]]] = [
             END""",
         ),
     ),
+    (
+        4,
+        (
+            # Retention deletes a deleted task's feed rows through this (one more index
+            # entry per append; without it each sweep would scan the whole feed).
+            "CREATE INDEX IF NOT EXISTS feed_by_task ON feed (task_id)",
+            # Rows that retention left behind before this version.
+            "DELETE FROM feed WHERE task_id NOT IN (SELECT id FROM tasks)",
+        ),
+    ),
 ]
 
 LATEST = MIGRATIONS[-1][0]

@@ -180,6 +180,15 @@ MIGRATIONS: list[tuple[int, tuple[str, ...]]] = [
             "CREATE INDEX remote_claims_expiry ON remote_claims (expires_ms)",
         ),
     ),
+    (
+        3,
+        (
+            # Retention deletes a deleted task's feed rows through this.
+            "CREATE INDEX feed_by_task ON feed (task_id)",
+            # Rows that retention left behind before this version.
+            "DELETE FROM feed f WHERE NOT EXISTS (SELECT 1 FROM tasks t WHERE t.id = f.task_id)",
+        ),
+    ),
 ]
 
 LATEST = MIGRATIONS[-1][0]

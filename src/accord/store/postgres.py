@@ -381,6 +381,9 @@ class PostgresStore:
                     # A claim left on a deleted task (remote mode) would only wait to be reaped.
                     await conn.execute("DELETE FROM remote_claims WHERE task_id = ANY($1)", doomed)
                     await conn.execute("DELETE FROM tasks WHERE id = ANY($1)", doomed)
+                    # Last: deleting the configs fed rows of their own. Positions come from
+                    # transaction ids, not from the rows left, so later ones still grow.
+                    await conn.execute("DELETE FROM feed WHERE task_id = ANY($1)", doomed)
             # Retention runs now and then on every node: a fine moment to tidy the counters.
             await conn.execute(pg_migrations.FOLD_DEAD_SHARDS)
         return len(doomed)

@@ -307,6 +307,9 @@ class SqliteStore:
             conn.executemany("DELETE FROM events WHERE task_id = ?", ids)
             conn.executemany("DELETE FROM push_configs WHERE task_id = ?", ids)
             conn.executemany("DELETE FROM tasks WHERE id = ?", ids)
+            # Last: deleting the configs fed rows of their own. AUTOINCREMENT keeps the
+            # highest position ever given in sqlite_sequence, so none is given again.
+            conn.executemany("DELETE FROM feed WHERE task_id = ?", ids)
             return len(ids)
 
         deleted: int = await self._write(op)
