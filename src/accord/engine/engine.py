@@ -20,8 +20,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-import msgspec
-
 from accord.agents.api import (
     AgentError,
     Executor,
@@ -33,13 +31,14 @@ from accord.bus.local import LocalBus
 from accord.core import agent as agent_commands
 from accord.core import client as client_commands
 from accord.core import lifecycle, views
-from accord.core._build import task_not_found
 from accord.core.caller import Caller
 from accord.core.events import Event
 from accord.core.limits import Limits
 from accord.core.outcome import Outcome
 from accord.core.records import PushConfigRecord, TaskRecord
-from accord.engine.live import LiveHandle, LiveTask, PendingWrite, Run, as_message
+from accord.engine.live import LiveHandle, LiveTask, PendingWrite, Run, as_message, durable_record
+from accord.engine.push_configs import PushConfigs
+from accord.engine.streams import StreamItem, Streams
 from accord.store.base import (
     LimitExceeded,
     SeqConflict,
@@ -56,7 +55,6 @@ from accord.wire.model import (
     ListTasksResponse,
     Message,
     SendMessageRequest,
-    StreamResponse,
     Task,
     TaskPushNotificationConfig,
     TaskState,
@@ -65,14 +63,11 @@ from accord.wire.model import (
 log = logging.getLogger("accord.engine")
 
 FAILED_MESSAGE = "The agent failed while working on this task."
-NOT_STORED_MESSAGE = "the task could not be stored"
 RECOVERED_MESSAGE = (
     "accord stopped while this task was running and the agent cannot resume it; "
     "send the request again."
 )
 MAX_CONFLICT_RETRIES = 8
-INLINE_URL_FIELD = "configuration.taskPushNotificationConfig.url"
-READ_BATCH = 256
 
 
 def _now_ms() -> int:
@@ -106,15 +101,6 @@ class EngineConfig:
     # once, at start, fails every task left running). Saves the lock round trips; safe only
     # for a single node, since another node would then fail this one's tasks and vice versa.
     task_holds: bool = True
-
-
-@dataclass(frozen=True, slots=True)
-class StreamItem:
-    """One element of a stream: the StreamResponse and its log sequence number (None for a
-    direct message, which is in no log)."""
-
-    response: StreamResponse
-    seq: int | None
 
 
 def _as_executor(agent: Executor | ExecutorFunction) -> tuple[ExecutorFunction, Any]:
@@ -168,6 +154,8 @@ class Engine:
         self._push: PushHooks | None = None
         self._start_hooks: list[Callable[[], Awaitable[None]]] = []
         self._started = False
+        self._streams = Streams(store, self.bus, self._live)
+        self._push_configs = PushConfigs(self)
 
     # --- life ------------------------------------------------------------------------------
 
@@ -392,7 +380,7 @@ class Engine:
         # check in _begin (against no configs) is exact.
         for config in configs:
             await self.store.put_push_config(config, deliver_after=expected_seq)
-            self._push_config_stored(record.id)
+            self.push_config_stored(record.id)
 
     # --- push hooks (kept apart: the engine runs without push delivery too) ----------------
 
@@ -402,11 +390,11 @@ class Engine:
         self._push = push
         self.add_commit_listener(push.committed)
 
-    async def _check_push_url(self, url: str, field: str) -> None:
+    async def check_push_url(self, url: str, field: str) -> None:
         if self._push is not None:
             await self._push.check_url(url, field)
 
-    def _push_config_stored(self, task_id: str) -> None:
+    def push_config_stored(self, task_id: str) -> None:
         if self._push is not None:
             self._push.config_stored(task_id)
 
@@ -443,16 +431,6 @@ class Engine:
         for run in live.runs:
             if run.task is not None and not run.ending:
                 run.task.cancel()
-
-    @staticmethod
-    def _creation_failed(live: LiveTask) -> A2AError | None:
-        """What the client of a new task is told when its creation could not be stored."""
-        error = live.broken
-        if error is None or live.durable is not None:
-            return None
-        if isinstance(error, LimitExceeded):
-            return _limit_error(error)
-        return A2AError(ErrorKind.INTERNAL, NOT_STORED_MESSAGE)
 
     async def _current(self, task_id: str, tenant: str | None) -> TaskRecord | None:
         live = self._live.get(task_id)
@@ -612,27 +590,15 @@ class Engine:
 
         extensions: list[str] = []
         metadata = request.metadata if request.metadata is not UNSET else {}
-        inline = (
-            request.configuration.task_push_notification_config
-            if request.configuration is not UNSET
-            else UNSET
-        )
-        if inline is not UNSET and not self.config.push_notifications:
-            raise A2AError(
-                ErrorKind.PUSH_NOT_SUPPORTED, "this agent does not support push notifications"
-            )
-        if inline is not UNSET:
-            await self._check_push_url(inline.url, INLINE_URL_FIELD)
+        inline = await self._push_configs.requested_inline(request)
         if message.task_id:
             outcome = await self._decide(message.task_id, tenant, decide)
             if outcome.error is not None:
                 raise outcome.error
             record = outcome.record
             assert record is not None
-            if inline is not UNSET:
-                existing = await self.store.list_push_configs(record.id)
-                config = self._inline_config(record, inline, tenant, existing)
-                await self._put_config(config)
+            if inline is not None:
+                await self._push_configs.add_inline(record, inline, tenant)
             live = self._live.get(record.id) or LiveTask(record.id, tenant, record, durable=record)
             ctx = RequestContext(
                 message=record.task.history[-1],
@@ -651,8 +617,8 @@ class Engine:
         record = outcome.record
         assert record is not None
         live = LiveTask(record.id, tenant, None, pending=outcome)
-        if inline is not UNSET:
-            live.pending_configs.append(self._inline_config(record, inline, tenant, []))
+        if inline is not None:
+            live.pending_configs.append(self._push_configs.inline(record, inline, tenant, []))
         ctx = RequestContext(
             message=record.task.history[-1],
             task_id=record.id,
@@ -663,29 +629,6 @@ class Engine:
         )
         await self._hold(record.id)
         return live, self._start_run(live, ctx, record)
-
-    def _inline_config(
-        self,
-        record: TaskRecord,
-        config: TaskPushNotificationConfig,
-        tenant: str,
-        existing: Sequence[PushConfigRecord],
-    ) -> PushConfigRecord:
-        """A push config sent inline with a message, checked as CreateTaskPushNotificationConfig
-        would check it."""
-        outcome = client_commands.create_push_config(
-            record,
-            msgspec.structs.replace(config, task_id=record.id),
-            tenant=tenant,
-            existing=existing,
-            new_id=self.new_id(),
-            now_ms=self.clock(),
-            limits=self.config.limits,
-        )
-        if outcome.error is not None:
-            raise outcome.error
-        assert outcome.config is not None
-        return outcome.config
 
     async def send_message(
         self, request: SendMessageRequest, caller: Caller, extensions: list[str] | None = None
@@ -709,13 +652,7 @@ class Engine:
                     with contextlib.suppress(StoreError):  # live.broken says why, below
                         await asyncio.shield(self._submit(created, 0, live.pending_configs))
                     continue
-                record = live.durable
-                # Not read while the creation waits for the agent: the store cannot have it.
-                if (record is None or record.seq < run.start.seq) and live.created:
-                    record = await self.store.get_task(live.task_id, caller.tenant)
-                failed = self._creation_failed(live) if record is None else None
-                if failed is not None:
-                    raise failed
+                record = await durable_record(self.store, live, run, caller.tenant)
                 if record is not None and record.seq >= run.start.seq:
                     moved = record.seq > run.start.seq
                     if immediate or run.finished or (moved and lifecycle.ends_turn(record.state)):
@@ -737,79 +674,7 @@ class Engine:
         live, run = await self._begin(request, caller)
         if extensions:
             run.ctx.extensions.extend(extensions)
-        return self._stream_turn(live, run, caller.tenant, history_length, heartbeat)
-
-    async def _stream_turn(
-        self,
-        live: LiveTask,
-        run: Run,
-        tenant: str,
-        history_length: int | None,
-        heartbeat: float | None,
-    ) -> AsyncIterator[StreamItem | None]:
-        start = run.start
-        with self.bus.subscribe(live.task_id) as sub:
-            while True:  # the first item: a reply, or the task as this turn began, once durable
-                sub.clear()
-                if run.reply is not None:
-                    yield StreamItem(StreamResponse(message=run.reply), None)
-                    return
-                record = live.durable
-                if (record is None or record.seq < start.seq) and live.created:
-                    record = await self.store.get_task(live.task_id, tenant)
-                failed = self._creation_failed(live) if record is None else None
-                if failed is not None:
-                    raise failed
-                if record is not None and record.seq >= start.seq:
-                    break
-                if not await sub.wait(heartbeat):
-                    yield None
-            yield StreamItem(
-                StreamResponse(task=views.present(start.task, history_length)), start.seq
-            )
-            if lifecycle.ends_turn(start.state):
-                return
-            async for event in self._follow(
-                sub, live.task_id, start.seq, until_turn_end=True, heartbeat=heartbeat
-            ):
-                yield None if event is None else StreamItem(event.stream_response(), event.seq)
-
-    async def _follow(
-        self,
-        sub: Any,
-        task_id: str,
-        after_seq: int,
-        *,
-        until_turn_end: bool,
-        heartbeat: float | None = None,
-    ) -> AsyncIterator[Event | None]:
-        """Streamed events after ``after_seq``, in order, until the task is terminal (or its
-        turn ends); None when ``heartbeat`` seconds pass with nothing new. Reads the log in
-        bounded batches, so a slow follower holds no more than one batch."""
-        cursor = after_seq
-        while True:
-            sub.clear()
-            events = await self.store.read_events(task_id, cursor, READ_BATCH)
-            for event in events:
-                cursor = event.seq
-                if not event.streamed:
-                    continue
-                yield event
-                state = _state_after(event)
-                if state is not None and (
-                    lifecycle.is_terminal(state) or (until_turn_end and lifecycle.ends_turn(state))
-                ):
-                    return
-            if events:
-                continue
-            live = self._live.get(task_id)
-            if until_turn_end and (live is None or not live.runs):
-                # No executor will move the task further in this process.
-                if not await self.store.read_events(task_id, cursor, 1):
-                    return
-                continue
-            if not await sub.wait(heartbeat):
-                yield None
+        return self._streams.turn(live, run, caller.tenant, history_length, heartbeat)
 
     async def subscribe(
         self,
@@ -821,40 +686,9 @@ class Engine:
         """SubscribeToTask: decided here (errors raise), then the current task and every
         update until the task is terminal. With ``after_seq`` (SSE Last-Event-ID) the stream
         resumes after that event instead of starting with the task."""
-        record = await self.store.get_task(task_id, caller.tenant)
-        if after_seq is None:
-            outcome = client_commands.subscribe(
-                record, tenant=caller.tenant, task_id=task_id, streaming=self.config.streaming
-            )
-            if outcome.error is not None:
-                raise outcome.error
-        elif record is None:
-            raise task_not_found(task_id)
-        assert record is not None
-        return self._stream_task(record, after_seq, heartbeat)
-
-    async def _stream_task(
-        self, record: TaskRecord, after_seq: int | None, heartbeat: float | None
-    ) -> AsyncIterator[StreamItem | None]:
-        with self.bus.subscribe(record.id) as sub:
-            if after_seq is None:
-                yield StreamItem(StreamResponse(task=record.task), record.seq)
-                after_seq = record.seq
-            # A Last-Event-ID past the log's end has seen everything there is.
-            after_seq = min(after_seq, record.seq)
-            if lifecycle.is_terminal(record.state):
-                # The log is final: replay what follows after_seq, then end (following it
-                # would wait forever for a terminal event the client has already seen).
-                while events := await self.store.read_events(record.id, after_seq, READ_BATCH):
-                    for logged in events:
-                        after_seq = logged.seq
-                        if logged.streamed:
-                            yield StreamItem(logged.stream_response(), logged.seq)
-                return
-            async for event in self._follow(
-                sub, record.id, after_seq, until_turn_end=False, heartbeat=heartbeat
-            ):
-                yield None if event is None else StreamItem(event.stream_response(), event.seq)
+        return await self._streams.subscribe(
+            task_id, caller, after_seq, heartbeat, streaming=self.config.streaming
+        )
 
     async def get_task(
         self, task_id: str, caller: Caller, history_length: int | None = None
@@ -922,87 +756,25 @@ class Engine:
         if run.task is not None and not run.task.done():
             run.task.cancel()
 
-    # --- push-notification configs -----------------------------------------------------------
+    # --- push-notification configs (accord.engine.push_configs) ---------------------------
 
     async def create_push_config(
         self, config: TaskPushNotificationConfig, caller: Caller
     ) -> TaskPushNotificationConfig:
-        tenant = caller.tenant
-        record = await self.store.get_task(config.task_id, tenant)
-        existing = await self.store.list_push_configs(config.task_id) if record else []
-        outcome = client_commands.create_push_config(
-            record,
-            config,
-            tenant=tenant,
-            existing=existing,
-            new_id=self.new_id(),
-            now_ms=self.clock(),
-            limits=self.config.limits,
-            push_supported=self.config.push_notifications,
-        )
-        if outcome.error is not None:
-            raise outcome.error
-        assert outcome.config is not None
-        await self._check_push_url(config.url, "url")
-        await self._put_config(outcome.config)
-        return outcome.config.config
-
-    async def _put_config(self, config: PushConfigRecord) -> None:
-        """Store a config of an existing task, under the task's config limit (counted again
-        by the store: concurrent puts passed the check before it together)."""
-        try:
-            await self.store.put_push_config(
-                config, max_per_task=self.config.limits.push_configs_per_task
-            )
-        except LimitExceeded as exc:
-            raise _limit_error(exc) from None
-        self._push_config_stored(config.config.task_id)
+        return await self._push_configs.create(config, caller)
 
     async def get_push_config(
         self, task_id: str, config_id: str, caller: Caller
     ) -> TaskPushNotificationConfig:
-        record = await self.store.get_task(task_id, caller.tenant)
-        stored = await self.store.get_push_config(task_id, config_id) if record else None
-        outcome = client_commands.get_push_config(
-            record,
-            stored,
-            tenant=caller.tenant,
-            task_id=task_id,
-            config_id=config_id,
-            push_supported=self.config.push_notifications,
-        )
-        if outcome.error is not None:
-            raise outcome.error
-        return outcome.configs[0]
+        return await self._push_configs.get(task_id, config_id, caller)
 
     async def list_push_configs(
         self, task_id: str, caller: Caller
     ) -> list[TaskPushNotificationConfig]:
-        record = await self.store.get_task(task_id, caller.tenant)
-        stored = await self.store.list_push_configs(task_id) if record else []
-        outcome = client_commands.list_push_configs(
-            record,
-            stored,
-            tenant=caller.tenant,
-            task_id=task_id,
-            push_supported=self.config.push_notifications,
-        )
-        if outcome.error is not None:
-            raise outcome.error
-        return outcome.configs
+        return await self._push_configs.list_all(task_id, caller)
 
     async def delete_push_config(self, task_id: str, config_id: str, caller: Caller) -> None:
-        record = await self.store.get_task(task_id, caller.tenant)
-        outcome = client_commands.delete_push_config(
-            record,
-            tenant=caller.tenant,
-            task_id=task_id,
-            config_id=config_id,
-            push_supported=self.config.push_notifications,
-        )
-        if outcome.error is not None:
-            raise outcome.error
-        await self.store.delete_push_config(task_id, config_id)
+        await self._push_configs.delete(task_id, config_id, caller)
 
     # --- remote agents (accord.engine.remote) ------------------------------------------------
 
@@ -1030,25 +802,6 @@ class Engine:
         if request.configuration is UNSET:
             return None
         return views.history_length(request.configuration.history_length)
-
-
-def _state_after(event: Event) -> TaskState | None:
-    if event.kind == "status":
-        state = getattr(event.body, "status").state  # noqa: B009
-        assert isinstance(state, TaskState)
-        return state
-    if event.kind == "task":
-        state = getattr(event.body, "status").state  # noqa: B009
-        assert isinstance(state, TaskState)
-        return state
-    return None
-
-
-def _limit_error(exc: LimitExceeded) -> A2AError:
-    """The store's refusal as the client gets it: the same error the check before it gives."""
-    if exc.limit == "tasks_per_tenant":
-        return client_commands.task_limit_error(exc.value)
-    return client_commands.config_limit_error(exc.value, exc.task_id)
 
 
 def _agent_error(outcome: Outcome) -> AgentError:
