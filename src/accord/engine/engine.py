@@ -6,6 +6,10 @@ only what the store holds, so nothing is shown before it is durable. Agent comma
 running executor are decided against the in-memory latest record and appended without waiting
 (the store keeps their order and commits them in groups); everything a client sees still waits
 for durability.
+
+This module holds the Engine itself: its life and recovery, deciding commands, running
+executors, and the client commands. Beside it: commits (the write path), streams (following
+a task's log for clients), push_configs (the config commands), live (a running task's state).
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import inspect
 import logging
 import os
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -32,15 +36,14 @@ from accord.core import agent as agent_commands
 from accord.core import client as client_commands
 from accord.core import lifecycle, views
 from accord.core.caller import Caller
-from accord.core.events import Event
 from accord.core.limits import Limits
 from accord.core.outcome import Outcome
-from accord.core.records import PushConfigRecord, TaskRecord
-from accord.engine.live import LiveHandle, LiveTask, PendingWrite, Run, as_message, durable_record
+from accord.core.records import TaskRecord
+from accord.engine.commits import Commits
+from accord.engine.live import LiveHandle, LiveTask, Run, as_message, durable_record
 from accord.engine.push_configs import PushConfigs
 from accord.engine.streams import StreamItem, Streams
 from accord.store.base import (
-    LimitExceeded,
     SeqConflict,
     StoreError,
     TaskHolds,
@@ -147,13 +150,13 @@ class Engine:
         self._execute, self._cancel = _as_executor(agent)
         self._live: dict[str, LiveTask] = {}
         self._background: set[asyncio.Task[Any]] = set()
-        self._commit_listeners: list[Callable[[str], None]] = []
         self._holds: TaskHolds | None = (
             store if self.config.task_holds and isinstance(store, TaskHolds) else None
         )
         self._push: PushHooks | None = None
         self._start_hooks: list[Callable[[], Awaitable[None]]] = []
         self._started = False
+        self._commits = Commits(self, self._live)
         self._streams = Streams(store, self.bus, self._live)
         self._push_configs = PushConfigs(self)
 
@@ -278,110 +281,6 @@ class Engine:
 
     # --- deciding and committing -------------------------------------------------------------
 
-    def _submit(
-        self,
-        outcome: Outcome,
-        expected_seq: int,
-        configs: Sequence[PushConfigRecord] = (),
-    ) -> asyncio.Future[None]:
-        """Append the outcome's events (ordered behind every earlier submit), then store the
-        push configs that came with the message, then wake the task's followers.
-
-        For a task with a live executor, everything decided in the same loop turn is merged
-        into one store append: an agent that works, emits an artifact and completes writes
-        its task snapshot once, not three times."""
-        record = outcome.record
-        assert record is not None
-        live = self._live.get(record.id)
-        if live is None:
-            done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-            self._start_write(
-                record.id, expected_seq, record, list(outcome.events), list(configs), done, None
-            )
-            return done
-        live.record = record
-        batch = live.batch
-        if batch is None:
-            batch = live.batch = PendingWrite(
-                expected_seq=expected_seq,
-                record=record,
-                events=[],
-                configs=[],
-                done=asyncio.get_running_loop().create_future(),
-            )
-            asyncio.get_running_loop().call_soon(self._flush, live)
-        batch.record = record
-        batch.events.extend(outcome.events)
-        batch.configs.extend(configs)
-        live.last_commit = batch.done
-        return batch.done
-
-    def _flush(self, live: LiveTask) -> None:
-        batch = live.batch
-        if batch is None:
-            return
-        live.batch = None
-        self._start_write(
-            live.task_id,
-            batch.expected_seq,
-            batch.record,
-            batch.events,
-            batch.configs,
-            batch.done,
-            live,
-        )
-
-    def _start_write(
-        self,
-        task_id: str,
-        expected_seq: int,
-        record: TaskRecord,
-        events: list[Event],
-        configs: list[PushConfigRecord],
-        done: asyncio.Future[None],
-        live: LiveTask | None,
-    ) -> None:
-        write = asyncio.ensure_future(self._write(record, events, expected_seq, configs))
-
-        def finished(write: asyncio.Future[None]) -> None:
-            error = None if write.cancelled() else write.exception()
-            if write.cancelled():
-                error = asyncio.CancelledError()
-            if (
-                error is None
-                and live is not None
-                and (live.durable is None or record.seq > live.durable.seq)
-            ):
-                live.durable = record
-            self._committed(task_id, error)
-            if not done.done():
-                if error is None:
-                    done.set_result(None)
-                else:
-                    done.set_exception(error)
-                    done.exception()  # retrieved here; callers that care await it
-
-        write.add_done_callback(finished)
-
-    async def _write(
-        self,
-        record: TaskRecord,
-        events: Sequence[Event],
-        expected_seq: int,
-        configs: Sequence[PushConfigRecord],
-    ) -> None:
-        # store.append enqueues before its first await, so writes keep submission order.
-        # A creation is counted against the tenant's limit in the store's transaction too:
-        # concurrent creations (here or on other nodes) passed the check in _begin together.
-        limit = self.config.limits.tasks_per_tenant if expected_seq == 0 else None
-        await self.store.append(record, events, expected_seq, tenant_task_limit=limit)
-        # Inline configs of a new task: delivered from its first event. No store-side limit:
-        # nobody could add a config to the task before this append made it visible, so the
-        # check in _begin (against no configs) is exact.
-        for config in configs:
-            await self.store.put_push_config(config, deliver_after=expected_seq)
-            self.push_config_stored(record.id)
-
     # --- push hooks (kept apart: the engine runs without push delivery too) ----------------
 
     def attach_push(self, push: PushHooks) -> None:
@@ -400,37 +299,7 @@ class Engine:
 
     def add_commit_listener(self, listener: Callable[[str], None]) -> None:
         """Call ``listener(task_id)`` after every durable append (push delivery uses it)."""
-        self._commit_listeners.append(listener)
-
-    def _committed(self, task_id: str, error: BaseException | None) -> None:
-        if error is not None:
-            live = self._live.get(task_id)
-            if live is not None:
-                live.record = None  # reload before the next decision
-                # Nothing of a new task is stored: its creation failed (over the tenant's
-                # limit, say), and every later append of it fails too. Its runs stop.
-                lost = live.durable is None and not isinstance(error, asyncio.CancelledError)
-                if lost or not isinstance(error, SeqConflict | asyncio.CancelledError):
-                    live.broken = live.broken or error
-                if lost:
-                    self._stop_runs(live)
-            if isinstance(error, LimitExceeded):
-                log.info("task %s not created: %s", task_id, error)
-            elif not isinstance(error, SeqConflict | asyncio.CancelledError):
-                log.error("append to task %s failed: %s", task_id, error)
-            self.bus.notify(task_id)
-            return
-        self.bus.notify(task_id)
-        for listener in self._commit_listeners:
-            listener(task_id)
-
-    @staticmethod
-    def _stop_runs(live: LiveTask) -> None:
-        """Cancel the agent of each run still in it (a run already finishing is left to
-        finish: its cleanup must run)."""
-        for run in live.runs:
-            if run.task is not None and not run.ending:
-                run.task.cancel()
+        self._commits.listeners.append(listener)
 
     async def _current(self, task_id: str, tenant: str | None) -> TaskRecord | None:
         live = self._live.get(task_id)
@@ -462,7 +331,7 @@ class Engine:
             if not outcome.ok or not outcome.events:
                 return outcome
             try:
-                await self._submit(outcome, record.seq if record else 0)
+                await self._commits.submit(outcome, record.seq if record else 0)
             except SeqConflict:
                 continue
             return outcome
@@ -484,7 +353,7 @@ class Engine:
                 raise _agent_error(outcome)
             outcome.events = [*created.events, *outcome.events]
             outcome.published = [*created.published, *outcome.published]
-            self._submit(outcome, 0, live.pending_configs)
+            self._commits.submit(outcome, 0, live.pending_configs)
             return outcome
         if live.record is None:
             live.record = await self.store.get_task(live.task_id, None)
@@ -492,7 +361,7 @@ class Engine:
         if not outcome.ok:
             raise _agent_error(outcome)
         assert live.record is not None
-        self._submit(outcome, live.record.seq)
+        self._commits.submit(outcome, live.record.seq)
         return outcome
 
     def agent_reply(self, live: LiveTask, run: Run, reply: Message) -> None:
@@ -544,12 +413,12 @@ class Engine:
             )
 
     async def _finish_run(self, live: LiveTask, run: Run) -> None:
-        run.ending = True  # from here on the run is not cancelled (see _stop_runs)
+        run.ending = True  # from here on the run is not cancelled (see Commits._stop_runs)
         if live.pending is not None and run.reply is None:
             # The agent ended without answering: the client still gets its task.
             created = live.pending
             live.pending = None
-            self._submit(created, 0, live.pending_configs)
+            self._commits.submit(created, 0, live.pending_configs)
         # (A commit future cancelled by a caller who awaited it unshielded carries no result.)
         if live.last_commit is not None and not live.last_commit.cancelled():
             with contextlib.suppress(Exception):
@@ -600,30 +469,23 @@ class Engine:
             if inline is not None:
                 await self._push_configs.add_inline(record, inline, tenant)
             live = self._live.get(record.id) or LiveTask(record.id, tenant, record, durable=record)
-            ctx = RequestContext(
-                message=record.task.history[-1],
-                task_id=record.id,
-                context_id=record.task.context_id,
-                caller=caller,
-                task=record.task,
-                extensions=extensions,
-                metadata=metadata,
-            )
-            await self._hold(record.id)
-            return live, self._start_run(live, ctx, record)
-        outcome = decide(None, self.clock())
-        if outcome.error is not None:
-            raise outcome.error
-        record = outcome.record
-        assert record is not None
-        live = LiveTask(record.id, tenant, None, pending=outcome)
-        if inline is not None:
-            live.pending_configs.append(self._push_configs.inline(record, inline, tenant, []))
+            task: Task | None = record.task
+        else:
+            outcome = decide(None, self.clock())
+            if outcome.error is not None:
+                raise outcome.error
+            record = outcome.record
+            assert record is not None
+            live = LiveTask(record.id, tenant, None, pending=outcome)
+            if inline is not None:
+                live.pending_configs.append(self._push_configs.inline(record, inline, tenant, []))
+            task = None  # a new task: the agent sees only the message
         ctx = RequestContext(
             message=record.task.history[-1],
             task_id=record.id,
             context_id=record.task.context_id,
             caller=caller,
+            task=task,
             extensions=extensions,
             metadata=metadata,
         )
@@ -650,7 +512,7 @@ class Engine:
                     created = live.pending
                     live.pending = None
                     with contextlib.suppress(StoreError):  # live.broken says why, below
-                        await asyncio.shield(self._submit(created, 0, live.pending_configs))
+                        await asyncio.shield(self._commits.submit(created, 0, live.pending_configs))
                     continue
                 record = await durable_record(self.store, live, run, caller.tenant)
                 if record is not None and record.seq >= run.start.seq:
@@ -793,7 +655,7 @@ class Engine:
             created, live.pending = live.pending, None
             # Shielded: this run is cancelled if the creation fails, and the commit's future
             # is the one its cleanup (_finish_run) waits for.
-            await asyncio.shield(self._submit(created, 0, live.pending_configs))
+            await asyncio.shield(self._commits.submit(created, 0, live.pending_configs))
 
     # --- helpers -----------------------------------------------------------------------------
 
