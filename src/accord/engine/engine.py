@@ -279,8 +279,6 @@ class Engine:
             for run in list(live.runs):
                 await self._cancel_run(run)
 
-    # --- deciding and committing -------------------------------------------------------------
-
     # --- push hooks (kept apart: the engine runs without push delivery too) ----------------
 
     def attach_push(self, push: PushHooks) -> None:
@@ -290,16 +288,20 @@ class Engine:
         self.add_commit_listener(push.committed)
 
     async def check_push_url(self, url: str, field: str) -> None:
+        """Refuse a webhook URL the attached push delivery would not call (none: any)."""
         if self._push is not None:
             await self._push.check_url(url, field)
 
     def push_config_stored(self, task_id: str) -> None:
+        """Tell the attached push delivery (if any) that a config of the task was stored."""
         if self._push is not None:
             self._push.config_stored(task_id)
 
     def add_commit_listener(self, listener: Callable[[str], None]) -> None:
         """Call ``listener(task_id)`` after every durable append (push delivery uses it)."""
         self._commits.listeners.append(listener)
+
+    # --- deciding (accord.engine.commits makes each outcome durable) ----------------------
 
     async def _current(self, task_id: str, tenant: str | None) -> TaskRecord | None:
         live = self._live.get(task_id)
