@@ -6,6 +6,10 @@ only what the store holds, so nothing is shown before it is durable. Agent comma
 running executor are decided against the in-memory latest record and appended without waiting
 (the store keeps their order and commits them in groups); everything a client sees still waits
 for durability.
+
+This module holds the Engine itself: its life and recovery, deciding commands, running
+executors, and the client commands. Beside it: commits (the write path), streams (following
+a task's log for clients), push_configs (the config commands), live (a running task's state).
 """
 
 from __future__ import annotations
@@ -16,11 +20,9 @@ import inspect
 import logging
 import os
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
-
-import msgspec
 
 from accord.agents.api import (
     AgentError,
@@ -33,15 +35,15 @@ from accord.bus.local import LocalBus
 from accord.core import agent as agent_commands
 from accord.core import client as client_commands
 from accord.core import lifecycle, views
-from accord.core._build import task_not_found
 from accord.core.caller import Caller
-from accord.core.events import Event
 from accord.core.limits import Limits
 from accord.core.outcome import Outcome
-from accord.core.records import PushConfigRecord, TaskRecord
-from accord.engine.live import LiveHandle, LiveTask, PendingWrite, Run, as_message
+from accord.core.records import TaskRecord
+from accord.engine.commits import Commits
+from accord.engine.live import LiveHandle, LiveTask, Run, as_message, durable_record
+from accord.engine.push_configs import PushConfigs
+from accord.engine.streams import StreamItem, Streams
 from accord.store.base import (
-    LimitExceeded,
     SeqConflict,
     StoreError,
     TaskHolds,
@@ -56,7 +58,6 @@ from accord.wire.model import (
     ListTasksResponse,
     Message,
     SendMessageRequest,
-    StreamResponse,
     Task,
     TaskPushNotificationConfig,
     TaskState,
@@ -65,14 +66,11 @@ from accord.wire.model import (
 log = logging.getLogger("accord.engine")
 
 FAILED_MESSAGE = "The agent failed while working on this task."
-NOT_STORED_MESSAGE = "the task could not be stored"
 RECOVERED_MESSAGE = (
     "accord stopped while this task was running and the agent cannot resume it; "
     "send the request again."
 )
 MAX_CONFLICT_RETRIES = 8
-INLINE_URL_FIELD = "configuration.taskPushNotificationConfig.url"
-READ_BATCH = 256
 
 
 def _now_ms() -> int:
@@ -106,15 +104,6 @@ class EngineConfig:
     # once, at start, fails every task left running). Saves the lock round trips; safe only
     # for a single node, since another node would then fail this one's tasks and vice versa.
     task_holds: bool = True
-
-
-@dataclass(frozen=True, slots=True)
-class StreamItem:
-    """One element of a stream: the StreamResponse and its log sequence number (None for a
-    direct message, which is in no log)."""
-
-    response: StreamResponse
-    seq: int | None
 
 
 def _as_executor(agent: Executor | ExecutorFunction) -> tuple[ExecutorFunction, Any]:
@@ -161,7 +150,6 @@ class Engine:
         self._execute, self._cancel = _as_executor(agent)
         self._live: dict[str, LiveTask] = {}
         self._background: set[asyncio.Task[Any]] = set()
-        self._commit_listeners: list[Callable[[str], None]] = []
         # (isinstance against a runtime-checkable Protocol costs microseconds: once, here)
         self._snapshots = store if isinstance(store, TaskSnapshots) else None
         self._holds: TaskHolds | None = (
@@ -170,6 +158,9 @@ class Engine:
         self._push: PushHooks | None = None
         self._start_hooks: list[Callable[[], Awaitable[None]]] = []
         self._started = False
+        self._commits = Commits(self, self._live)
+        self._streams = Streams(store, self.bus, self._live)
+        self._push_configs = PushConfigs(self)
 
     # --- life ------------------------------------------------------------------------------
 
@@ -290,112 +281,6 @@ class Engine:
             for run in list(live.runs):
                 await self._cancel_run(run)
 
-    # --- deciding and committing -------------------------------------------------------------
-
-    def _submit(
-        self,
-        outcome: Outcome,
-        expected_seq: int,
-        configs: Sequence[PushConfigRecord] = (),
-    ) -> asyncio.Future[None]:
-        """Append the outcome's events (ordered behind every earlier submit), then store the
-        push configs that came with the message, then wake the task's followers.
-
-        For a task with a live executor, everything decided in the same loop turn is merged
-        into one store append: an agent that works, emits an artifact and completes writes
-        its task snapshot once, not three times."""
-        record = outcome.record
-        assert record is not None
-        live = self._live.get(record.id)
-        if live is None:
-            done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-            self._start_write(
-                record.id, expected_seq, record, list(outcome.events), list(configs), done, None
-            )
-            return done
-        live.record = record
-        batch = live.batch
-        if batch is None:
-            batch = live.batch = PendingWrite(
-                expected_seq=expected_seq,
-                record=record,
-                events=[],
-                configs=[],
-                done=asyncio.get_running_loop().create_future(),
-            )
-            asyncio.get_running_loop().call_soon(self._flush, live)
-        batch.record = record
-        batch.events.extend(outcome.events)
-        batch.configs.extend(configs)
-        live.last_commit = batch.done
-        return batch.done
-
-    def _flush(self, live: LiveTask) -> None:
-        batch = live.batch
-        if batch is None:
-            return
-        live.batch = None
-        self._start_write(
-            live.task_id,
-            batch.expected_seq,
-            batch.record,
-            batch.events,
-            batch.configs,
-            batch.done,
-            live,
-        )
-
-    def _start_write(
-        self,
-        task_id: str,
-        expected_seq: int,
-        record: TaskRecord,
-        events: list[Event],
-        configs: list[PushConfigRecord],
-        done: asyncio.Future[None],
-        live: LiveTask | None,
-    ) -> None:
-        write = asyncio.ensure_future(self._write(record, events, expected_seq, configs))
-
-        def finished(write: asyncio.Future[None]) -> None:
-            error = None if write.cancelled() else write.exception()
-            if write.cancelled():
-                error = asyncio.CancelledError()
-            if (
-                error is None
-                and live is not None
-                and (live.durable is None or record.seq > live.durable.seq)
-            ):
-                live.durable = record
-            self._committed(task_id, error)
-            if not done.done():
-                if error is None:
-                    done.set_result(None)
-                else:
-                    done.set_exception(error)
-                    done.exception()  # retrieved here; callers that care await it
-
-        write.add_done_callback(finished)
-
-    async def _write(
-        self,
-        record: TaskRecord,
-        events: Sequence[Event],
-        expected_seq: int,
-        configs: Sequence[PushConfigRecord],
-    ) -> None:
-        # store.append enqueues before its first await, so writes keep submission order.
-        # A creation is counted against the tenant's limit in the store's transaction too:
-        # concurrent creations (here or on other nodes) passed the check in _begin together.
-        limit = self.config.limits.tasks_per_tenant if expected_seq == 0 else None
-        await self.store.append(record, events, expected_seq, tenant_task_limit=limit)
-        # Inline configs of a new task: delivered from its first event. No store-side limit:
-        # nobody could add a config to the task before this append made it visible, so the
-        # check in _begin (against no configs) is exact.
-        for config in configs:
-            await self.store.put_push_config(config, deliver_after=expected_seq)
-            self._push_config_stored(record.id)
-
     # --- push hooks (kept apart: the engine runs without push delivery too) ----------------
 
     def attach_push(self, push: PushHooks) -> None:
@@ -404,57 +289,21 @@ class Engine:
         self._push = push
         self.add_commit_listener(push.committed)
 
-    async def _check_push_url(self, url: str, field: str) -> None:
+    async def check_push_url(self, url: str, field: str) -> None:
+        """Refuse a webhook URL the attached push delivery would not call (none: any)."""
         if self._push is not None:
             await self._push.check_url(url, field)
 
-    def _push_config_stored(self, task_id: str) -> None:
+    def push_config_stored(self, task_id: str) -> None:
+        """Tell the attached push delivery (if any) that a config of the task was stored."""
         if self._push is not None:
             self._push.config_stored(task_id)
 
     def add_commit_listener(self, listener: Callable[[str], None]) -> None:
         """Call ``listener(task_id)`` after every durable append (push delivery uses it)."""
-        self._commit_listeners.append(listener)
+        self._commits.listeners.append(listener)
 
-    def _committed(self, task_id: str, error: BaseException | None) -> None:
-        if error is not None:
-            live = self._live.get(task_id)
-            if live is not None:
-                live.record = None  # reload before the next decision
-                # Nothing of a new task is stored: its creation failed (over the tenant's
-                # limit, say), and every later append of it fails too. Its runs stop.
-                lost = live.durable is None and not isinstance(error, asyncio.CancelledError)
-                if lost or not isinstance(error, SeqConflict | asyncio.CancelledError):
-                    live.broken = live.broken or error
-                if lost:
-                    self._stop_runs(live)
-            if isinstance(error, LimitExceeded):
-                log.info("task %s not created: %s", task_id, error)
-            elif not isinstance(error, SeqConflict | asyncio.CancelledError):
-                log.error("append to task %s failed: %s", task_id, error)
-            self.bus.notify(task_id)
-            return
-        self.bus.notify(task_id)
-        for listener in self._commit_listeners:
-            listener(task_id)
-
-    @staticmethod
-    def _stop_runs(live: LiveTask) -> None:
-        """Cancel the agent of each run still in it (a run already finishing is left to
-        finish: its cleanup must run)."""
-        for run in live.runs:
-            if run.task is not None and not run.ending:
-                run.task.cancel()
-
-    @staticmethod
-    def _creation_failed(live: LiveTask) -> A2AError | None:
-        """What the client of a new task is told when its creation could not be stored."""
-        error = live.broken
-        if error is None or live.durable is not None:
-            return None
-        if isinstance(error, LimitExceeded):
-            return _limit_error(error)
-        return A2AError(ErrorKind.INTERNAL, NOT_STORED_MESSAGE)
+    # --- deciding (accord.engine.commits makes each outcome durable) ----------------------
 
     async def _current(self, task_id: str, tenant: str | None) -> TaskRecord | None:
         live = self._live.get(task_id)
@@ -486,7 +335,7 @@ class Engine:
             if not outcome.ok or not outcome.events:
                 return outcome
             try:
-                await self._submit(outcome, record.seq if record else 0)
+                await self._commits.submit(outcome, record.seq if record else 0)
             except SeqConflict:
                 continue
             return outcome
@@ -508,7 +357,7 @@ class Engine:
                 raise _agent_error(outcome)
             outcome.events = [*created.events, *outcome.events]
             outcome.published = [*created.published, *outcome.published]
-            self._submit(outcome, 0, live.pending_configs)
+            self._commits.submit(outcome, 0, live.pending_configs)
             return outcome
         if live.record is None:
             live.record = await self.store.get_task(live.task_id, None)
@@ -516,7 +365,7 @@ class Engine:
         if not outcome.ok:
             raise _agent_error(outcome)
         assert live.record is not None
-        self._submit(outcome, live.record.seq)
+        self._commits.submit(outcome, live.record.seq)
         return outcome
 
     def agent_reply(self, live: LiveTask, run: Run, reply: Message) -> None:
@@ -568,12 +417,12 @@ class Engine:
             )
 
     async def _finish_run(self, live: LiveTask, run: Run) -> None:
-        run.ending = True  # from here on the run is not cancelled (see _stop_runs)
+        run.ending = True  # from here on the run is not cancelled (see Commits._stop_runs)
         if live.pending is not None and run.reply is None:
             # The agent ended without answering: the client still gets its task.
             created = live.pending
             live.pending = None
-            self._submit(created, 0, live.pending_configs)
+            self._commits.submit(created, 0, live.pending_configs)
         # (A commit future cancelled by a caller who awaited it unshielded carries no result.)
         if live.last_commit is not None and not live.last_commit.cancelled():
             with contextlib.suppress(Exception):
@@ -614,80 +463,38 @@ class Engine:
 
         extensions: list[str] = []
         metadata = request.metadata if request.metadata is not UNSET else {}
-        inline = (
-            request.configuration.task_push_notification_config
-            if request.configuration is not UNSET
-            else UNSET
-        )
-        if inline is not UNSET and not self.config.push_notifications:
-            raise A2AError(
-                ErrorKind.PUSH_NOT_SUPPORTED, "this agent does not support push notifications"
-            )
-        if inline is not UNSET:
-            await self._check_push_url(inline.url, INLINE_URL_FIELD)
+        inline = await self._push_configs.requested_inline(request)
         if message.task_id:
             outcome = await self._decide(message.task_id, tenant, decide)
             if outcome.error is not None:
                 raise outcome.error
             record = outcome.record
             assert record is not None
-            if inline is not UNSET:
-                existing = await self.store.list_push_configs(record.id)
-                config = self._inline_config(record, inline, tenant, existing)
-                await self._put_config(config)
+            if inline is not None:
+                await self._push_configs.add_inline(record, inline, tenant)
             live = self._live.get(record.id) or LiveTask(record.id, tenant, record, durable=record)
-            ctx = RequestContext(
-                message=record.task.history[-1],
-                task_id=record.id,
-                context_id=record.task.context_id,
-                caller=caller,
-                task=record.task,
-                extensions=extensions,
-                metadata=metadata,
-            )
-            await self._hold(record.id)
-            return live, self._start_run(live, ctx, record)
-        outcome = decide(None, self.clock())
-        if outcome.error is not None:
-            raise outcome.error
-        record = outcome.record
-        assert record is not None
-        live = LiveTask(record.id, tenant, None, pending=outcome)
-        if inline is not UNSET:
-            live.pending_configs.append(self._inline_config(record, inline, tenant, []))
+            task: Task | None = record.task
+        else:
+            outcome = decide(None, self.clock())
+            if outcome.error is not None:
+                raise outcome.error
+            record = outcome.record
+            assert record is not None
+            live = LiveTask(record.id, tenant, None, pending=outcome)
+            if inline is not None:
+                live.pending_configs.append(self._push_configs.inline(record, inline, tenant, []))
+            task = None  # a new task: the agent sees only the message
         ctx = RequestContext(
             message=record.task.history[-1],
             task_id=record.id,
             context_id=record.task.context_id,
             caller=caller,
+            task=task,
             extensions=extensions,
             metadata=metadata,
         )
         await self._hold(record.id)
         return live, self._start_run(live, ctx, record)
-
-    def _inline_config(
-        self,
-        record: TaskRecord,
-        config: TaskPushNotificationConfig,
-        tenant: str,
-        existing: Sequence[PushConfigRecord],
-    ) -> PushConfigRecord:
-        """A push config sent inline with a message, checked as CreateTaskPushNotificationConfig
-        would check it."""
-        outcome = client_commands.create_push_config(
-            record,
-            msgspec.structs.replace(config, task_id=record.id),
-            tenant=tenant,
-            existing=existing,
-            new_id=self.new_id(),
-            now_ms=self.clock(),
-            limits=self.config.limits,
-        )
-        if outcome.error is not None:
-            raise outcome.error
-        assert outcome.config is not None
-        return outcome.config
 
     async def send_message(
         self, request: SendMessageRequest, caller: Caller, extensions: list[str] | None = None
@@ -709,15 +516,9 @@ class Engine:
                     created = live.pending
                     live.pending = None
                     with contextlib.suppress(StoreError):  # live.broken says why, below
-                        await asyncio.shield(self._submit(created, 0, live.pending_configs))
+                        await asyncio.shield(self._commits.submit(created, 0, live.pending_configs))
                     continue
-                record = live.durable
-                # Not read while the creation waits for the agent: the store cannot have it.
-                if (record is None or record.seq < run.start.seq) and live.created:
-                    record = await self.store.get_task(live.task_id, caller.tenant)
-                failed = self._creation_failed(live) if record is None else None
-                if failed is not None:
-                    raise failed
+                record = await durable_record(self.store, live, run, caller.tenant)
                 if record is not None and record.seq >= run.start.seq:
                     moved = record.seq > run.start.seq
                     if immediate or run.finished or (moved and lifecycle.ends_turn(record.state)):
@@ -739,79 +540,7 @@ class Engine:
         live, run = await self._begin(request, caller)
         if extensions:
             run.ctx.extensions.extend(extensions)
-        return self._stream_turn(live, run, caller.tenant, history_length, heartbeat)
-
-    async def _stream_turn(
-        self,
-        live: LiveTask,
-        run: Run,
-        tenant: str,
-        history_length: int | None,
-        heartbeat: float | None,
-    ) -> AsyncIterator[StreamItem | None]:
-        start = run.start
-        with self.bus.subscribe(live.task_id) as sub:
-            while True:  # the first item: a reply, or the task as this turn began, once durable
-                sub.clear()
-                if run.reply is not None:
-                    yield StreamItem(StreamResponse(message=run.reply), None)
-                    return
-                record = live.durable
-                if (record is None or record.seq < start.seq) and live.created:
-                    record = await self.store.get_task(live.task_id, tenant)
-                failed = self._creation_failed(live) if record is None else None
-                if failed is not None:
-                    raise failed
-                if record is not None and record.seq >= start.seq:
-                    break
-                if not await sub.wait(heartbeat):
-                    yield None
-            yield StreamItem(
-                StreamResponse(task=views.present(start.task, history_length)), start.seq
-            )
-            if lifecycle.ends_turn(start.state):
-                return
-            async for event in self._follow(
-                sub, live.task_id, start.seq, until_turn_end=True, heartbeat=heartbeat
-            ):
-                yield None if event is None else StreamItem(event.stream_response(), event.seq)
-
-    async def _follow(
-        self,
-        sub: Any,
-        task_id: str,
-        after_seq: int,
-        *,
-        until_turn_end: bool,
-        heartbeat: float | None = None,
-    ) -> AsyncIterator[Event | None]:
-        """Streamed events after ``after_seq``, in order, until the task is terminal (or its
-        turn ends); None when ``heartbeat`` seconds pass with nothing new. Reads the log in
-        bounded batches, so a slow follower holds no more than one batch."""
-        cursor = after_seq
-        while True:
-            sub.clear()
-            events = await self.store.read_events(task_id, cursor, READ_BATCH)
-            for event in events:
-                cursor = event.seq
-                if not event.streamed:
-                    continue
-                yield event
-                state = _state_after(event)
-                if state is not None and (
-                    lifecycle.is_terminal(state) or (until_turn_end and lifecycle.ends_turn(state))
-                ):
-                    return
-            if events:
-                continue
-            live = self._live.get(task_id)
-            if until_turn_end and (live is None or not live.runs):
-                # No executor will move the task further in this process.
-                if not await self.store.read_events(task_id, cursor, 1):
-                    return
-                continue
-            if not await sub.wait(heartbeat):
-                yield None
+        return self._streams.turn(live, run, caller.tenant, history_length, heartbeat)
 
     async def subscribe(
         self,
@@ -823,40 +552,9 @@ class Engine:
         """SubscribeToTask: decided here (errors raise), then the current task and every
         update until the task is terminal. With ``after_seq`` (SSE Last-Event-ID) the stream
         resumes after that event instead of starting with the task."""
-        record = await self.store.get_task(task_id, caller.tenant)
-        if after_seq is None:
-            outcome = client_commands.subscribe(
-                record, tenant=caller.tenant, task_id=task_id, streaming=self.config.streaming
-            )
-            if outcome.error is not None:
-                raise outcome.error
-        elif record is None:
-            raise task_not_found(task_id)
-        assert record is not None
-        return self._stream_task(record, after_seq, heartbeat)
-
-    async def _stream_task(
-        self, record: TaskRecord, after_seq: int | None, heartbeat: float | None
-    ) -> AsyncIterator[StreamItem | None]:
-        with self.bus.subscribe(record.id) as sub:
-            if after_seq is None:
-                yield StreamItem(StreamResponse(task=record.task), record.seq)
-                after_seq = record.seq
-            # A Last-Event-ID past the log's end has seen everything there is.
-            after_seq = min(after_seq, record.seq)
-            if lifecycle.is_terminal(record.state):
-                # The log is final: replay what follows after_seq, then end (following it
-                # would wait forever for a terminal event the client has already seen).
-                while events := await self.store.read_events(record.id, after_seq, READ_BATCH):
-                    for logged in events:
-                        after_seq = logged.seq
-                        if logged.streamed:
-                            yield StreamItem(logged.stream_response(), logged.seq)
-                return
-            async for event in self._follow(
-                sub, record.id, after_seq, until_turn_end=False, heartbeat=heartbeat
-            ):
-                yield None if event is None else StreamItem(event.stream_response(), event.seq)
+        return await self._streams.subscribe(
+            task_id, caller, after_seq, heartbeat, streaming=self.config.streaming
+        )
 
     async def get_task(
         self, task_id: str, caller: Caller, history_length: int | None = None
@@ -924,87 +622,25 @@ class Engine:
         if run.task is not None and not run.task.done():
             run.task.cancel()
 
-    # --- push-notification configs -----------------------------------------------------------
+    # --- push-notification configs (accord.engine.push_configs) ---------------------------
 
     async def create_push_config(
         self, config: TaskPushNotificationConfig, caller: Caller
     ) -> TaskPushNotificationConfig:
-        tenant = caller.tenant
-        record = await self.store.get_task(config.task_id, tenant)
-        existing = await self.store.list_push_configs(config.task_id) if record else []
-        outcome = client_commands.create_push_config(
-            record,
-            config,
-            tenant=tenant,
-            existing=existing,
-            new_id=self.new_id(),
-            now_ms=self.clock(),
-            limits=self.config.limits,
-            push_supported=self.config.push_notifications,
-        )
-        if outcome.error is not None:
-            raise outcome.error
-        assert outcome.config is not None
-        await self._check_push_url(config.url, "url")
-        await self._put_config(outcome.config)
-        return outcome.config.config
-
-    async def _put_config(self, config: PushConfigRecord) -> None:
-        """Store a config of an existing task, under the task's config limit (counted again
-        by the store: concurrent puts passed the check before it together)."""
-        try:
-            await self.store.put_push_config(
-                config, max_per_task=self.config.limits.push_configs_per_task
-            )
-        except LimitExceeded as exc:
-            raise _limit_error(exc) from None
-        self._push_config_stored(config.config.task_id)
+        return await self._push_configs.create(config, caller)
 
     async def get_push_config(
         self, task_id: str, config_id: str, caller: Caller
     ) -> TaskPushNotificationConfig:
-        record = await self.store.get_task(task_id, caller.tenant)
-        stored = await self.store.get_push_config(task_id, config_id) if record else None
-        outcome = client_commands.get_push_config(
-            record,
-            stored,
-            tenant=caller.tenant,
-            task_id=task_id,
-            config_id=config_id,
-            push_supported=self.config.push_notifications,
-        )
-        if outcome.error is not None:
-            raise outcome.error
-        return outcome.configs[0]
+        return await self._push_configs.get(task_id, config_id, caller)
 
     async def list_push_configs(
         self, task_id: str, caller: Caller
     ) -> list[TaskPushNotificationConfig]:
-        record = await self.store.get_task(task_id, caller.tenant)
-        stored = await self.store.list_push_configs(task_id) if record else []
-        outcome = client_commands.list_push_configs(
-            record,
-            stored,
-            tenant=caller.tenant,
-            task_id=task_id,
-            push_supported=self.config.push_notifications,
-        )
-        if outcome.error is not None:
-            raise outcome.error
-        return outcome.configs
+        return await self._push_configs.list_all(task_id, caller)
 
     async def delete_push_config(self, task_id: str, config_id: str, caller: Caller) -> None:
-        record = await self.store.get_task(task_id, caller.tenant)
-        outcome = client_commands.delete_push_config(
-            record,
-            tenant=caller.tenant,
-            task_id=task_id,
-            config_id=config_id,
-            push_supported=self.config.push_notifications,
-        )
-        if outcome.error is not None:
-            raise outcome.error
-        await self.store.delete_push_config(task_id, config_id)
+        await self._push_configs.delete(task_id, config_id, caller)
 
     # --- remote agents (accord.engine.remote) ------------------------------------------------
 
@@ -1023,7 +659,7 @@ class Engine:
             created, live.pending = live.pending, None
             # Shielded: this run is cancelled if the creation fails, and the commit's future
             # is the one its cleanup (_finish_run) waits for.
-            await asyncio.shield(self._submit(created, 0, live.pending_configs))
+            await asyncio.shield(self._commits.submit(created, 0, live.pending_configs))
 
     # --- helpers -----------------------------------------------------------------------------
 
@@ -1032,25 +668,6 @@ class Engine:
         if request.configuration is UNSET:
             return None
         return views.history_length(request.configuration.history_length)
-
-
-def _state_after(event: Event) -> TaskState | None:
-    if event.kind == "status":
-        state = getattr(event.body, "status").state  # noqa: B009
-        assert isinstance(state, TaskState)
-        return state
-    if event.kind == "task":
-        state = getattr(event.body, "status").state  # noqa: B009
-        assert isinstance(state, TaskState)
-        return state
-    return None
-
-
-def _limit_error(exc: LimitExceeded) -> A2AError:
-    """The store's refusal as the client gets it: the same error the check before it gives."""
-    if exc.limit == "tasks_per_tenant":
-        return client_commands.task_limit_error(exc.value)
-    return client_commands.config_limit_error(exc.value, exc.task_id)
 
 
 def _agent_error(outcome: Outcome) -> AgentError:

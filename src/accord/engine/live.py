@@ -18,10 +18,12 @@ from accord.core import agent as agent_commands
 from accord.core.events import Event
 from accord.core.outcome import Outcome
 from accord.core.records import PushConfigRecord, TaskRecord
+from accord.engine.errors import creation_failed
 from accord.wire.model import Artifact, Message, Part, Role
 
 if TYPE_CHECKING:
     from accord.engine.engine import Engine
+    from accord.store.base import TaskStore
 
 
 @dataclass(eq=False)
@@ -64,6 +66,21 @@ class PendingWrite:
     events: list[Event]
     configs: list[PushConfigRecord]
     done: asyncio.Future[None]
+
+
+async def durable_record(
+    store: TaskStore, live: LiveTask, run: Run, tenant: str
+) -> TaskRecord | None:
+    """The task as the store holds it, for the client waiting on ``run`` (None: not stored
+    yet); raises what that client is told when the task's creation could not be stored."""
+    record = live.durable
+    # Not read while the creation waits for the agent: the store cannot have it.
+    if (record is None or record.seq < run.start.seq) and live.created:
+        record = await store.get_task(live.task_id, tenant)
+    failed = creation_failed(live) if record is None else None
+    if failed is not None:
+        raise failed
+    return record
 
 
 def as_message(value: MessageLike, task_id: str = "", context_id: str = "") -> Message | None:

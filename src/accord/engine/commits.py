@@ -1,0 +1,168 @@
+"""Making decided outcomes durable: each task's appends in the order they were decided, then
+its followers woken and its commit listeners told.
+
+A task with a running executor has its appends of one loop turn merged into one store append
+(one snapshot write); its live record learns what is durable, and of a failed append.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from accord.core.events import Event
+from accord.core.outcome import Outcome
+from accord.core.records import PushConfigRecord, TaskRecord
+from accord.engine.live import LiveTask, PendingWrite
+from accord.store.base import LimitExceeded, SeqConflict
+
+if TYPE_CHECKING:
+    from accord.engine.engine import Engine
+
+log = logging.getLogger("accord.engine")
+
+
+class Commits:
+    """The engine's write path. ``live`` is the engine's map of tasks with a run in this
+    process (read, never changed here)."""
+
+    def __init__(self, engine: Engine, live: Mapping[str, LiveTask]) -> None:
+        self.engine = engine
+        self.live = live
+        self.listeners: list[Callable[[str], None]] = []
+
+    def submit(
+        self,
+        outcome: Outcome,
+        expected_seq: int,
+        configs: Sequence[PushConfigRecord] = (),
+    ) -> asyncio.Future[None]:
+        """Append the outcome's events (ordered behind every earlier submit), then store the
+        push configs that came with the message, then wake the task's followers.
+
+        For a task with a live executor, everything decided in the same loop turn is merged
+        into one store append: an agent that works, emits an artifact and completes writes
+        its task snapshot once, not three times."""
+        record = outcome.record
+        assert record is not None
+        live = self.live.get(record.id)
+        if live is None:
+            done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._start_write(
+                record.id, expected_seq, record, list(outcome.events), list(configs), done, None
+            )
+            return done
+        live.record = record
+        batch = live.batch
+        if batch is None:
+            batch = live.batch = PendingWrite(
+                expected_seq=expected_seq,
+                record=record,
+                events=[],
+                configs=[],
+                done=asyncio.get_running_loop().create_future(),
+            )
+            asyncio.get_running_loop().call_soon(self._flush, live)
+        batch.record = record
+        batch.events.extend(outcome.events)
+        batch.configs.extend(configs)
+        live.last_commit = batch.done
+        return batch.done
+
+    def _flush(self, live: LiveTask) -> None:
+        batch = live.batch
+        if batch is None:
+            return
+        live.batch = None
+        self._start_write(
+            live.task_id,
+            batch.expected_seq,
+            batch.record,
+            batch.events,
+            batch.configs,
+            batch.done,
+            live,
+        )
+
+    def _start_write(
+        self,
+        task_id: str,
+        expected_seq: int,
+        record: TaskRecord,
+        events: list[Event],
+        configs: list[PushConfigRecord],
+        done: asyncio.Future[None],
+        live: LiveTask | None,
+    ) -> None:
+        write = asyncio.ensure_future(self._write(record, events, expected_seq, configs))
+
+        def finished(write: asyncio.Future[None]) -> None:
+            error = None if write.cancelled() else write.exception()
+            if write.cancelled():
+                error = asyncio.CancelledError()
+            if (
+                error is None
+                and live is not None
+                and (live.durable is None or record.seq > live.durable.seq)
+            ):
+                live.durable = record
+            self._committed(task_id, error)
+            if not done.done():
+                if error is None:
+                    done.set_result(None)
+                else:
+                    done.set_exception(error)
+                    done.exception()  # retrieved here; callers that care await it
+
+        write.add_done_callback(finished)
+
+    async def _write(
+        self,
+        record: TaskRecord,
+        events: Sequence[Event],
+        expected_seq: int,
+        configs: Sequence[PushConfigRecord],
+    ) -> None:
+        # store.append enqueues before its first await, so writes keep submission order.
+        # A creation is counted against the tenant's limit in the store's transaction too:
+        # concurrent creations (here or on other nodes) passed Engine._begin's check together.
+        limit = self.engine.config.limits.tasks_per_tenant if expected_seq == 0 else None
+        await self.engine.store.append(record, events, expected_seq, tenant_task_limit=limit)
+        # Inline configs of a new task: delivered from its first event. No store-side limit:
+        # nobody could add a config to the task before this append made it visible, so the
+        # check in Engine._begin (against no configs) is exact.
+        for config in configs:
+            await self.engine.store.put_push_config(config, deliver_after=expected_seq)
+            self.engine.push_config_stored(record.id)
+
+    def _committed(self, task_id: str, error: BaseException | None) -> None:
+        if error is not None:
+            live = self.live.get(task_id)
+            if live is not None:
+                live.record = None  # reload before the next decision
+                # Nothing of a new task is stored: its creation failed (over the tenant's
+                # limit, say), and every later append of it fails too. Its runs stop.
+                lost = live.durable is None and not isinstance(error, asyncio.CancelledError)
+                if lost or not isinstance(error, SeqConflict | asyncio.CancelledError):
+                    live.broken = live.broken or error
+                if lost:
+                    self._stop_runs(live)
+            if isinstance(error, LimitExceeded):
+                log.info("task %s not created: %s", task_id, error)
+            elif not isinstance(error, SeqConflict | asyncio.CancelledError):
+                log.error("append to task %s failed: %s", task_id, error)
+            self.engine.bus.notify(task_id)
+            return
+        self.engine.bus.notify(task_id)
+        for listener in self.listeners:
+            listener(task_id)
+
+    @staticmethod
+    def _stop_runs(live: LiveTask) -> None:
+        """Cancel the agent of each run still in it (a run already finishing is left to
+        finish: its cleanup must run)."""
+        for run in live.runs:
+            if run.task is not None and not run.ending:
+                run.task.cancel()

@@ -1,0 +1,35 @@
+"""What a client is told when the store refuses or loses a write.
+
+Shared by the engine and its push-config commands: the store's own limit checks (which close
+the race between concurrent writers) must answer exactly as the checks before them do.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from accord.core import client as client_commands
+from accord.store.base import LimitExceeded
+from accord.wire.errors import A2AError, ErrorKind
+
+if TYPE_CHECKING:
+    from accord.engine.live import LiveTask
+
+NOT_STORED_MESSAGE = "the task could not be stored"
+
+
+def limit_error(exc: LimitExceeded) -> A2AError:
+    """The store's refusal as the client gets it: the same error the check before it gives."""
+    if exc.limit == "tasks_per_tenant":
+        return client_commands.task_limit_error(exc.value)
+    return client_commands.config_limit_error(exc.value, exc.task_id)
+
+
+def creation_failed(live: LiveTask) -> A2AError | None:
+    """What the client of a new task is told when its creation could not be stored."""
+    error = live.broken
+    if error is None or live.durable is not None:
+        return None
+    if isinstance(error, LimitExceeded):
+        return limit_error(error)
+    return A2AError(ErrorKind.INTERNAL, NOT_STORED_MESSAGE)
