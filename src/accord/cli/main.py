@@ -49,6 +49,7 @@ def serve(config_path: str | None, **flags: Any) -> None:
     """Run an A2A server (JSON-RPC, HTTP+JSON and SSE; gRPC with --grpc-port)."""
     from accord.server.build import build_app
     from accord.server.settings import load
+    from accord.store import redact_url
 
     try:
         settings = load(config_path, flags)
@@ -74,7 +75,7 @@ def serve(config_path: str | None, **flags: Any) -> None:
         __version__,
         settings.agent,
         settings.advertised_url,
-        settings.store,
+        redact_url(settings.store),
     )
     served: Any = app
     if settings.grpc_port:

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import re
 from urllib.parse import parse_qs
 
 from accord.store.base import LimitExceeded, SeqConflict, StoreError, TaskPage, TaskStore
@@ -27,36 +28,51 @@ __all__ = [
     "TaskPage",
     "TaskStore",
     "open_store",
+    "redact_url",
 ]
 
 DEFAULT_URL = "sqlite:///accord.db"
 
 
+# user:password@ in the authority, and password-like query options (libpq's and asyncpg's).
+_USERINFO_PASSWORD = re.compile(r"^([a-z][a-z0-9+.-]*://[^/?#@:]*):[^/?#@]*@", re.IGNORECASE)
+_SECRET_OPTION = re.compile(r"([?&](?:password|sslpassword|passfile)=)[^&#]*", re.IGNORECASE)
+
+
+def redact_url(url: str) -> str:
+    """``url`` fit for a log line or an error message: a password in it is replaced by
+    ``***`` (``postgresql://accord:***@db/accord``)."""
+    url = _USERINFO_PASSWORD.sub(r"\1:***@", url)
+    return _SECRET_OPTION.sub(r"\1***", url)
+
+
 def open_store(url: str = DEFAULT_URL) -> TaskStore:
     """The store ``url`` names, not yet opened: ``await store.open()`` before use.
 
-    Raises ValueError for a URL no backend understands.
+    Raises ValueError for a URL no backend understands (its message shows the URL with any
+    password hidden).
     """
+    shown = redact_url(url)
     scheme, sep, rest = url.partition("://")
     if not sep:
-        raise ValueError(f"store URL {url!r} has no scheme (memory:// or sqlite:///path)")
+        raise ValueError(f"store URL {shown!r} has no scheme (memory:// or sqlite:///path)")
     location, _, query = rest.partition("?")
     options = {key: values[-1] for key, values in parse_qs(query, strict_parsing=False).items()}
     if scheme == "memory":
         if location or options:
-            raise ValueError(f"store URL {url!r}: memory:// takes no path or options")
+            raise ValueError(f"store URL {shown!r}: memory:// takes no path or options")
         return MemoryStore()
     if scheme == "sqlite":
         # sqlite:///x.db -> "/x.db" after the scheme: the host part is empty, the rest is
         # the path, relative unless it starts with another slash (sqlite:////abs/x.db).
         if not location.startswith("/"):
-            raise ValueError(f"store URL {url!r}: expected sqlite:///path or sqlite:////abs/path")
+            raise ValueError(f"store URL {shown!r}: expected sqlite:///path or sqlite:////abs/path")
         path = location[1:]
         if not path:
-            raise ValueError(f"store URL {url!r} names no file")
+            raise ValueError(f"store URL {shown!r} names no file")
         unknown = set(options) - {"synchronous"}
         if unknown:
-            raise ValueError(f"store URL {url!r}: unknown option(s) {sorted(unknown)}")
+            raise ValueError(f"store URL {shown!r}: unknown option(s) {sorted(unknown)}")
         return SqliteStore(path, synchronous=options.get("synchronous", "FULL"))
     if scheme in ("postgresql", "postgres"):
         from accord.store.postgres import PostgresStore  # asyncpg loads only when used
@@ -67,6 +83,6 @@ def open_store(url: str = DEFAULT_URL) -> TaskStore:
             kept = [p for p in query.split("&") if p and not p.startswith("pool_size=")]
             dsn = f"{scheme}://{location}" + (f"?{'&'.join(kept)}" if kept else "")
             if not pool_size.isdigit() or int(pool_size) < 1:
-                raise ValueError(f"store URL {url!r}: pool_size must be a positive integer")
+                raise ValueError(f"store URL {shown!r}: pool_size must be a positive integer")
         return PostgresStore(dsn, pool_size=int(pool_size) if pool_size else 10)
-    raise ValueError(f"store URL {url!r}: unknown scheme {scheme!r} (memory, sqlite, postgresql)")
+    raise ValueError(f"store URL {shown!r}: unknown scheme {scheme!r} (memory, sqlite, postgresql)")
