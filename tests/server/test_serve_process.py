@@ -1,5 +1,6 @@
 """``accord serve`` as a process on either HTTP server: it answers A2A requests, and SIGTERM
-stops it cleanly (accord's server exits 0; uvicorn re-raises the signal) with a task it stored kept in its SQLite file."""
+stops it cleanly (accord's server exits 0; uvicorn re-raises the signal), with a task it
+stored kept in its SQLite file."""
 
 from __future__ import annotations
 
