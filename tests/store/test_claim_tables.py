@@ -120,6 +120,24 @@ async def test_the_holder_renews_and_an_expired_claim_goes_to_another(cluster: C
     assert (await b.grant("task-1", "t1", "w1", 15_000, 16_000))[0] == "claimed"
 
 
+async def test_a_turn_end_releases_only_claims_from_before_it(cluster: Cluster) -> None:
+    """The release after a turn-ending command is a step of its own: a worker that claims the
+    task's next turn in between keeps its claim when the late release arrives."""
+    a, b = cluster.tables
+    assert (await a.grant("task-1", "t1", "w1", 10_000, 10_000 + LEASE))[0] == "claimed"
+    await a.renew("task-1", 10_400 + LEASE)  # an agent command at 10,400 renews it
+    # The turn ends at 10,500: its release takes the claim granted or renewed before then.
+    await a.release("task-1", lease_ends_by=10_500 + LEASE)
+    assert await b.holder("task-1") is None
+    # w2 claims the next turn at 10,600; a release of that earlier turn end that arrives only
+    # now (it was on its way from another node) must not take w2's claim.
+    assert (await b.grant("task-1", "t1", "w2", 10_600, 10_600 + LEASE))[0] == "claimed"
+    await a.release("task-1", lease_ends_by=10_500 + LEASE)
+    assert await b.holder("task-1") == "w2"
+    await a.release("task-1")  # unconditional (the task is terminal or gone)
+    assert await b.holder("task-1") is None
+
+
 async def test_adopted_claims_go_to_the_first_worker_and_never_replace_one(
     cluster: Cluster,
 ) -> None:
@@ -169,7 +187,8 @@ async def test_two_nodes_reaping_together_fail_each_expired_task_once(cluster: C
         await working_task(cluster.stores[0], task_id)
         assert (await node_a.claim(task_id, WORKER, "w1")).outcome == "claimed"
     assert (await node_b.claim(ids[0], WORKER, "w2")).outcome == "held"
-    await node_b.touched(ids[1], TaskState.COMPLETED)  # a turn that ended releases the claim
+    # a turn that ended (now) releases the claim
+    await node_b.touched(ids[1], TaskState.COMPLETED, cluster.clock())
 
     cluster.now[0] += LEASE
     failed = await asyncio.gather(node_a.reap(), node_b.reap(), node_a.reap(), node_b.reap())

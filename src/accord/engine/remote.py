@@ -159,13 +159,14 @@ class Claims:
             self._ensure_reaper()
         return ClaimResult(outcome, claim, record)
 
-    async def touched(self, task_id: str, state: TaskState) -> None:
-        """An agent command moved or changed the task: renew its claim, or end it with the
-        turn. The command is durable already, so a failure here is only logged (at worst the
-        claim expires)."""
+    async def touched(self, task_id: str, state: TaskState, at_ms: int) -> None:
+        """An agent command decided at ``at_ms`` moved or changed the task: renew its claim,
+        or end it with the turn. Ending it spares a claim granted after ``at_ms`` (a worker
+        that took the task's next turn while this release was on its way). The command is
+        durable already, so a failure here is only logged (at worst the claim expires)."""
         try:
             if lifecycle.ends_turn(state):
-                await self.table.release(task_id)
+                await self.table.release(task_id, lease_ends_by=at_ms + self.lease_ms)
             else:
                 await self.table.renew(task_id, self.clock() + self.lease_ms)
         except Exception:

@@ -49,8 +49,11 @@ class ClaimTable(Protocol):
         """Move the lease of a live (not reaped) claim, if the task has one."""
         ...
 
-    async def release(self, task_id: str) -> None:
-        """Forget the task's claim (its turn ended, or the task is gone)."""
+    async def release(self, task_id: str, lease_ends_by: int | None = None) -> None:
+        """Forget the task's claim (its turn ended, or the task is gone). With
+        ``lease_ends_by``, only a claim whose lease ends by then: a turn that ended at t
+        releases the claims granted or renewed before t (their leases end by t + lease), not
+        one a worker took after the turn ended (its lease ends later)."""
         ...
 
     async def holder(self, task_id: str) -> str | None:
@@ -106,8 +109,10 @@ class LocalClaimTable:
         if current is not None and not current.reaper:
             self._rows[task_id] = dataclasses.replace(current, expires_ms=expires_ms)
 
-    async def release(self, task_id: str) -> None:
-        self._rows.pop(task_id, None)
+    async def release(self, task_id: str, lease_ends_by: int | None = None) -> None:
+        current = self._rows.get(task_id)
+        if current is not None and (lease_ends_by is None or current.expires_ms <= lease_ends_by):
+            del self._rows[task_id]
 
     async def holder(self, task_id: str) -> str | None:
         current = self._rows.get(task_id)

@@ -71,8 +71,15 @@ class PgClaimTable:
             expires_ms,
         )
 
-    async def release(self, task_id: str) -> None:
-        await self._pool().execute("DELETE FROM remote_claims WHERE task_id = $1", task_id)
+    async def release(self, task_id: str, lease_ends_by: int | None = None) -> None:
+        if lease_ends_by is None:
+            await self._pool().execute("DELETE FROM remote_claims WHERE task_id = $1", task_id)
+            return
+        await self._pool().execute(
+            "DELETE FROM remote_claims WHERE task_id = $1 AND expires_ms <= $2",
+            task_id,
+            lease_ends_by,
+        )
 
     async def holder(self, task_id: str) -> str | None:
         value = await self._pool().fetchval(

@@ -169,7 +169,8 @@ async def update_artifact(ctx: Context) -> Result:
 
 async def _agent_result(ctx: Context, outcome: Outcome) -> Result:
     if outcome.ok and outcome.record is not None and ctx.claims is not None:
-        await ctx.claims.touched(outcome.record.id, outcome.record.state)
+        record = outcome.record
+        await ctx.claims.touched(record.id, record.state, record.updated_ms)
     return Result(outcome.name, outcome.published if outcome.ok else [], payload=outcome.payload)
 
 
