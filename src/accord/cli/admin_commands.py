@@ -17,13 +17,13 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NoReturn, get_args
-from urllib.parse import urlsplit
 
 import click
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from accord.push.ssrf import loggable_origin
 from accord.store import StoreError, TaskStore, open_store
 from accord.store.base import DeliveryState, PushDelivery
 from accord.store.sqlite import SqliteStore
@@ -66,22 +66,6 @@ def _open_for_reading(url: str) -> TaskStore:
     return store
 
 
-def webhook_origin(url: str) -> str:
-    """scheme://host:port of a webhook URL, as the push logs name it: the path and query can
-    hold a secret (a token in a Slack-style path), credentials in the URL one too."""
-    try:
-        parts = urlsplit(url.strip())
-        port = parts.port
-    except ValueError:
-        return "(not a valid URL)"
-    host = parts.hostname or ""
-    if not parts.scheme or not host:
-        return "(not a valid URL)"
-    host = f"[{host}]" if ":" in host else host
-    default = {"https": 443, "http": 80}.get(parts.scheme.lower())
-    return f"{parts.scheme.lower()}://{host}:{port or default or ''}".rstrip(":")
-
-
 def _iso(ms: int) -> str:
     if ms <= 0:
         return ""
@@ -96,7 +80,7 @@ def delivery_row(delivery: PushDelivery) -> dict[str, Any]:
         "taskId": config.task_id,
         "configId": config.id,
         "tenant": delivery.config.tenant,
-        "webhook": webhook_origin(config.url),
+        "webhook": loggable_origin(config.url),
         "state": delivery.state,
         "failures": delivery.failures,
         "lastError": delivery.last_error,

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from accord.core import lifecycle
 from accord.core.events import Event
 from accord.push.delivery import DeliveryError, Sender
-from accord.push.ssrf import AddressPolicy, Guard, RefusedTarget, parse_target
+from accord.push.ssrf import AddressPolicy, Guard, RefusedTarget, loggable_origin
 from accord.store.base import PushDelivery, TaskStore
 from accord.wire.codec import encode
 from accord.wire.errors import invalid_params
@@ -387,7 +387,7 @@ class PushDispatcher:
         error: DeliveryError,
     ) -> None:
         task_id, config_id = key
-        origin = _origin(config.url)
+        origin = loggable_origin(config.url)
         if error.permanent or failures >= self.settings.max_attempts:
             await self.store.update_push_delivery(
                 task_id,
@@ -445,13 +445,6 @@ class PushDispatcher:
         settings = self.settings
         ceiling = min(settings.retry_max_s, settings.retry_base_s * 2.0 ** (failures - 1))
         return ceiling * (0.5 + 0.5 * self.jitter())
-
-
-def _origin(url: str) -> str:
-    try:
-        return parse_target(url).origin
-    except RefusedTarget:
-        return "an invalid URL"
 
 
 __all__ = ["PushDispatcher", "PushSettings", "event_id"]

@@ -135,6 +135,15 @@ def parse_target(url: str) -> Target:
     return Target(parts, scheme, host, port or (443 if scheme == "https" else 80))
 
 
+def loggable_origin(url: str) -> str:
+    """scheme://host:port of a webhook URL, safe to log or show (its path, query and
+    credentials can carry a secret); "an invalid URL" when it has none."""
+    try:
+        return parse_target(url).origin
+    except RefusedTarget:
+        return "an invalid URL"
+
+
 def literal_address(host: str) -> IPAddress | None:
     try:
         return ipaddress.ip_address(host.split("%", 1)[0])

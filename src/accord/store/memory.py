@@ -79,7 +79,7 @@ class MemoryStore:
             raise LimitExceeded("tasks_per_tenant", tenant_task_limit, record.id)
         self._events.setdefault(record.id, []).extend(events)
         self._tasks[record.id] = record
-        self._feed_append(FeedEntry(0, record.tenant, record.id, list(events)))
+        self._feed_append(record.tenant, record.id, list(events))
 
     async def get_task(self, task_id: str, tenant: str | None) -> TaskRecord | None:
         record = self._tasks.get(task_id)
@@ -263,14 +263,22 @@ class MemoryStore:
 
     # --- the global feed ---------------------------------------------------------------------
 
-    def _feed_append(self, entry: FeedEntry) -> None:
+    def _feed_append(
+        self,
+        tenant: str,
+        task_id: str,
+        events: list[Event],
+        config_id: str = "",
+        config: PushConfigRecord | None = None,
+    ) -> None:
         self._feed_position += 1
-        self._feed.append(dataclasses.replace(entry, position=self._feed_position))
+        entry = FeedEntry(self._feed_position, tenant, task_id, events, config_id, config)
+        self._feed.append(entry)
 
     def _feed_config(
         self, tenant: str, task_id: str, config_id: str, config: PushConfigRecord | None
     ) -> None:
-        self._feed_append(FeedEntry(0, tenant, task_id, [], config_id, config))
+        self._feed_append(tenant, task_id, [], config_id, config)
 
     async def read_feed(self, after: int, tenant: str | None, limit: int = 256) -> list[FeedEntry]:
         found: list[FeedEntry] = []

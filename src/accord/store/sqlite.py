@@ -25,7 +25,7 @@ from accord.core.records import PushConfigRecord, TaskRecord
 from accord.core.views import Cursor, TaskQuery
 from accord.store import _rows, migrations
 from accord.store._checks import check_append
-from accord.store._writer import Append, Op, Write, Writer
+from accord.store._writer import Append, Op, Write, Writer, tenant_counts
 from accord.store.base import (
     DeliveryState,
     FeedEntry,
@@ -524,7 +524,4 @@ def _check_config_limit(
 
 def _tenant_count(conn: sqlite3.Connection, tenant: str) -> int:
     """All of a tenant's tasks, from the per-state counters."""
-    rows = conn.execute(
-        "SELECT COALESCE(SUM(n), 0) FROM task_counts WHERE tenant = ?", (tenant,)
-    ).fetchall()
-    return int(rows[0][0])
+    return tenant_counts(conn, [tenant]).get(tenant, 0)
