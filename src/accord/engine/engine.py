@@ -81,10 +81,9 @@ _VARIANT = {digit: "89ab"[int(digit, 16) & 3] for digit in "0123456789abcdef"}
 
 
 def _new_id() -> str:
-    """A random (version 4) UUID's text, without building a UUID object: three times
-    cheaper than ``str(uuid.uuid4())``, and two are made per new task."""
-    h = os.urandom(16).hex()
-    return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{_VARIANT[h[16]]}{h[17:20]}-{h[20:]}"
+    """A version 7 UUID's text: a millisecond timestamp, then 74 random bits."""
+    h = (time.time_ns() // 1_000_000).to_bytes(6, "big").hex() + os.urandom(10).hex()
+    return f"{h[:8]}-{h[8:12]}-7{h[13:16]}-{_VARIANT[h[16]]}{h[17:20]}-{h[20:]}"
 
 
 @dataclass(frozen=True, slots=True)

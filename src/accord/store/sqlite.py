@@ -61,6 +61,7 @@ def _connect(path: str, synchronous: str) -> sqlite3.Connection:
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute(f"PRAGMA synchronous = {synchronous}")
     conn.execute("PRAGMA journal_size_limit = 67108864")
+    conn.execute("PRAGMA temp_store = MEMORY")
     return conn
 
 
