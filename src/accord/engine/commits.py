@@ -102,12 +102,8 @@ class Commits:
             error = None if write.cancelled() else write.exception()
             if write.cancelled():
                 error = asyncio.CancelledError()
-            if (
-                error is None
-                and live is not None
-                and (live.durable is None or record.seq > live.durable.seq)
-            ):
-                live.durable = record
+            if error is None and live is not None:
+                live.acknowledged(record, events)
             self._committed(task_id, error)
             if not done.done():
                 if error is None:

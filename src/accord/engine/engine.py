@@ -1,8 +1,9 @@
 """The running service: applies core commands through a store and a bus, runs executors, and
 lets any number of followers read a task's log.
 
-Every change goes core -> store (durable) -> bus (wake followers). Responses and streams read
-only what the store holds, so nothing is shown before it is durable. Agent commands of a
+Every change goes core -> store (durable) -> bus (wake followers). Responses and streams show
+only what the store has acknowledged (read back, or kept from the acknowledgement while the
+task runs here), so nothing is shown before it is durable. Agent commands of a
 running executor are decided against the in-memory latest record and appended without waiting
 (the store keeps their order and commits them in groups); everything a client sees still waits
 for durability.

@@ -26,6 +26,11 @@ if TYPE_CHECKING:
     from accord.store.base import TaskStore
 
 
+# Per live task: a turn's few events; a follower further behind reads the store (events can
+# be large, so the count stays small).
+RECENT_EVENTS = 16
+
+
 @dataclass(eq=False)
 class Run:
     """One execution of the agent for one incoming message."""
@@ -51,10 +56,38 @@ class LiveTask:
     durable: TaskRecord | None = None  # the latest record the store has acknowledged
     batch: PendingWrite | None = None  # appends decided this loop turn, written as one
     broken: BaseException | None = None
+    # The newest acknowledged events, consecutive and ending at ``durable``, so that this
+    # process's streams of the task follow it without reading back what it just wrote.
+    recent: list[Event] = field(default_factory=list)
 
     @property
     def created(self) -> bool:
         return self.pending is None
+
+    def acknowledged(self, record: TaskRecord, events: list[Event]) -> None:
+        """The store holds ``events``, ending with ``record``."""
+        if self.durable is not None and record.seq <= self.durable.seq:
+            return  # older than what is known (an acknowledgement that came late)
+        recent = self.recent
+        if not recent or not events or recent[-1].seq + 1 != events[0].seq:
+            recent = []  # a gap (another writer's append): the store has the rest
+        recent = [*recent, *events]
+        self.recent = recent[-RECENT_EVENTS:]
+        self.durable = record
+
+    def events_after(self, seq: int) -> list[Event] | None:
+        """The durable events after ``seq`` as far as they are known here (an empty list when
+        there are none yet), or None when only the store can tell."""
+        recent = self.recent
+        durable = self.durable
+        if not recent or durable is None or recent[-1].seq != durable.seq:
+            return None
+        if seq >= durable.seq:
+            return []
+        first = recent[0].seq
+        if seq + 1 < first:
+            return None
+        return recent[seq + 1 - first :]
 
 
 @dataclass(eq=False)

@@ -1,7 +1,9 @@
 """Streams for clients: the turn of SendStreamingMessage, and SubscribeToTask.
 
-A stream reads only the task's durable log (the store), woken by the bus: nothing is shown
-before it is durable, and any number of followers read the same log in bounded batches.
+A stream reads only the task's durable log, woken by the bus: nothing is shown before it is
+durable, and any number of followers read the same log in bounded batches. While the task runs
+in this process its newest acknowledged events are in memory (``LiveTask.recent``) and are
+read there; everything else comes from the store.
 """
 
 from __future__ import annotations
@@ -89,7 +91,13 @@ class Streams:
         cursor = after_seq
         while True:
             sub.clear()
-            events = await self.store.read_events(task_id, cursor, READ_BATCH)
+            live = self.live.get(task_id)
+            known = live.events_after(cursor) if live is not None else None
+            events = (
+                known[:READ_BATCH]
+                if known is not None
+                else await self.store.read_events(task_id, cursor, READ_BATCH)
+            )
             for event in events:
                 cursor = event.seq
                 if not event.streamed:
