@@ -30,13 +30,26 @@ ALICE = Caller(identity="alice", tenant="t1")
 
 
 class CountingStore(MemoryStore):
+    """Counts reads; with ``gate`` set, every append waits for it before it is stored."""
+
     def __init__(self) -> None:
         super().__init__()
         self.event_reads = 0
+        self.task_reads = 0
+        self.gate: asyncio.Event | None = None
 
     async def read_events(self, task_id: str, after_seq: int, limit: int = 1000) -> list[Event]:
         self.event_reads += 1
         return await super().read_events(task_id, after_seq, limit)
+
+    async def get_task(self, task_id: str, tenant: str | None) -> Any:
+        self.task_reads += 1
+        return await super().get_task(task_id, tenant)
+
+    async def append(self, *args: Any, **kwargs: Any) -> None:
+        if self.gate is not None:
+            await self.gate.wait()
+        await super().append(*args, **kwargs)
 
 
 def request(text: str) -> SendMessageRequest:
@@ -61,6 +74,31 @@ async def test_a_turn_stream_takes_the_running_tasks_events_from_memory() -> Non
         task_id = items[0].response.task.id  # type: ignore[union-attr]
         stored = [e.stream_response() for e in await store.read_events(task_id, 0)]
         assert stored[1:] == [item.response for item in items[1:]]
+
+
+async def test_a_stream_read_after_its_run_ended_still_takes_the_turns_events_from_memory() -> None:
+    store = CountingStore()
+    async with Engine(store, echo) as engine:
+        stream = await engine.send_streaming_message(request("hi"), ALICE)
+        while engine._live:  # the run ends (and leaves the engine) before the stream is read
+            await asyncio.sleep(0.001)
+        items = await collect(stream)
+        assert [item.seq for item in items] == [1, 2, 3, 4]
+        assert (store.event_reads, store.task_reads) == (0, 0)
+
+
+async def test_a_stream_waits_for_an_append_in_flight_without_reading_the_store() -> None:
+    store = CountingStore()
+    async with Engine(store, echo) as engine:
+        store.gate = asyncio.Event()
+        stream = await engine.send_streaming_message(request("hi"), ALICE)
+        reading = asyncio.ensure_future(collect(stream))
+        await asyncio.sleep(0.01)  # the agent has decided everything; nothing is stored yet
+        assert not reading.done()
+        store.gate.set()
+        items = await reading
+        assert [item.response.which for item in items][-1] == "status_update"
+        assert (store.event_reads, store.task_reads) == (0, 0)
 
 
 async def test_a_long_turn_streams_every_event_once_when_memory_holds_only_the_newest() -> None:

@@ -271,10 +271,7 @@ class Engine:
         if record is None or (live.durable is not None and record.seq <= live.durable.seq):
             return
         live.durable = record
-        in_flight = live.batch is not None or (
-            live.last_commit is not None and not live.last_commit.done()
-        )
-        if not in_flight:
+        if not live.writing:
             live.record = record  # (in flight, our append will conflict and reload instead)
         self.bus.notify(live.task_id)
         if lifecycle.is_terminal(record.state):

@@ -64,6 +64,14 @@ class LiveTask:
     def created(self) -> bool:
         return self.pending is None
 
+    @property
+    def writing(self) -> bool:
+        """An append of this process is decided and not yet acknowledged (its
+        acknowledgement, or its failure, wakes the task's followers)."""
+        return self.batch is not None or (
+            self.last_commit is not None and not self.last_commit.done()
+        )
+
     def acknowledged(self, record: TaskRecord, events: list[Event]) -> None:
         """The store holds ``events``, ending with ``record``."""
         if self.durable is not None and record.seq <= self.durable.seq:
@@ -107,8 +115,9 @@ async def durable_record(
     """The task as the store holds it, for the client waiting on ``run`` (None: not stored
     yet); raises what that client is told when the task's creation could not be stored."""
     record = live.durable
-    # Not read while the creation waits for the agent: the store cannot have it.
-    if (record is None or record.seq < run.start.seq) and live.created:
+    # Not read while the creation waits for the agent (the store cannot have it), nor while
+    # an append is on its way (what it makes durable comes with its acknowledgement).
+    if (record is None or record.seq < run.start.seq) and live.created and not live.writing:
         record = await store.get_task(live.task_id, tenant)
     failed = creation_failed(live) if record is None else None
     if failed is not None:

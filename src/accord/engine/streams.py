@@ -72,7 +72,7 @@ class Streams:
             if lifecycle.ends_turn(start.state):
                 return
             async for event in self._follow(
-                sub, live.task_id, start.seq, until_turn_end=True, heartbeat=heartbeat
+                sub, live.task_id, start.seq, until_turn_end=True, heartbeat=heartbeat, live=live
             ):
                 yield None if event is None else StreamItem(event.stream_response(), event.seq)
 
@@ -84,18 +84,23 @@ class Streams:
         *,
         until_turn_end: bool,
         heartbeat: float | None = None,
+        live: LiveTask | None = None,
     ) -> AsyncIterator[Event | None]:
         """Streamed events after ``after_seq``, in order, until the task is terminal (or its
         turn ends); None when ``heartbeat`` seconds pass with nothing new. Reads the log in
-        bounded batches, so a slow follower holds no more than one batch."""
+        bounded batches, so a slow follower holds no more than one batch.
+
+        New events come from the task's live record when it has them (``live``: the turn's,
+        which stays readable after its run ended), else from the store, which also has the
+        last word when memory knows of nothing new."""
         cursor = after_seq
         while True:
             sub.clear()
-            live = self.live.get(task_id)
-            known = live.events_after(cursor) if live is not None else None
+            source = self.live.get(task_id) or live
+            known = source.events_after(cursor) if source is not None else None
             events = (
                 known[:READ_BATCH]
-                if known is not None
+                if known
                 else await self.store.read_events(task_id, cursor, READ_BATCH)
             )
             for event in events:
@@ -110,8 +115,8 @@ class Streams:
                     return
             if events:
                 continue
-            live = self.live.get(task_id)
-            if until_turn_end and (live is None or not live.runs):
+            running = self.live.get(task_id)
+            if until_turn_end and (running is None or not running.runs):
                 # No executor will move the task further in this process.
                 if not await self.store.read_events(task_id, cursor, 1):
                     return
