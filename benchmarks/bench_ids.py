@@ -20,11 +20,12 @@ import argparse
 import asyncio
 import statistics
 import tempfile
-import threading
 import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+
+from bench_store import _writer_cpu  # (this folder: run as a script)
 
 from accord.core.agent import move, update_artifact
 from accord.core.client import send_message
@@ -75,13 +76,6 @@ def _written_bytes() -> int:
         if line.startswith("wchar:"):
             return int(line.split()[1])
     return 0
-
-
-def _writer_cpu(store: SqliteStore) -> float:
-    for thread in threading.enumerate():
-        if thread.name == f"accord-sqlite-writer:{store.path}" and thread.ident is not None:
-            return time.clock_gettime(time.pthread_getcpuclockid(thread.ident))
-    return float("nan")
 
 
 async def _run(directory: str, shape: str, tasks: int, concurrency: int) -> dict[str, float]:
