@@ -10,7 +10,7 @@ import asyncpg
 import pytest
 
 from accord.core.views import TaskQuery
-from accord.store import LimitExceeded, SeqConflict, StoreError, open_store
+from accord.store import LimitExceeded, SeqConflict, StoreError, TaskGone, open_store
 from accord.store.base import FeedEntry
 from accord.store.pg_migrations import MIGRATIONS
 from accord.store.postgres import PostgresStore
@@ -93,6 +93,44 @@ async def test_nodes_creating_for_one_tenant_together_stop_at_its_limit(pg_url: 
     finally:
         for node in nodes:
             await node.close()
+
+
+async def test_a_config_put_while_retention_deletes_its_task_does_not_outlive_it(
+    pg_url: str,
+) -> None:
+    store = PostgresStore(pg_url, pool_size=4)
+    await store.open()
+    sweeper = await asyncpg.connect(pg_url)
+    try:
+        for task_id in ("doomed", "spared"):
+            await new_task(store, task_id, moves=("work", "complete"))
+        # Retention on another node has locked the task and deleted it, not yet committed.
+        sweep = sweeper.transaction()
+        await sweep.start()
+        await sweeper.execute("SELECT 1 FROM tasks WHERE id = 'doomed' FOR UPDATE")
+        await sweeper.execute("DELETE FROM push_configs WHERE task_id = 'doomed'")
+        await sweeper.execute("DELETE FROM events WHERE task_id = 'doomed'")
+        await sweeper.execute("DELETE FROM tasks WHERE id = 'doomed'")
+        put = asyncio.ensure_future(store.put_push_config(push_config("doomed", "late")))
+        await asyncio.sleep(0.2)
+        assert not put.done()  # it waits for the task's row
+        await sweep.commit()
+        with pytest.raises(TaskGone):
+            await put
+        assert await store.list_push_configs("doomed") == []
+
+        # The other way round: a put holding the task's row makes a sweep skip the task.
+        async with store.pool.acquire() as conn, conn.transaction():
+            await conn.execute("SELECT 1 FROM tasks WHERE id = 'spared' FOR KEY SHARE")
+            skipped = await sweeper.fetch(
+                "SELECT id FROM tasks WHERE id = 'spared' FOR UPDATE SKIP LOCKED"
+            )
+            assert skipped == []
+        await store.put_push_config(push_config("spared", "c1"))
+        assert [r.config.id for r in await store.list_push_configs("spared")] == ["c1"]
+    finally:
+        await sweeper.close()
+        await store.close()
 
 
 async def test_counters_stay_exact_across_connections_that_come_and_go(pg_url: str) -> None:

@@ -11,7 +11,7 @@ from accord.core.events import fold
 from accord.core.lifecycle import ACTIVE, TERMINAL
 from accord.core.records import TaskRecord
 from accord.core.views import Cursor, TaskQuery, matches, sort_key
-from accord.store import MemoryStore, SeqConflict, StoreError, TaskStore
+from accord.store import MemoryStore, SeqConflict, StoreError, TaskGone, TaskStore
 from accord.store.base import TaskSnapshots
 from accord.wire.codec import encode
 from accord.wire.model import TaskState
@@ -364,6 +364,8 @@ async def test_push_config_crud(store: TaskStore) -> None:
 
 async def test_all_push_configs_pages_by_task_and_config_id(store: TaskStore) -> None:
     keys = [("t-b", "c2"), ("t-a", "c9"), ("t-b", "c1"), ("t-c", "c1"), ("t-a", "c1")]
+    for task_id in ("t-a", "t-b", "t-c"):
+        await new_task(store, task_id, tenant=task_id)
     for task_id, config_id in keys:
         await store.put_push_config(push_config(task_id, config_id, tenant=task_id))
     seen: list[tuple[str, str]] = []
@@ -375,6 +377,21 @@ async def test_all_push_configs_pages_by_task_and_config_id(store: TaskStore) ->
     assert seen == sorted(keys)
     tenants = [r.tenant for r in await store.all_push_configs()]
     assert tenants == ["t-a", "t-a", "t-b", "t-b", "t-c"]
+
+
+async def test_a_config_for_a_task_the_store_does_not_hold_is_refused(store: TaskStore) -> None:
+    with pytest.raises(TaskGone):
+        await store.put_push_config(push_config("nowhere", "c1"))
+    with pytest.raises(TaskGone):
+        await store.put_push_config(push_config("nowhere", "c2"), max_per_task=5)
+    assert await store.list_push_configs("nowhere") == []
+    assert await store.all_push_configs() == []
+    # Retention took the task: a config put afterwards does not outlive it.
+    record = await new_task(store, "old", moves=("work", "complete"))
+    assert await store.delete_terminal_before(record.updated_ms + 1) == 1
+    with pytest.raises(TaskGone):
+        await store.put_push_config(push_config("old", "late"))
+    assert await store.all_push_configs() == []
 
 
 # --- group commit ------------------------------------------------------------------------

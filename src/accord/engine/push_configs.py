@@ -13,10 +13,11 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from accord.core import client as client_commands
+from accord.core._build import task_not_found
 from accord.core.caller import Caller
 from accord.core.records import PushConfigRecord, TaskRecord
 from accord.engine.errors import limit_error
-from accord.store.base import LimitExceeded
+from accord.store.base import LimitExceeded, TaskGone
 from accord.wire.errors import A2AError, ErrorKind
 from accord.wire.model import UNSET, SendMessageRequest, TaskPushNotificationConfig
 
@@ -63,6 +64,8 @@ class PushConfigs:
             )
         except LimitExceeded as exc:
             raise limit_error(exc) from None
+        except TaskGone:  # deleted (by retention) since it was read
+            raise task_not_found(config.config.task_id) from None
         self.engine.push_config_stored(config.config.task_id)
 
     async def get(self, task_id: str, config_id: str, caller: Caller) -> TaskPushNotificationConfig:

@@ -14,7 +14,14 @@ from __future__ import annotations
 import re
 from urllib.parse import parse_qs
 
-from accord.store.base import LimitExceeded, SeqConflict, StoreError, TaskPage, TaskStore
+from accord.store.base import (
+    LimitExceeded,
+    SeqConflict,
+    StoreError,
+    TaskGone,
+    TaskPage,
+    TaskStore,
+)
 from accord.store.memory import MemoryStore
 from accord.store.sqlite import SqliteStore
 
@@ -25,6 +32,7 @@ __all__ = [
     "SeqConflict",
     "SqliteStore",
     "StoreError",
+    "TaskGone",
     "TaskPage",
     "TaskStore",
     "open_store",

@@ -31,12 +31,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from accord.store.base import LimitExceeded, SeqConflict, StoreError
+from accord.store.base import LimitExceeded, SeqConflict, StoreError, TaskGone
 
 BATCH_MAX = 1024  # writes per transaction (roughly: hand-overs are not split)
 _ROWS_PER_STATEMENT = 256  # keeps statement texts (and SQLite's variable count) bounded
 
 Op = Callable[[sqlite3.Connection], Any]
+
+# What an op raises to refuse a write, before writing anything: the write fails alone and
+# the rest of its batch goes on (anything else rolls the batch back and replays it isolated).
+REFUSALS = (SeqConflict, LimitExceeded, TaskGone)
 
 EventRow = tuple[str, int, str, int, bytes]  # task_id, seq, kind, at_ms, body
 
@@ -116,7 +120,7 @@ def _exists(conn: sqlite3.Connection, task_id: str) -> bool:
 
 @dataclass(slots=True)
 class Write:
-    op: Op  # runs on the writer thread; raises SeqConflict or LimitExceeded only before writing
+    op: Op  # runs on the writer thread; raises one of REFUSALS only before writing
     future: asyncio.Future[Any]
     append: Append | None = None  # set for appends, which are written in bulk
 
@@ -206,7 +210,7 @@ def _apply(conn: sqlite3.Connection, batch: list[Write], replayed: list[int]) ->
         write = batch[start]
         try:
             done.append((write, write.op(conn), None))
-        except (SeqConflict, LimitExceeded) as exc:
+        except REFUSALS as exc:
             done.append((write, None, exc))
         except Exception:
             return None
@@ -262,7 +266,7 @@ def _apply_appends(
         for write in round_:
             try:
                 done.append((write, write.op(conn), None))
-            except (SeqConflict, LimitExceeded) as exc:
+            except REFUSALS as exc:
                 done.append((write, None, exc))
             except Exception:
                 return None

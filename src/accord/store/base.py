@@ -58,6 +58,15 @@ class LimitExceeded(StoreError):
         self.task_id = task_id
 
 
+class TaskGone(StoreError):
+    """A push config was put for a task the store does not hold (retention deleted it while
+    the config was being added); nothing was written."""
+
+    def __init__(self, task_id: str) -> None:
+        super().__init__(f"task {task_id!r} is not stored")
+        self.task_id = task_id
+
+
 @dataclass(frozen=True, slots=True)
 class TaskPage:
     records: list[TaskRecord]
@@ -161,7 +170,9 @@ class TaskStore(Protocol):
     ) -> None:
         """Insert, or replace the config with the same (task id, config id).
 
-        With ``max_per_task``, inserting a new config fails with LimitExceeded when the task
+        Fails with TaskGone when the task is not stored, checked in the same transaction (so
+        a config never outlives its task, whatever retention does at the same moment). With
+        ``max_per_task``, inserting a new config fails with LimitExceeded when the task
         already holds that many, counted in the same transaction; replacing is always allowed.
 
         A new config's delivery cursor starts at ``deliver_after`` or, when it is None, at the

@@ -23,6 +23,7 @@ from accord.store.base import (
     LimitExceeded,
     PushDelivery,
     SeqConflict,
+    TaskGone,
     TaskPage,
 )
 from accord.wire.model import TaskState
@@ -138,6 +139,8 @@ class MemoryStore:
         max_per_task: int | None = None,
     ) -> None:
         task_id, config_id = config.config.task_id, config.config.id
+        if task_id not in self._tasks:
+            raise TaskGone(task_id)
         configs = self._push.get(task_id, {})
         if max_per_task is not None and config_id not in configs and len(configs) >= max_per_task:
             raise LimitExceeded("push_configs_per_task", max_per_task, task_id)
@@ -147,8 +150,7 @@ class MemoryStore:
         current = deliveries.get(config_id)
         if current is None:
             if deliver_after is None:
-                task = self._tasks.get(task_id)
-                deliver_after = task.seq if task is not None else 0
+                deliver_after = self._tasks[task_id].seq
             deliveries[config_id] = _Delivery(cursor=deliver_after)
         else:
             deliveries[config_id] = _Delivery(cursor=current.cursor)

@@ -36,6 +36,7 @@ from accord.store.base import (
     PushDelivery,
     SeqConflict,
     StoreError,
+    TaskGone,
     TaskPage,
 )
 from accord.store.pg_holds import AdvisoryHolds
@@ -399,13 +400,17 @@ class PostgresStore:
     ) -> None:
         task_id, config_id = config.config.task_id, config.config.id
         args = (task_id, config_id, config.tenant, config.created_ms, encode(config.config))
-        if max_per_task is None:
-            await self.pool.execute(_PUT_CONFIG, *args, deliver_after)
-            return
         async with self.pool.acquire() as conn, conn.transaction():
-            # The task's row lock serialises limited puts to one task on every node; the
-            # count, a later statement, sees what the previous holder committed.
-            await conn.execute("SELECT 1 FROM tasks WHERE id = $1 FOR UPDATE", task_id)
+            # A lock on the task's row keeps retention (which deletes a task FOR UPDATE) from
+            # deleting it under this config, and finds the task gone if it did first. FOR
+            # UPDATE when limited: it also serialises limited puts to one task on every node,
+            # so the count, a later statement, sees what the previous holder committed.
+            lock = "FOR UPDATE" if max_per_task is not None else "FOR KEY SHARE"
+            if await conn.fetchval(f"SELECT 1 FROM tasks WHERE id = $1 {lock}", task_id) is None:
+                raise TaskGone(task_id)
+            if max_per_task is None:
+                await conn.execute(_PUT_CONFIG, *args, deliver_after)
+                return
             row = await conn.fetchrow(
                 "SELECT COUNT(*), COUNT(*) FILTER (WHERE config_id = $2) FROM push_configs"
                 " WHERE task_id = $1",

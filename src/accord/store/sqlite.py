@@ -32,6 +32,7 @@ from accord.store.base import (
     LimitExceeded,
     PushDelivery,
     StoreError,
+    TaskGone,
     TaskPage,
 )
 from accord.wire.codec import encode
@@ -335,12 +336,13 @@ class SqliteStore:
         )
 
         def op(conn: sqlite3.Connection) -> None:
-            if max_per_task is not None:  # the writer is serial: this count is exact
+            # The writer is serial: what these reads find holds until the config is written.
+            found = conn.execute("SELECT seq FROM tasks WHERE id = ?", (task_id,)).fetchall()
+            if not found:
+                raise TaskGone(task_id)
+            if max_per_task is not None:
                 _check_config_limit(conn, task_id, config_id, max_per_task)
-            start = deliver_after
-            if start is None:
-                found = conn.execute("SELECT seq FROM tasks WHERE id = ?", (task_id,)).fetchall()
-                start = found[0][0] if found else 0
+            start = found[0][0] if deliver_after is None else deliver_after
             # Replacing keeps the cursor and revives the delivery (see TaskStore).
             conn.execute(
                 "INSERT INTO push_configs (task_id, config_id, tenant, created_ms, body,"
