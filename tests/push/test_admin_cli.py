@@ -9,19 +9,14 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from tests.store.records import new_task
 
 from accord.cli.main import main
-from accord.core.client import send_message
-from accord.core.limits import Limits
 from accord.core.records import PushConfigRecord
 from accord.store import SqliteStore, TaskStore
 from accord.store.postgres import PostgresStore
 from accord.wire.model import (
     AuthenticationInfo,
-    Message,
-    Part,
-    Role,
-    SendMessageRequest,
     TaskPushNotificationConfig,
 )
 
@@ -43,28 +38,12 @@ def _config(task_id: str, config_id: str, tenant: str, host: str) -> PushConfigR
     return PushConfigRecord(config=config, tenant=tenant, created_ms=5)
 
 
-async def _task(store: TaskStore, task_id: str, tenant: str) -> None:
-    message = Message(message_id=f"m-{task_id}", role=Role.USER, parts=[Part(text="hi")])
-    outcome = send_message(
-        SendMessageRequest(message=message),
-        tenant=tenant,
-        task=None,
-        tenant_task_count=0,
-        now_ms=1000,
-        new_task_id=task_id,
-        new_context_id=f"ctx-{task_id}",
-        limits=Limits(),
-    )
-    assert outcome.record is not None
-    await store.append(outcome.record, outcome.events, 0)
-
-
 async def _seed(store: TaskStore) -> None:
     """Two failing webhooks (two tenants), one active, one done."""
     await store.open()
     try:
         for task_id, tenant in (("task-a", "acme"), ("task-b", "globex")):
-            await _task(store, task_id, tenant)
+            await new_task(store, task_id, tenant=tenant)
         deliveries = (
             ("task-a", "hook-1", "acme", "hooks.acme.example", "failing", 8),
             ("task-b", "hook-2", "globex", "hooks.globex.example:8443", "failing", 3),

@@ -7,20 +7,15 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from tests.store.records import new_task
 
 from accord.core.agent import move
-from accord.core.client import send_message
-from accord.core.limits import Limits
 from accord.core.records import PushConfigRecord, TaskRecord
 from accord.store.base import TaskStore
 from accord.store.memory import MemoryStore
 from accord.store.postgres import PostgresStore
 from accord.store.sqlite import SqliteStore
 from accord.wire.model import (
-    Message,
-    Part,
-    Role,
-    SendMessageRequest,
     TaskPushNotificationConfig,
     TaskState,
 )
@@ -40,23 +35,6 @@ async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator
     await chosen.close()
 
 
-async def create(store: TaskStore, task_id: str, tenant: str) -> TaskRecord:
-    message = Message(message_id=f"m-{task_id}", role=Role.USER, parts=[Part(text="hi")])
-    outcome = send_message(
-        SendMessageRequest(message=message),
-        tenant=tenant,
-        task=None,
-        tenant_task_count=0,
-        now_ms=1000,
-        new_task_id=task_id,
-        new_context_id=f"ctx-{task_id}",
-        limits=Limits(),
-    )
-    assert outcome.record is not None
-    await store.append(outcome.record, outcome.events, 0)
-    return outcome.record
-
-
 async def advance(store: TaskStore, record: TaskRecord, move_name: str) -> TaskRecord:
     outcome = move(record, move_name, 2000)
     assert outcome.record is not None
@@ -65,8 +43,8 @@ async def advance(store: TaskStore, record: TaskRecord, move_name: str) -> TaskR
 
 
 async def test_feed_orders_appends_across_tasks_and_resumes(store: TaskStore) -> None:
-    a = await create(store, "a", "t1")
-    b = await create(store, "b", "t1")
+    a = await new_task(store, "a", tenant="t1")
+    b = await new_task(store, "b", tenant="t1")
     a = await advance(store, a, "work")
     await advance(store, b, "complete")
     await advance(store, a, "complete")
@@ -90,15 +68,15 @@ async def test_feed_orders_appends_across_tasks_and_resumes(store: TaskStore) ->
 
 
 async def test_feed_is_scoped_by_tenant(store: TaskStore) -> None:
-    await create(store, "mine", "t1")
-    await create(store, "theirs", "t2")
+    await new_task(store, "mine", tenant="t1")
+    await new_task(store, "theirs", tenant="t2")
     assert [e.task_id for e in await store.read_feed(0, "t1")] == ["mine"]
     assert [e.task_id for e in await store.read_feed(0, "t2")] == ["theirs"]
     assert [e.task_id for e in await store.read_feed(0, "")] == []
 
 
 async def test_feed_carries_push_config_changes(store: TaskStore) -> None:
-    record = await create(store, "p", "t1")
+    record = await new_task(store, "p", tenant="t1")
     config = TaskPushNotificationConfig(id="c1", task_id="p", url="https://example.com/hook")
     await store.put_push_config(PushConfigRecord(config=config, tenant="t1", created_ms=1))
     feed = await store.read_feed(0, "t1")
