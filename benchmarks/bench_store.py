@@ -40,10 +40,13 @@ from accord.core.limits import Limits
 from accord.core.records import TaskRecord
 from accord.core.views import TaskQuery
 from accord.store._rows import task_record as _task_record
-from accord.store.sqlite import _GET_SCOPED, SqliteStore
+from accord.store.sqlite import SqliteStore
 from accord.wire.model import Artifact, Message, Part, Role, SendMessageRequest, TaskState
 
 TENANT = "bench"
+_GET_SCOPED = (
+    "SELECT tenant, seq, created_ms, updated_ms, snapshot FROM tasks WHERE id = ? AND tenant = ?"
+)
 LIMITS = Limits()
 
 
@@ -119,12 +122,12 @@ async def _get_task_rates(store: SqliteStore, stored: int) -> tuple[float, float
     ids = [f"task-{random.randrange(stored):07d}" for _ in range(50_000)]
     direct = await _rate(len(ids), lambda i: store.get_task(ids[i], TENANT))
 
-    # The alternative: the same query and decode on a worker thread with its own connection.
+    # The alternative: the query and decode on a worker thread with its own connection.
     loop = asyncio.get_running_loop()
     conn = sqlite3.connect(store.path, check_same_thread=False)
 
     def read(task_id: str) -> TaskRecord | None:
-        rows = conn.execute(_GET_SCOPED, (task_id, TENANT)).fetchall()
+        rows = conn.execute(_GET_SCOPED, (task_id, TENANT)).fetchall()  # no row cache here
         return _task_record(rows[0]) if rows else None
 
     with ThreadPoolExecutor(1) as pool:

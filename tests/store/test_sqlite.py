@@ -116,6 +116,12 @@ def test_store_urls() -> None:
     assert relative.synchronous == "FULL"
     relaxed = open_store("sqlite:///a.db?synchronous=normal")
     assert isinstance(relaxed, SqliteStore) and relaxed.synchronous == "NORMAL"
+    assert relative.row_cache is not None and relative.row_cache.max_bytes == 4096 * 1024
+    uncached = open_store("sqlite:///a.db?row_cache_kib=0")
+    assert isinstance(uncached, SqliteStore) and uncached.row_cache is None
+    bigger = open_store("sqlite:///a.db?row_cache_kib=100")
+    assert isinstance(bigger, SqliteStore) and bigger.row_cache is not None
+    assert bigger.row_cache.max_bytes == 100 * 1024
     default = open_store()
     assert isinstance(default, SqliteStore) and default.path == "accord.db"
     assert DEFAULT_URL == "sqlite:///accord.db"
@@ -127,6 +133,8 @@ def test_store_urls() -> None:
         "memory://x",
         "sqlite:///a.db?synchronous=off",
         "sqlite:///a.db?cache=1",
+        "sqlite:///a.db?row_cache_kib=-1",
+        "sqlite:///a.db?row_cache_kib=lots",
     ):
         with pytest.raises(ValueError):
             open_store(bad)

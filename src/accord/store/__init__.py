@@ -2,7 +2,8 @@
 
 - ``memory://``: :class:`MemoryStore`, nothing survives the process;
 - ``sqlite:///relative/path.db`` or ``sqlite:////absolute/path.db``: :class:`SqliteStore`,
-  optionally with ``?synchronous=normal`` (see docs/storage.md). The default is
+  optionally with ``?synchronous=normal`` and ``?row_cache_kib=N`` (the cache of task rows
+  that GetTask reads; 0 turns it off; see docs/storage.md). The default is
   ``sqlite:///accord.db``, a file in the working directory;
 - ``postgresql://user@host:port/db`` (or ``postgres://``): :class:`PostgresStore`, for several
   nodes on one database (docs/scale-out.md); ``?pool_size=N`` bounds its connections, other
@@ -23,7 +24,7 @@ from accord.store.base import (
     TaskStore,
 )
 from accord.store.memory import MemoryStore
-from accord.store.sqlite import SqliteStore
+from accord.store.sqlite import DEFAULT_ROW_CACHE_KIB, SqliteStore
 
 __all__ = [
     "DEFAULT_URL",
@@ -78,10 +79,17 @@ def open_store(url: str = DEFAULT_URL) -> TaskStore:
         path = location[1:]
         if not path:
             raise ValueError(f"store URL {shown!r} names no file")
-        unknown = set(options) - {"synchronous"}
+        unknown = set(options) - {"synchronous", "row_cache_kib"}
         if unknown:
             raise ValueError(f"store URL {shown!r}: unknown option(s) {sorted(unknown)}")
-        return SqliteStore(path, synchronous=options.get("synchronous", "FULL"))
+        row_cache_kib = options.get("row_cache_kib", str(DEFAULT_ROW_CACHE_KIB))
+        if not row_cache_kib.isdigit():
+            raise ValueError(f"store URL {shown!r}: row_cache_kib must be a whole number of KiB")
+        return SqliteStore(
+            path,
+            synchronous=options.get("synchronous", "FULL"),
+            row_cache_kib=int(row_cache_kib),
+        )
     if scheme in ("postgresql", "postgres"):
         from accord.store.postgres import PostgresStore  # asyncpg loads only when used
 

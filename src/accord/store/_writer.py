@@ -18,6 +18,9 @@ batch) is found before the round writes anything, and the round is replayed the 
 that creation fails with LimitExceeded, the others commit. A write that fails in any other
 way (a constraint, a bug) makes the whole batch roll back and replay with one SAVEPOINT per
 write, so it fails alone and the rest commit.
+
+The store's row cache (:mod:`accord.store._row_cache`) hears of every transaction that writes
+tasks: which tasks before it, their committed rows after it, before any future is resolved.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from accord.store._row_cache import Row, RowCache
 from accord.store.base import LimitExceeded, SeqConflict, StoreError, TaskGone
 
 BATCH_MAX = 1024  # writes per transaction (roughly: hand-overs are not split)
@@ -103,6 +107,10 @@ class Append:
     def update_row(self) -> tuple[Any, ...]:
         return (self.task_id, self.expected, self.state, self.updated_ms, self.seq, self.snapshot)
 
+    def cached_row(self) -> Row:
+        """The task's row as the store's reads select it."""
+        return (self.tenant, self.seq, self.created_ms, self.updated_ms, self.snapshot)
+
 
 def tenant_counts(conn: sqlite3.Connection, tenants: Sequence[str]) -> dict[str, int]:
     """How many tasks each of ``tenants`` holds, as this transaction sees it."""
@@ -123,6 +131,7 @@ class Write:
     op: Op  # runs on the writer thread; raises one of REFUSALS only before writing
     future: asyncio.Future[Any]
     append: Append | None = None  # set for appends, which are written in bulk
+    deletes_tasks: bool = False  # the op may delete any task (the row cache is emptied)
 
 
 Done = tuple[Write, Any, BaseException | None]  # a write with its result or its error
@@ -131,9 +140,15 @@ Done = tuple[Write, Any, BaseException | None]  # a write with its result or its
 class Writer(threading.Thread):
     """Owns the write connection; commits queued writes in batches."""
 
-    def __init__(self, connect: Callable[[], sqlite3.Connection], name: str) -> None:
+    def __init__(
+        self,
+        connect: Callable[[], sqlite3.Connection],
+        name: str,
+        cache: RowCache | None = None,
+    ) -> None:
         super().__init__(name=name, daemon=True)
         self.connect = connect
+        self.cache = cache  # told of every transaction that writes tasks
         # Lists of writes: each event loop hands over what it produced in one iteration.
         self.queue: queue.SimpleQueue[list[Write] | None] = queue.SimpleQueue()
         self.ready = threading.Event()
@@ -171,6 +186,21 @@ class Writer(threading.Thread):
             conn.close()
 
     def _commit(self, conn: sqlite3.Connection, batch: list[Write]) -> list[Done]:
+        cache = self.cache
+        if cache is None or not _tell_cache(cache, batch):
+            return self._transaction(conn, batch)
+        done: list[Done] = []
+        try:
+            done = self._transaction(conn, batch)
+        finally:
+            cache.end(
+                (write.append.task_id, write.append.cached_row())
+                for write, _, error in done
+                if error is None and write.append is not None
+            )
+        return done
+
+    def _transaction(self, conn: sqlite3.Connection, batch: list[Write]) -> list[Done]:
         try:
             conn.execute("BEGIN IMMEDIATE")
             replayed: list[int] = []
@@ -190,6 +220,21 @@ class Writer(threading.Thread):
             error = StoreError(f"commit failed: {exc}")
             return [(write, None, error) for write in batch]
         return done
+
+
+def _tell_cache(cache: RowCache, batch: list[Write]) -> bool:
+    """Mark the tasks ``batch`` writes busy in ``cache``; False if it writes none."""
+    task_ids: set[str] = set()
+    for write in batch:
+        if write.deletes_tasks:
+            cache.begin(None)
+            return True
+        if write.append is not None:
+            task_ids.add(write.append.task_id)
+    if not task_ids:
+        return False
+    cache.begin(task_ids)
+    return True
 
 
 def _apply(conn: sqlite3.Connection, batch: list[Write], replayed: list[int]) -> list[Done] | None:

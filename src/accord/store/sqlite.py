@@ -8,8 +8,9 @@ constraint) is rolled back alone and the rest of the batch still commits.
 Reads run synchronously on the caller's thread, on a separate connection with
 ``query_only``: in WAL mode a reader never waits for the writer, and a point read takes
 microseconds, far less than a hop to a worker thread would (see docs/storage.md for the
-numbers). Nothing is cached beyond SQLite's bounded page cache, so memory does not grow with
-the number of stored tasks.
+numbers). Task point reads (GetTask) are served from a bounded cache of task rows that the
+writer keeps current (:mod:`accord.store._row_cache`); with SQLite's bounded page cache, memory
+does not grow with the number of stored tasks.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from accord.core.records import PushConfigRecord, TaskRecord
 from accord.core.views import Cursor, TaskQuery
 from accord.store import _rows, migrations
 from accord.store._checks import check_append
+from accord.store._row_cache import Row, RowCache
 from accord.store._writer import Append, Op, Write, Writer, tenant_counts
 from accord.store.base import (
     DeliveryState,
@@ -42,12 +44,11 @@ from accord.wire.model import (
 
 _SYNCHRONOUS = ("FULL", "NORMAL")
 _HAND_OVER_MAX = 64  # writes gathered on the loop before the writer is woken anyway
+DEFAULT_ROW_CACHE_KIB = 4096  # ~4,500 tasks of a few messages each
 
 _TASK_COLUMNS = "tenant, seq, created_ms, updated_ms, snapshot"
 _TASK_COLUMNS_OF_T = "t.tenant, t.seq, t.created_ms, t.updated_ms, t.snapshot"
-_GET_ANY = f"SELECT {_TASK_COLUMNS} FROM tasks WHERE id = ?"
-_GET_SCOPED = f"SELECT {_TASK_COLUMNS} FROM tasks WHERE id = ? AND tenant = ?"
-_GET_SNAPSHOT = "SELECT snapshot FROM tasks WHERE id = ? AND tenant = ?"
+_GET_TASK = f"SELECT {_TASK_COLUMNS} FROM tasks WHERE id = ?"
 
 
 class CommitStats(NamedTuple):
@@ -72,16 +73,27 @@ class SqliteStore:
     ``synchronous`` is ``"FULL"`` (the default: a commit is on disk before anyone is told, so
     it survives a power loss too) or ``"NORMAL"`` (a commit is in the OS before anyone is told:
     it survives the process being killed, not the machine losing power).
-    ``cache_kib`` bounds SQLite's page cache per connection.
+    ``cache_kib`` bounds SQLite's page cache per connection; ``row_cache_kib`` the cache of
+    task rows that point reads use (0: none, every read goes to SQLite).
     """
 
-    def __init__(self, path: str, *, synchronous: str = "FULL", cache_kib: int = 2048) -> None:
+    def __init__(
+        self,
+        path: str,
+        *,
+        synchronous: str = "FULL",
+        cache_kib: int = 2048,
+        row_cache_kib: int = DEFAULT_ROW_CACHE_KIB,
+    ) -> None:
         synchronous = synchronous.upper()
         if synchronous not in _SYNCHRONOUS:
             raise ValueError(f"synchronous must be one of {_SYNCHRONOUS}, not {synchronous!r}")
         self.path = path
         self.synchronous = synchronous
         self.cache_kib = cache_kib
+        if row_cache_kib < 0:
+            raise ValueError(f"row_cache_kib must be 0 or more, not {row_cache_kib}")
+        self.row_cache = RowCache(row_cache_kib * 1024) if row_cache_kib else None
         self._writer: Writer | None = None
         # Writes made during the current iteration of each event loop, handed to the writer
         # together at the end of it: one queue operation and one wake-up of the writer thread
@@ -94,7 +106,9 @@ class SqliteStore:
             return
         await asyncio.to_thread(self._migrate)
         writer = Writer(
-            lambda: _connect(self.path, self.synchronous), f"accord-sqlite-writer:{self.path}"
+            lambda: _connect(self.path, self.synchronous),
+            f"accord-sqlite-writer:{self.path}",
+            self.row_cache,
         )
         writer.start()
         await asyncio.to_thread(writer.ready.wait)
@@ -152,7 +166,9 @@ class SqliteStore:
         # fetchall() runs each statement to its end, so no read transaction stays open.
         return self._read().execute(sql, params).fetchall()
 
-    async def _write(self, op: Op, append: Append | None = None) -> Any:
+    async def _write(
+        self, op: Op, append: Append | None = None, *, deletes_tasks: bool = False
+    ) -> Any:
         writer = self._writer
         if writer is None:
             raise StoreError("the store is not open")
@@ -162,7 +178,7 @@ class SqliteStore:
         if pending is None:
             pending = self._pending[loop] = []
             loop.call_soon(self._hand_over, loop)  # a no-op if handed over early
-        pending.append(Write(op, future, append))
+        pending.append(Write(op, future, append, deletes_tasks))
         if len(pending) >= _HAND_OVER_MAX:  # start the writer early: it works while we go on
             self._hand_over(loop)
         return await future
@@ -212,16 +228,27 @@ class SqliteStore:
         await self._write(append.run, append)
 
     async def get_task(self, task_id: str, tenant: str | None) -> TaskRecord | None:
-        conn = self._read()
-        if tenant is None:
-            rows = conn.execute(_GET_ANY, (task_id,)).fetchall()
-        else:
-            rows = conn.execute(_GET_SCOPED, (task_id, tenant)).fetchall()
-        return _rows.task_record(rows[0]) if rows else None
+        row = self._task_row(task_id, tenant)
+        return _rows.task_record(row) if row is not None else None
 
     async def get_snapshot(self, task_id: str, tenant: str) -> bytes | None:
-        rows = self._read().execute(_GET_SNAPSHOT, (task_id, tenant)).fetchall()
-        return rows[0][0] if rows else None  # type: ignore[no-any-return]
+        row = self._task_row(task_id, tenant)
+        return row[4] if row is not None else None
+
+    def _task_row(self, task_id: str, tenant: str | None) -> Row | None:
+        """The task's row (``_TASK_COLUMNS``) if it exists in ``tenant`` (None: any)."""
+        cache = self.row_cache
+        row = cache.get(task_id) if cache is not None else None
+        if row is None:
+            epoch = cache.epoch if cache is not None else 0
+            rows = self._read().execute(_GET_TASK, (task_id,)).fetchall()
+            if not rows:
+                return None
+            row = rows[0]
+            if cache is not None:
+                cache.fill(task_id, row, epoch)
+        # Ids are unique across tenants: a row of another tenant means "not found" to this one.
+        return row if tenant is None or row[0] == tenant else None
 
     async def read_events(self, task_id: str, after_seq: int, limit: int = 1000) -> list[Event]:
         rows = self._rows(
@@ -314,7 +341,7 @@ class SqliteStore:
             conn.executemany("DELETE FROM feed WHERE task_id = ?", ids)
             return len(ids)
 
-        deleted: int = await self._write(op)
+        deleted: int = await self._write(op, deletes_tasks=True)
         return deleted
 
     # --- push-notification configs ---------------------------------------------------------

@@ -1,0 +1,129 @@
+"""The SQLite store's bounded cache of task rows, so that GetTask need not enter SQLite.
+
+A point read through ``sqlite3`` is cheap in SQLite itself but not around it: every read
+transaction takes and drops the WAL read locks (``fcntl`` calls), and the module releases and
+re-takes the GIL around each step. Under load that made a GetTask cost about twice the bare
+HTTP round trip (docs/benchmarks.md). The cache keeps the latest rows of the tasks read or
+written lately, up to a byte budget.
+
+It never serves a row older than the database's, because only the store's writer thread
+changes tasks, and it tells the cache around each transaction:
+
+- ``begin`` (before the transaction) takes the tasks the batch writes out of the cache and
+  marks them busy: until ``end``, readers of a busy task go to SQLite and do not fill. A
+  batch that deletes tasks (retention) empties the cache and makes every task busy.
+- ``end`` (after COMMIT or ROLLBACK) puts in the rows the transaction committed, before any
+  writer is told its write is durable, and clears the marks.
+- A reader that missed fills the cache with what it read only if no ``begin`` or ``end``
+  happened since it looked (the epoch): a row read before a commit cannot land after it.
+
+Only a writer outside this process (another process writing the same file, which accord does
+not do) would go unseen; docs/storage.md says so.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+from typing import Any
+
+# tenant, seq, created_ms, updated_ms, snapshot: the columns the store's task reads select
+Row = tuple[Any, ...]
+
+# What one cached row costs beyond its snapshot's bytes: the dict slot, the tuple and its
+# integers (~205 bytes under tracemalloc), the 36-character id (85) and the bytes header (33).
+ROW_OVERHEAD = 320
+
+
+class RowCache:
+    """Task rows by task id, oldest-in first out past ``max_bytes``. Reads take no lock: a
+    dict lookup is atomic under the GIL, and the busy set is replaced, never changed."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        # A task far larger than its share would push out many small ones for one hit.
+        self.max_row_bytes = max(max_bytes // 16, 0)
+        self._rows: dict[str, Row] = {}
+        self._size = 0
+        self._busy: frozenset[str] = frozenset()
+        self._all_busy = False
+        self._epoch = 0
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    @property
+    def size(self) -> int:
+        """Bytes accounted to the cached rows."""
+        return self._size
+
+    @property
+    def epoch(self) -> int:
+        """Take it before reading SQLite; hand it to :meth:`fill`."""
+        return self._epoch
+
+    def get(self, task_id: str) -> Row | None:
+        if self._all_busy or task_id in self._busy:
+            return None
+        return self._rows.get(task_id)
+
+    def fill(self, task_id: str, row: Row, epoch: int) -> None:
+        """Cache a row read from SQLite when ``epoch`` was current."""
+        if _cost(row) > self.max_row_bytes:
+            return
+        with self._lock:
+            if (
+                epoch != self._epoch
+                or self._all_busy
+                or task_id in self._busy
+                or task_id in self._rows
+            ):
+                return
+            self._put(task_id, row)
+
+    # --- the writer thread -----------------------------------------------------------------
+
+    def begin(self, task_ids: Iterable[str] | None) -> None:
+        """A transaction will write ``task_ids`` (None: it may delete any task)."""
+        with self._lock:
+            self._epoch += 1
+            if task_ids is None:
+                self._all_busy = True
+                self._rows = {}
+                self._size = 0
+                return
+            busy = frozenset(task_ids)
+            for task_id in busy:
+                self._drop(task_id)
+            self._busy = busy
+
+    def end(self, committed: Iterable[tuple[str, Row]]) -> None:
+        """The transaction is over; ``committed`` are the rows it made durable, in order."""
+        with self._lock:
+            for task_id, row in committed:
+                self._drop(task_id)
+                if _cost(row) <= self.max_row_bytes:
+                    self._put(task_id, row)
+            self._busy = frozenset()
+            self._all_busy = False
+            self._epoch += 1
+
+    # --- under the lock ----------------------------------------------------------------------
+
+    def _put(self, task_id: str, row: Row) -> None:
+        self._rows[task_id] = row
+        self._size += _cost(row)
+        rows = self._rows
+        while self._size > self.max_bytes and rows:
+            oldest = next(iter(rows))
+            self._size -= _cost(rows.pop(oldest))
+
+    def _drop(self, task_id: str) -> None:
+        row = self._rows.pop(task_id, None)
+        if row is not None:
+            self._size -= _cost(row)
+
+
+def _cost(row: Row) -> int:
+    return len(row[4]) + ROW_OVERHEAD
