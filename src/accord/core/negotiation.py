@@ -15,6 +15,8 @@ SUPPORTED_VERSIONS = frozenset({"1.0"})
 def check_version(requested: str | None) -> A2AError | None:
     """None when the requested version is served. Only Major.Minor counts (``1.0.3`` is
     ``1.0``); a missing version means 0.3, which accord does not serve."""
+    if requested in SUPPORTED_VERSIONS:  # what every current client sends
+        return None
     value = (requested or "").strip()
     major_minor = ".".join(value.split(".")[:2]) if value else "0.3"
     if major_minor in SUPPORTED_VERSIONS:

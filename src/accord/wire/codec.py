@@ -164,6 +164,8 @@ def _has_snake_names(data: bytes) -> bool:
     back to its opening quote (a field name holds no quote), instead of trying every field
     name at every quote of the document.
     """
+    if b"_" not in data:  # the usual camelCase request: one memchr, no regex
+        return False
     names = _snake_names()
     for match in _KEY_TAIL.finditer(data):
         start = data.rfind(b'"', 0, match.start()) + 1
