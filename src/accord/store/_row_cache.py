@@ -2,9 +2,9 @@
 
 A point read through ``sqlite3`` is cheap in SQLite itself but not around it: every read
 transaction takes and drops the WAL read locks (``fcntl`` calls), and the module releases and
-re-takes the GIL around each step. Under load that made a GetTask cost about twice the bare
-HTTP round trip (docs/benchmarks.md). The cache keeps the latest rows of the tasks read or
-written lately, up to a byte budget.
+re-takes the GIL around each step. Under load the read was a fifth to a quarter of a GetTask's
+CPU (docs/benchmarks.md). The cache keeps the latest rows of the tasks read or written lately,
+up to a byte budget.
 
 It never serves a row older than the database's, because only the store's writer thread
 changes tasks, and it tells the cache around each transaction:

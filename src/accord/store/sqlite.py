@@ -44,7 +44,7 @@ from accord.wire.model import (
 
 _SYNCHRONOUS = ("FULL", "NORMAL")
 _HAND_OVER_MAX = 64  # writes gathered on the loop before the writer is woken anyway
-DEFAULT_ROW_CACHE_KIB = 4096  # ~4,500 tasks of a few messages each
+DEFAULT_ROW_CACHE_KIB = 4096  # ~5,000 small tasks (a 500-byte snapshot each)
 
 _TASK_COLUMNS = "tenant, seq, created_ms, updated_ms, snapshot"
 _TASK_COLUMNS_OF_T = "t.tenant, t.seq, t.created_ms, t.updated_ms, t.snapshot"
