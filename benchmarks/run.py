@@ -62,8 +62,8 @@ def _venv_python() -> Path:
     return VENV / "bin" / "python"
 
 
-def ensure_venv() -> None:
-    """Create or refresh benchmarks/.venv, then re-run this script with its interpreter."""
+def ensure_venv(script: str = __file__) -> None:
+    """Create or refresh benchmarks/.venv, then re-run ``script`` with its interpreter."""
     if Path(sys.prefix).resolve() == VENV.resolve():
         return
     stamp = hashlib.sha256(
@@ -77,7 +77,7 @@ def ensure_venv() -> None:
         subprocess.run([*pip, "--upgrade", "pip"], check=True)
         subprocess.run([*pip, "-e", str(REPO), *REQUIREMENTS], check=True)
         marker.write_text(stamp)
-    os.execv(str(_venv_python()), [str(_venv_python()), __file__, *sys.argv[1:]])
+    os.execv(str(_venv_python()), [str(_venv_python()), script, *sys.argv[1:]])
 
 
 def machine() -> dict[str, str]:

@@ -81,6 +81,7 @@ async def test_concurrent_writes_share_commits(tmp_path: Path) -> None:
         assert stats.replayed == 0  # no conflicts: every round went in bulk
     finally:
         await store.close()
+    assert store.commit_stats == stats  # what an operator or a benchmark reads after stopping
 
 
 async def test_writes_queued_before_close_are_committed(tmp_path: Path) -> None:

@@ -95,6 +95,7 @@ class SqliteStore:
             raise ValueError(f"row_cache_kib must be 0 or more, not {row_cache_kib}")
         self.row_cache = RowCache(row_cache_kib * 1024) if row_cache_kib else None
         self._writer: Writer | None = None
+        self._closed_stats = CommitStats(0, 0, 0)
         # Writes made during the current iteration of each event loop, handed to the writer
         # together at the end of it: one queue operation and one wake-up of the writer thread
         # per iteration instead of per write, and the writer starts on a full batch.
@@ -139,16 +140,17 @@ class SqliteStore:
         if writer is not None:
             writer.queue.put(None)  # after every write already queued
             await asyncio.to_thread(writer.join)
+            self._closed_stats = CommitStats(writer.commits, writer.writes, writer.replayed)
         reader, self._reader = self._reader, None
         if reader is not None:
             reader.close()
 
     @property
     def commit_stats(self) -> CommitStats:
-        """Group commit at work, since open."""
+        """Group commit at work, since open (once closed: the totals of that time open)."""
         writer = self._writer
         if writer is None:
-            return CommitStats(0, 0, 0)
+            return self._closed_stats
         return CommitStats(writer.commits, writer.writes, writer.replayed)
 
     @property
