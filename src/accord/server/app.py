@@ -38,6 +38,7 @@ class A2AApplication:
         self.jsonrpc = JsonRpcBinding(service, auth, require_auth)
         self.rest = RestBinding(service, auth, require_auth)
         self.jsonrpc_path = jsonrpc_path
+        self._jsonrpc_path = jsonrpc_path.rstrip("/")  # a trailing slash is accepted either way
         self.manage_engine = manage_engine
         self.surface = surface  # accord.surface.SurfaceApp: the seed's command surface
 
@@ -55,7 +56,7 @@ class A2AApplication:
         if path == CARD_PATH and method in ("GET", "HEAD"):
             await self.card.handle(request, send)
             return
-        if method == "POST" and path.rstrip("/") == self.jsonrpc_path.rstrip("/"):
+        if method == "POST" and path.rstrip("/") == self._jsonrpc_path:
             await self.jsonrpc.handle(request, send)
             return
         if self.surface is not None and surface_path(path):

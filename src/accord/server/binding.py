@@ -21,10 +21,12 @@ class Binding:
     json_out: ClassVar[bool] = True  # JSON-RPC and HTTP+JSON write JSON; gRPC says False
 
     def authenticate(self, request: Request) -> Caller:
-        caller = self.auth.authenticate(request.headers) if self.auth.configured else None
+        if not self.auth.configured:
+            return ANONYMOUS
+        caller = self.auth.authenticate(request.headers)
         if caller is not None:
             return caller
-        if self.auth.configured and (self.require_auth or _presented_credentials(request)):
+        if self.require_auth or _presented_credentials(request):
             raise A2AError(ErrorKind.UNAUTHENTICATED, "missing or invalid credentials")
         return ANONYMOUS
 

@@ -81,17 +81,19 @@ class Request:
             raise _too_large(limit)
         chunks: list[bytes] = []
         size = 0
-        while True:
-            message = await self.receive()
-            if message["type"] == "http.disconnect":
-                break
-            chunk = message.get("body", b"")
+        message = await self.receive()
+        while message["type"] != "http.disconnect":
+            chunk: bytes = message.get("body", b"")
             size += len(chunk)
             if size > limit:
                 raise _too_large(limit)
-            chunks.append(chunk)
             if not message.get("more_body", False):
+                if not chunks:
+                    return chunk  # the usual case: the whole body in one message
+                chunks.append(chunk)
                 break
+            chunks.append(chunk)
+            message = await self.receive()
         return b"".join(chunks)
 
 

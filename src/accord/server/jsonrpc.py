@@ -58,7 +58,7 @@ def _recover_id(body: bytes) -> RequestId:
 class JsonRpcBinding(Binding):
     async def handle(self, request: Request, send: Send) -> None:
         request_id: RequestId = None
-        headers = self.response_headers([])
+        headers: list[tuple[bytes, bytes]] = []
         try:
             content_type = request.headers.get("content-type", "application/json")
             if "json" not in content_type:
