@@ -67,9 +67,12 @@ class Request:
         return None
 
     def service_parameter(self, name: str) -> str | None:
-        """An ``A2A-*`` service parameter from its header or, failing that, the query."""
-        value = self.headers.get(name.lower())
-        return value if value is not None else self.query_value(name)
+        """An ``A2A-*`` service parameter (``name`` in lower case) from its header or, failing
+        that, the query string."""
+        value = self.headers.get(name)
+        if value is not None or not self.scope.get("query_string"):
+            return value
+        return self.query_value(name)
 
     def accepts(self, media_type: str) -> bool:
         return media_type in self.headers.get("accept", "")
