@@ -60,6 +60,8 @@ class Request:
         return self._query
 
     def query_value(self, name: str) -> str | None:
+        if not self.scope.get("query_string"):  # most requests: nothing to parse or compare
+            return None
         lowered = name.lower()
         for key, value in self.query:
             if key.lower() == lowered:
@@ -70,9 +72,7 @@ class Request:
         """An ``A2A-*`` service parameter (``name`` in lower case) from its header or, failing
         that, the query string."""
         value = self.headers.get(name)
-        if value is not None or not self.scope.get("query_string"):
-            return value
-        return self.query_value(name)
+        return value if value is not None else self.query_value(name)
 
     def accepts(self, media_type: str) -> bool:
         return media_type in self.headers.get("accept", "")

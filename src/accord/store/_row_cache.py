@@ -42,7 +42,7 @@ class RowCache:
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
         # A task far larger than its share would push out many small ones for one hit.
-        self.max_row_bytes = max(max_bytes // 16, 0)
+        self.max_row_bytes = max_bytes // 16
         self._rows: dict[str, Row] = {}
         self._size = 0
         self._busy: frozenset[str] = frozenset()
@@ -102,9 +102,10 @@ class RowCache:
         """The transaction is over; ``committed`` are the rows it made durable, in order."""
         with self._lock:
             for task_id, row in committed:
-                self._drop(task_id)
                 if _cost(row) <= self.max_row_bytes:
                     self._put(task_id, row)
+                else:
+                    self._drop(task_id)
             self._busy = frozenset()
             self._all_busy = False
             self._epoch += 1
@@ -112,9 +113,11 @@ class RowCache:
     # --- under the lock ----------------------------------------------------------------------
 
     def _put(self, task_id: str, row: Row) -> None:
-        self._rows[task_id] = row
-        self._size += _cost(row)
+        """Insert or replace ``task_id``'s row as the newest; drop the oldest past the budget."""
+        self._drop(task_id)  # a replaced row leaves its place in the order and its bytes
         rows = self._rows
+        rows[task_id] = row
+        self._size += _cost(row)
         while self._size > self.max_bytes and rows:
             oldest = next(iter(rows))
             self._size -= _cost(rows.pop(oldest))

@@ -240,17 +240,23 @@ class SqliteStore:
     def _task_row(self, task_id: str, tenant: str | None) -> Row | None:
         """The task's row (``_TASK_COLUMNS``) if it exists in ``tenant`` (None: any)."""
         cache = self.row_cache
-        row = cache.get(task_id) if cache is not None else None
-        if row is None:
-            epoch = cache.epoch if cache is not None else 0
-            rows = self._read().execute(_GET_TASK, (task_id,)).fetchall()
-            if not rows:
-                return None
-            row = rows[0]
-            if cache is not None:
-                cache.fill(task_id, row, epoch)
+        if cache is None:
+            row = self._read_task_row(task_id)
+        else:
+            row = cache.get(task_id)
+            if row is None:
+                epoch = cache.epoch  # before the read: see RowCache.fill
+                row = self._read_task_row(task_id)
+                if row is not None:
+                    cache.fill(task_id, row, epoch)
         # Ids are unique across tenants: a row of another tenant means "not found" to this one.
-        return row if tenant is None or row[0] == tenant else None
+        if row is None or (tenant is not None and row[0] != tenant):
+            return None
+        return row
+
+    def _read_task_row(self, task_id: str) -> Row | None:
+        rows = self._read().execute(_GET_TASK, (task_id,)).fetchall()
+        return rows[0] if rows else None  # type: ignore[no-any-return]
 
     async def read_events(self, task_id: str, after_seq: int, limit: int = 1000) -> list[Event]:
         rows = self._rows(
