@@ -4,15 +4,26 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import threading
 from pathlib import Path
 
 import pytest
 
+from accord.core.events import fold
+from accord.core.records import TaskRecord
 from accord.core.views import TaskQuery
-from accord.store import DEFAULT_URL, MemoryStore, SqliteStore, StoreError, migrations, open_store
+from accord.store import (
+    DEFAULT_URL,
+    MemoryStore,
+    SqliteStore,
+    StoreError,
+    _appends,
+    migrations,
+    open_store,
+)
 from accord.wire.model import TaskState
 
-from .records import commit, moved, new_task, push_config
+from .records import artifact, commit, created, moved, new_task, push_config
 
 
 async def test_reopening_the_file_keeps_everything(tmp_path: Path) -> None:
@@ -78,10 +89,73 @@ async def test_concurrent_writes_share_commits(tmp_path: Path) -> None:
         stats = store.commit_stats
         assert stats.writes == 600
         assert stats.commits < stats.writes
-        assert stats.replayed == 0  # no conflicts: every round went in bulk
+        assert stats.replayed == 0  # nothing refused: every batch went in bulk
     finally:
         await store.close()
     assert store.commit_stats == stats  # what an operator or a benchmark reads after stopping
+
+
+async def test_a_batch_too_large_for_one_statement_commits_whole(tmp_path: Path) -> None:
+    # A batch of appends is usually one INSERT of rows; 1,000 creations with nine events
+    # each (three rows) need several, inside one explicit transaction.
+    store = SqliteStore(str(tmp_path / "accord.db"))
+    await store.open()
+    try:
+        gate = threading.Event()
+        blocked = asyncio.ensure_future(store._write(lambda conn: gate.wait(10)))
+        await asyncio.sleep(0.05)  # the writer thread is now inside that write
+
+        async def lifecycle(index: int) -> TaskRecord:
+            first = created(f"task-{index:04}")
+            assert first.record is not None
+            record, events = first.record, list(first.events)
+            for step in range(8):
+                outcome = artifact(record, 1001 + step, text=f"part {step}")
+                assert outcome.record is not None
+                record = outcome.record
+                events += outcome.events
+            await store.append(record, events, 0)
+            return record
+
+        pending = asyncio.gather(*(lifecycle(i) for i in range(1000)))
+        await asyncio.sleep(0.2)  # every append queued behind the blocked write
+        before = store.commit_stats
+        gate.set()
+        await blocked
+        finals = await pending
+        after = store.commit_stats
+        # the blocked write's transaction, then one for all 1,000 appends (several statements)
+        assert after.writes - before.writes == 1 + 1000
+        assert after.commits - before.commits == 2
+        assert after.replayed == before.replayed
+        for final in finals[::97]:
+            assert await store.get_task(final.id, "t1") == final
+            events = await store.read_events(final.id, 0)
+            assert [e.seq for e in events] == list(range(1, 10))
+            assert fold(events) == final.task
+        assert await store.count_tasks("t1") == 1000
+    finally:
+        await store.close()
+
+
+def test_append_statements_come_in_a_bounded_set_of_sizes() -> None:
+    # Each size is a statement text the writer's connection keeps compiled: however large the
+    # batch, the texts stay few, and padding rows (all NULL) are the only rows added.
+    sizes: set[int] = set()
+    for count in [*range(1, 70), 500, 1023, 1024, 1025, 3000]:
+        rows = [(index,) + (None,) * (_appends._ROW_WIDTH - 1) for index in range(count)]
+        statements = _appends.statements(rows)
+        params = [value for _, values in statements for value in values]
+        width = _appends._ROW_WIDTH
+        given = [tuple(params[i : i + width]) for i in range(0, len(params), width)]
+        assert given[:count] == rows
+        assert all(row == _appends._PADDING for row in given[count:])
+        for text, values in statements:
+            size = len(values) // width
+            assert text.count("(?") == size
+            sizes.add(size)
+    assert len(sizes) <= _appends.STATEMENT_CACHE // 2
+    assert max(sizes) * _appends._ROW_WIDTH < 32766  # SQLite's limit of variables
 
 
 async def test_writes_queued_before_close_are_committed(tmp_path: Path) -> None:

@@ -494,6 +494,42 @@ async def test_appends_queued_back_to_back_on_one_task_apply_in_order(store: Tas
     assert page.total_size == 1
 
 
+async def test_appends_of_many_events_keep_every_event_in_order(store: TaskStore) -> None:
+    # The engine merges an agent's moves into one append: here a creation, working, nine
+    # artifact updates and completion (the SQLite store writes events four to a row).
+    first = created("task-1")
+    outcomes = [first]
+    assert first.record is not None
+    record = first.record
+    for step in [lambda r: moved(r, "work", 1001)] + [
+        (lambda r, i=i: artifact(r, 1002 + i, text=f"part {i}")) for i in range(9)
+    ]:
+        outcome = step(record)
+        assert outcome.record is not None
+        outcomes.append(outcome)
+        record = outcome.record
+    events = [event for outcome in outcomes for event in outcome.events]
+    assert len(events) == 11
+    await store.append(record, events, 0)
+    # and on an existing task: nine more events past the first row
+    later = []
+    for index in range(8):
+        outcome = artifact(record, 2000 + index, text=f"more {index}")
+        assert outcome.record is not None
+        later.append(outcome)
+        record = outcome.record
+    done = moved(record, "complete", 3000)
+    assert done.record is not None
+    more = [event for outcome in [*later, done] for event in outcome.events]
+    await store.append(done.record, more, 11)
+
+    stored = await store.read_events("task-1", 0)
+    assert [e.seq for e in stored] == list(range(1, 21))
+    assert stored == events + more
+    assert fold(stored) == done.record.task
+    assert await store.get_task("task-1", "t1") == done.record
+
+
 # --- memory only -------------------------------------------------------------------------
 
 

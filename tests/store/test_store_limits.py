@@ -71,7 +71,7 @@ async def test_an_over_limit_creation_fails_alone_among_concurrent_writes(
     assert work.record is not None
     outcome = created("other", tenant="t2")
     assert outcome.record is not None
-    # One loop turn: on SQLite one transaction, whose one round holds every write below.
+    # One loop turn: on SQLite one transaction, whose one run of appends holds every write below.
     before = store.commit_stats if isinstance(store, SqliteStore) else None
     results = await asyncio.gather(
         create(store, "task-1", 2),
@@ -98,7 +98,7 @@ async def test_an_over_limit_creation_fails_alone_among_concurrent_writes(
         assert before is not None
         after = store.commit_stats
         assert after.commits == before.commits + 1  # the others committed with it
-        assert after.replayed == before.replayed + 5  # its round, replayed one by one
+        assert after.replayed == before.replayed + 5  # its run, replayed one by one
 
 
 async def test_a_new_config_over_the_task_limit_fails_a_replacement_does_not(

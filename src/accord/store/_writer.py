@@ -4,20 +4,15 @@ The thread takes every write waiting in its queue, runs them in one transaction 
 once (one fsync for the whole batch with ``synchronous=FULL``); then it hands each caller its
 result through the caller's event loop (``call_soon_threadsafe``, once per loop per batch).
 
-Statements per batch, not per write: a run of appends is written with a handful of multi-row
-statements (one INSERT for the new tasks, one UPDATE … FROM VALUES for the others, one INSERT
-for all their events). That matters because CPython's sqlite3 releases the GIL around every
-statement step, and getting it back while the event loop thread is busy can take up to the
-interpreter's switch interval: statement count, not SQL work, bounds the writer.
+Statements per batch, not per write (see :mod:`accord.store._appends`): a batch of appends
+only is usually one INSERT into the ``append_rows`` view, run in autocommit mode, so the
+statement is the whole transaction. Other batches run in an explicit transaction.
 
-Isolation of failures: a multi-row statement that affects fewer rows than it was given means a
-SeqConflict somewhere in that round; the round is rolled back to its SAVEPOINT and its writes
-are replayed one by one, so only the conflicting ones fail. A creation that would take its
-tenant past ``tenant_limit`` (counting the tasks stored, and the creations before it in the
-batch) is found before the round writes anything, and the round is replayed the same way:
-that creation fails with LimitExceeded, the others commit. A write that fails in any other
-way (a constraint, a bug) makes the whole batch roll back and replay with one SAVEPOINT per
-write, so it fails alone and the rest commit.
+Isolation of failures: when that statement is refused (a seq conflict, a tenant limit, a task
+created twice), it changed nothing; the batch is then written in an explicit transaction,
+its appends in bulk after a SAVEPOINT and, if refused again, one by one, so only the refused
+ones fail. A write that fails in any other way (a bug, a full disk) makes the whole batch roll
+back and replay with one SAVEPOINT per write, so it fails alone and the rest commit.
 
 The store's row cache (:mod:`accord.store._row_cache`) hears of every transaction that writes
 tasks: which tasks before it, their committed rows after it, before any future is resolved.
@@ -30,100 +25,20 @@ import contextlib
 import queue
 import sqlite3
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from accord.store._row_cache import Row, RowCache
+from accord.store._appends import APPEND_ROWS, ROWS_PER_STATEMENT, Append, statements
+from accord.store._row_cache import RowCache
 from accord.store.base import LimitExceeded, SeqConflict, StoreError, TaskGone
 
 BATCH_MAX = 1024  # writes per transaction (roughly: hand-overs are not split)
-_ROWS_PER_STATEMENT = 256  # keeps statement texts (and SQLite's variable count) bounded
-
 Op = Callable[[sqlite3.Connection], Any]
 
 # What an op raises to refuse a write, before writing anything: the write fails alone and
 # the rest of its batch goes on (anything else rolls the batch back and replays it isolated).
 REFUSALS = (SeqConflict, LimitExceeded, TaskGone)
-
-EventRow = tuple[str, int, str, int, bytes]  # task_id, seq, kind, at_ms, body
-
-
-@dataclass(slots=True)
-class Append:
-    """One ``TaskStore.append``, encoded and ready for SQL."""
-
-    task_id: str
-    tenant: str
-    context_id: str
-    state: int
-    created_ms: int
-    updated_ms: int
-    seq: int
-    snapshot: bytes
-    expected: int
-    events: list[EventRow]
-    # False when no event changes the status: then state and updated_ms stay as stored, and
-    # the bulk UPDATE leaves the indexes alone (SQLite rewrites an index entry whenever a
-    # column of it is assigned, even to the same value).
-    status_changed: bool = True
-    tenant_limit: int | None = None  # a creation's tasks-per-tenant limit
-
-    def run(self, conn: sqlite3.Connection) -> None:
-        """This append on its own. Raises SeqConflict or LimitExceeded before writing
-        anything."""
-        if self.expected == 0 and self.tenant_limit is not None:
-            held = tenant_counts(conn, [self.tenant]).get(self.tenant, 0)
-            if held >= self.tenant_limit and not _exists(conn, self.task_id):
-                raise LimitExceeded("tasks_per_tenant", self.tenant_limit, self.task_id)
-        if self.expected == 0:
-            cursor = conn.execute(
-                "INSERT INTO tasks VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
-                self.task_row(),
-            )
-        else:
-            cursor = conn.execute(
-                "UPDATE tasks SET state = ?, updated_ms = ?, seq = ?, snapshot = ?"
-                " WHERE id = ? AND seq = ?",
-                (self.state, self.updated_ms, self.seq, self.snapshot, self.task_id, self.expected),
-            )
-        if cursor.rowcount != 1:
-            found = conn.execute("SELECT seq FROM tasks WHERE id = ?", (self.task_id,)).fetchall()
-            raise SeqConflict(self.task_id, self.expected, found[0][0] if found else 0)
-        conn.executemany("INSERT INTO events VALUES (?, ?, ?, ?, ?)", self.events)
-
-    def task_row(self) -> tuple[Any, ...]:
-        return (
-            self.task_id,
-            self.tenant,
-            self.context_id,
-            self.state,
-            self.created_ms,
-            self.updated_ms,
-            self.seq,
-            self.snapshot,
-        )
-
-    def update_row(self) -> tuple[Any, ...]:
-        return (self.task_id, self.expected, self.state, self.updated_ms, self.seq, self.snapshot)
-
-    def cached_row(self) -> Row:
-        """The task's row as the store's reads select it."""
-        return (self.tenant, self.seq, self.created_ms, self.updated_ms, self.snapshot)
-
-
-def tenant_counts(conn: sqlite3.Connection, tenants: Sequence[str]) -> dict[str, int]:
-    """How many tasks each of ``tenants`` holds, as this transaction sees it."""
-    marks = ", ".join("?" * len(tenants))
-    rows = conn.execute(
-        f"SELECT tenant, SUM(n) FROM task_counts WHERE tenant IN ({marks}) GROUP BY tenant",
-        list(tenants),
-    ).fetchall()
-    return {tenant: int(n) for tenant, n in rows}
-
-
-def _exists(conn: sqlite3.Connection, task_id: str) -> bool:
-    return bool(conn.execute("SELECT 1 FROM tasks WHERE id = ?", (task_id,)).fetchall())
 
 
 @dataclass(slots=True)
@@ -155,11 +70,13 @@ class Writer(threading.Thread):
         self.startup_error: BaseException | None = None
         self.commits = 0  # transactions committed (each one fsync with synchronous=FULL)
         self.writes = 0  # writes those transactions carried
-        self.replayed = 0  # appends written one by one because their round had a conflict
+        self.replayed = 0  # appends written one by one because one of their run was refused
 
     def run(self) -> None:
         try:
             conn = self.connect()
+            for statement in APPEND_ROWS:
+                conn.execute(statement)
         except BaseException as exc:  # reported to open() through startup_error
             self.startup_error = exc
             self.ready.set()
@@ -201,6 +118,10 @@ class Writer(threading.Thread):
         return done
 
     def _transaction(self, conn: sqlite3.Connection, batch: list[Write]) -> list[Done]:
+        if _in_one_statement(conn, batch):
+            self.commits += 1
+            self.writes += len(batch)
+            return [(write, None, None) for write in batch]
         try:
             conn.execute("BEGIN IMMEDIATE")
             replayed: list[int] = []
@@ -220,6 +141,25 @@ class Writer(threading.Thread):
             error = StoreError(f"commit failed: {exc}")
             return [(write, None, error) for write in batch]
         return done
+
+
+def _in_one_statement(conn: sqlite3.Connection, batch: list[Write]) -> bool:
+    """Commit ``batch`` as one INSERT into append_rows in autocommit mode, if it is appends
+    only and their rows fit one statement; False if not, or if the statement failed (then it
+    changed nothing, and the caller writes the batch in an explicit transaction)."""
+    rows: list[tuple[Any, ...]] = []
+    for write in batch:
+        if write.append is None:
+            return False
+        rows += write.append.rows()
+    if len(rows) > ROWS_PER_STATEMENT:
+        return False
+    (statement,) = statements(rows)
+    try:
+        conn.execute(*statement)
+    except sqlite3.Error:  # refused (a conflict, a limit) or failed: sorted out write by write
+        return False
+    return True
 
 
 def _tell_cache(cache: RowCache, batch: list[Write]) -> bool:
@@ -282,121 +222,30 @@ def _apply_isolated(conn: sqlite3.Connection, batch: list[Write]) -> list[Done]:
 def _apply_appends(
     conn: sqlite3.Connection, writes: list[Write], replayed: list[int]
 ) -> list[Done] | None:
-    # Rounds: a task appears at most once per round (a multi-row UPDATE must not match one
-    # row twice), and its appends keep their order across rounds.
-    rounds: list[list[Write]] = []
-    depth: dict[str, int] = {}
-    for write in writes:
-        assert write.append is not None
-        index = depth.get(write.append.task_id, 0)
-        depth[write.append.task_id] = index + 1
-        if index == len(rounds):
-            rounds.append([])
-        rounds[index].append(write)
-
-    done: list[Done] = []
-    for round_ in rounds:
-        conn.execute("SAVEPOINT r")
-        try:
-            clean = _bulk(conn, [w.append for w in round_ if w.append is not None])
-        except Exception:
-            return None
-        if clean:
-            conn.execute("RELEASE r")
-            done += [(write, None, None) for write in round_]
-            continue
-        replayed.append(len(round_))
-        conn.execute("ROLLBACK TO r")  # someone conflicts: find out who, one by one
+    """A run of appends in bulk, or one by one if any of them is refused; None when a write
+    failed in a way only isolation can contain."""
+    rows = [row for write in writes if write.append is not None for row in write.append.rows()]
+    conn.execute("SAVEPOINT r")
+    try:
+        for statement in statements(rows):
+            conn.execute(*statement)
+    except sqlite3.IntegrityError:  # refused: find out which, one by one
+        conn.execute("ROLLBACK TO r")
         conn.execute("RELEASE r")
-        for write in round_:
+        replayed.append(len(writes))
+        done: list[Done] = []
+        for write in writes:
             try:
                 done.append((write, write.op(conn), None))
             except REFUSALS as exc:
                 done.append((write, None, exc))
             except Exception:
                 return None
-    return done
-
-
-def _bulk(conn: sqlite3.Connection, appends: list[Append]) -> bool:
-    """Write a round with multi-row statements; False if any append conflicted or a creation
-    is over its limit (the caller rolls the round back). Other failures raise."""
-    if not _within_limits(conn, [a for a in appends if a.expected == 0]):
-        return False
-    creates = [a.task_row() for a in appends if a.expected == 0]
-    moves = [a.update_row() for a in appends if a.expected != 0 and a.status_changed]
-    edits = [a.update_row() for a in appends if a.expected != 0 and not a.status_changed]
-    for rows in _chunks(creates):
-        cursor = conn.execute(
-            "INSERT INTO tasks VALUES "
-            + ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?)"] * len(rows))
-            + " ON CONFLICT (id) DO NOTHING",
-            [value for row in rows for value in row],
-        )
-        if cursor.rowcount != len(rows):
-            return False
-    # VALUES columns are column1 … column6 in update_row() order. (Not a WITH clause: Python's
-    # sqlite3 reports no rowcount for a statement that does not start with its DML keyword.)
-    for rows in _chunks(moves):
-        cursor = conn.execute(
-            "UPDATE tasks SET state = v.column3, updated_ms = v.column4, seq = v.column5,"
-            " snapshot = v.column6 FROM (VALUES "
-            + ", ".join(["(?, ?, ?, ?, ?, ?)"] * len(rows))
-            + ") AS v WHERE tasks.id = v.column1 AND tasks.seq = v.column2",
-            [value for row in rows for value in row],
-        )
-        if cursor.rowcount != len(rows):
-            return False
-    for rows in _chunks(edits):
-        # Also a conflict (replayed one by one, with the full UPDATE) if the state or the
-        # status time differ after all.
-        cursor = conn.execute(
-            "UPDATE tasks SET seq = v.column5, snapshot = v.column6 FROM (VALUES "
-            + ", ".join(["(?, ?, ?, ?, ?, ?)"] * len(rows))
-            + ") AS v WHERE tasks.id = v.column1 AND tasks.seq = v.column2"
-            " AND tasks.state = v.column3 AND tasks.updated_ms = v.column4",
-            [value for row in rows for value in row],
-        )
-        if cursor.rowcount != len(rows):
-            return False
-    events = [row for a in appends for row in a.events]
-    for rows in _chunks(events):
-        conn.execute(
-            "INSERT INTO events VALUES " + ", ".join(["(?, ?, ?, ?, ?)"] * len(rows)),
-            [value for row in rows for value in row],
-        )
-    return True
-
-
-def _within_limits(conn: sqlite3.Connection, creates: list[Append]) -> bool:
-    """False if a creation with a limit would find its tenant full, counting the creations
-    before it in ``creates`` (the order they are inserted, and replayed, in)."""
-    limited = {a.tenant for a in creates if a.tenant_limit is not None}
-    if not limited:
-        return True
-    held = tenant_counts(conn, sorted(limited))
-    for append in creates:
-        if append.tenant not in limited:
-            continue
-        count = held.get(append.tenant, 0)
-        if append.tenant_limit is not None and count >= append.tenant_limit:
-            return False
-        held[append.tenant] = count + 1
-    return True
-
-
-def _chunks(rows: Sequence[tuple[Any, ...]]) -> list[Sequence[tuple[Any, ...]]]:
-    """``rows`` in chunks whose sizes are powers of two (largest first, at most
-    _ROWS_PER_STATEMENT): a handful of distinct statement texts per kind, which stay in the
-    connection's statement cache. Compiling a multi-row statement costs about as much as
-    running it, so one text per batch size would double the writer's work."""
-    chunks: list[Sequence[tuple[Any, ...]]] = []
-    start = 0
-    while start < len(rows):
-        size = min(_ROWS_PER_STATEMENT, 1 << ((len(rows) - start).bit_length() - 1))
-        chunks.append(rows[start : start + size])
-        start += size
-    return chunks
+        return done
+    except Exception:
+        return None
+    conn.execute("RELEASE r")
+    return [(write, None, None) for write in writes]
 
 
 def _store_error(exc: Exception) -> Exception:

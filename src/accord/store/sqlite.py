@@ -25,9 +25,10 @@ from accord.core.events import Event
 from accord.core.records import PushConfigRecord, TaskRecord
 from accord.core.views import Cursor, TaskQuery
 from accord.store import _rows, migrations
+from accord.store._appends import STATEMENT_CACHE, Append, tenant_counts
 from accord.store._checks import check_append
 from accord.store._row_cache import Row, RowCache
-from accord.store._writer import Append, Op, Write, Writer, tenant_counts
+from accord.store._writer import Op, Write, Writer
 from accord.store.base import (
     DeliveryState,
     FeedEntry,
@@ -54,11 +55,13 @@ _GET_TASK = f"SELECT {_TASK_COLUMNS} FROM tasks WHERE id = ?"
 class CommitStats(NamedTuple):
     commits: int  # transactions (one fsync each with synchronous=FULL)
     writes: int  # writes they carried
-    replayed: int  # appends written one by one because a conflict shared their round
+    replayed: int  # appends written one by one because one of their run was refused
 
 
 def _connect(path: str, synchronous: str) -> sqlite3.Connection:
-    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    conn = sqlite3.connect(
+        path, isolation_level=None, check_same_thread=False, cached_statements=STATEMENT_CACHE
+    )
     conn.execute("PRAGMA busy_timeout = 10000")
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute(f"PRAGMA synchronous = {synchronous}")
