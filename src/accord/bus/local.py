@@ -1,7 +1,7 @@
-"""The in-process bus: one asyncio.Event per subscription, set on every append.
+"""The in-process bus: a wake-up flag per subscription, set on every append.
 
 A follower calls ``clear()`` *before* reading the log and ``wait()`` only when the read found
-nothing; a notification arriving in between sets the event again, so no wake-up is lost.
+nothing; a notification arriving in between sets the flag again, so no wake-up is lost.
 Notifying is O(subscribers of that task) and never blocks the writer.
 """
 
@@ -11,29 +11,42 @@ import asyncio
 
 
 class Subscription:
-    __slots__ = ("_bus", "_event", "task_id")
+    """One follower's wake-ups. A follower waits on it from one coroutine at a time."""
+
+    __slots__ = ("_bus", "_waiter", "_woken", "task_id")
 
     def __init__(self, bus: LocalBus, task_id: str) -> None:
         self._bus = bus
-        self._event = asyncio.Event()
+        self._woken = False
+        self._waiter: asyncio.Future[bool] | None = None
         self.task_id = task_id
 
     def clear(self) -> None:
-        self._event.clear()
+        self._woken = False
 
     def wake(self) -> None:
-        self._event.set()
+        self._woken = True
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(True)
 
     async def wait(self, timeout: float | None = None) -> bool:
-        """True when woken, False on timeout."""
-        if timeout is None:
-            await self._event.wait()
+        """True when woken, False on timeout.
+
+        A future and a timer rather than ``asyncio.wait_for`` on an ``asyncio.Event``: that
+        runs the wait in a task of its own, a cost paid by every streamed turn."""
+        if self._woken:
             return True
+        loop = asyncio.get_running_loop()
+        waiter = self._waiter = loop.create_future()
+        timer = None if timeout is None else loop.call_later(timeout, _expire, waiter)
         try:
-            await asyncio.wait_for(self._event.wait(), timeout)
-        except TimeoutError:
-            return False
-        return True
+            woken: bool = await waiter
+            return woken
+        finally:
+            self._waiter = None
+            if timer is not None:
+                timer.cancel()
 
     def close(self) -> None:
         self._bus._remove(self)
@@ -43,6 +56,11 @@ class Subscription:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _expire(waiter: asyncio.Future[bool]) -> None:
+    if not waiter.done():
+        waiter.set_result(False)
 
 
 class LocalBus:

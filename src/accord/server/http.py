@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, MutableMapping
 from typing import Any
 from urllib.parse import parse_qsl
@@ -129,19 +128,35 @@ async def until_disconnected(receive: Receive, work: Coroutine[Any, Any, None]) 
     """Run ``work`` (a response being streamed) until it ends or the client disconnects, and
     cancel it then. ASGI servers let ``send`` return quietly once the client is gone, so a
     stream of a waiting task would otherwise hold its follower forever. Call it after the
-    request body has been read."""
-    writer = asyncio.ensure_future(work)
+    request body has been read.
+
+    ``work`` runs in the calling task and only the watcher gets a task of its own: a
+    disconnect cancels the calling task, and that one cancellation is taken back here."""
+    task = asyncio.current_task()
+    assert task is not None
+    gone = False
+
+    def client_left(watcher: asyncio.Future[None]) -> None:
+        nonlocal gone
+        if not watcher.cancelled():
+            watcher.exception()  # a receive that failed counts as the client gone, too
+            gone = True
+            task.cancel()
+
     watcher = asyncio.ensure_future(_disconnect(receive))
+    watcher.add_done_callback(client_left)
     try:
-        await asyncio.wait((writer, watcher), return_when=asyncio.FIRST_COMPLETED)
+        await work
+    except asyncio.CancelledError:
+        # Ours, unless someone else (a server shutting down) cancelled the task as well.
+        if not gone or task.uncancel() > 0:
+            raise
+    else:
+        if gone:  # work swallowed the cancellation and ended on its own
+            task.uncancel()
     finally:
+        watcher.remove_done_callback(client_left)
         watcher.cancel()
-        if not writer.done():
-            writer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await writer
-    if not writer.cancelled():
-        writer.result()  # the stream's own failure, if any
 
 
 async def _disconnect(receive: Receive) -> None:
