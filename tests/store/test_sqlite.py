@@ -158,6 +158,31 @@ def test_append_statements_come_in_a_bounded_set_of_sizes() -> None:
     assert max(sizes) * _appends._ROW_WIDTH < 32766  # SQLite's limit of variables
 
 
+async def test_append_is_queued_by_the_call_and_fails_through_its_future(
+    tmp_path: Path,
+) -> None:
+    # The engine waits on the returned future without a task, so the call itself must
+    # queue the write (keeping call order), and a refusal must come with the future.
+    store = SqliteStore(str(tmp_path / "accord.db"))
+    await store.open()
+    try:
+        first = created("task-1")
+        assert first.record is not None
+        work = moved(first.record, "work", 1001)
+        assert work.record is not None
+        creating = store.append(first.record, first.events, 0)
+        working = store.append(work.record, work.events, 1)
+        assert isinstance(creating, asyncio.Future) and not creating.done()
+        await working  # queued behind the creation, which is committed by now
+        assert creating.done() and creating.exception() is None
+        misplaced = store.append(work.record, work.events, 5)  # its events do not follow 5
+        with pytest.raises(StoreError, match="does not follow"):
+            await misplaced
+        assert await store.get_task("task-1", "t1") == work.record
+    finally:
+        await store.close()
+
+
 async def test_writes_queued_before_close_are_committed(tmp_path: Path) -> None:
     path = str(tmp_path / "accord.db")
     store = SqliteStore(path)

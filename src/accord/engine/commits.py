@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from accord.core.events import Event
@@ -96,7 +96,10 @@ class Commits:
         done: asyncio.Future[None],
         live: LiveTask | None,
     ) -> None:
-        write = asyncio.ensure_future(self._write(record, events, expected_seq, configs))
+        if configs:
+            write = asyncio.ensure_future(self._write(record, events, expected_seq, configs))
+        else:  # the store's own future when it gives one: no task for the write
+            write = asyncio.ensure_future(self._append(record, events, expected_seq))
 
         def finished(write: asyncio.Future[None]) -> None:
             error = None if write.cancelled() else write.exception()
@@ -121,17 +124,23 @@ class Commits:
         expected_seq: int,
         configs: Sequence[PushConfigRecord],
     ) -> None:
-        # store.append enqueues before its first await, so writes keep submission order.
-        # A creation is counted against the tenant's limit in the store's transaction too:
-        # concurrent creations (here or on other nodes) passed Engine._begin's check together.
-        limit = self.engine.config.limits.tasks_per_tenant if expected_seq == 0 else None
-        await self.engine.store.append(record, events, expected_seq, tenant_task_limit=limit)
+        await self._append(record, events, expected_seq)
         # Inline configs of a new task: delivered from its first event. No store-side limit:
         # nobody could add a config to the task before this append made it visible, so the
         # check in Engine._begin (against no configs) is exact.
         for config in configs:
             await self.engine.store.put_push_config(config, deliver_after=expected_seq)
             self.engine.push_config_stored(record.id)
+
+    def _append(
+        self, record: TaskRecord, events: Sequence[Event], expected_seq: int
+    ) -> Awaitable[None]:
+        # store.append enqueues before its first await (or before it returns a future), so
+        # writes keep submission order. A creation is counted against the tenant's limit in
+        # the store's transaction too: concurrent creations (here or on other nodes) passed
+        # Engine._begin's check together.
+        limit = self.engine.config.limits.tasks_per_tenant if expected_seq == 0 else None
+        return self.engine.store.append(record, events, expected_seq, tenant_task_limit=limit)
 
     def _committed(self, task_id: str, error: BaseException | None) -> None:
         if error is not None:

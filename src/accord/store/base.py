@@ -19,7 +19,7 @@ refuses the common case without a write.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol, runtime_checkable
 
@@ -118,20 +118,25 @@ class TaskStore(Protocol):
 
     # --- tasks and their logs --------------------------------------------------------------
 
-    async def append(
+    def append(
         self,
         record: TaskRecord,
         events: Sequence[Event],
         expected_seq: int,
         *,
         tenant_task_limit: int | None = None,
-    ) -> None:
+    ) -> Awaitable[None]:
         """Atomically add ``events`` (consecutive seqs following ``expected_seq``) to the
         task's log and store ``record`` (whose ``seq`` is the last event's) as its snapshot.
         ``expected_seq`` 0 creates the task; then, with ``tenant_task_limit``, the creation
         fails with LimitExceeded if the tenant already holds that many tasks, counted in the
         same transaction (creations committed just before, by any writer, count). Raises
-        SeqConflict, LimitExceeded, StoreError."""
+        SeqConflict, LimitExceeded, StoreError.
+
+        An ``async def`` implements it, queueing the write before its first ``await`` (the
+        engine runs each call as a task, in call order); so does a plain method that queues
+        the write and returns an asyncio future, which the engine waits on without a task
+        (the SQLite store)."""
 
     async def get_task(self, task_id: str, tenant: str | None) -> TaskRecord | None:
         """The snapshot, or None. ``tenant`` None reads across tenants (agent side and

@@ -174,6 +174,12 @@ class SqliteStore:
     async def _write(
         self, op: Op, append: Append | None = None, *, deletes_tasks: bool = False
     ) -> Any:
+        return await self._enqueue(op, append, deletes_tasks=deletes_tasks)
+
+    def _enqueue(
+        self, op: Op, append: Append | None = None, *, deletes_tasks: bool = False
+    ) -> asyncio.Future[Any]:
+        """Queue a write for the writer thread; its future resolves once it is committed."""
         writer = self._writer
         if writer is None:
             raise StoreError("the store is not open")
@@ -186,7 +192,7 @@ class SqliteStore:
         pending.append(Write(op, future, append, deletes_tasks))
         if len(pending) >= _HAND_OVER_MAX:  # start the writer early: it works while we go on
             self._hand_over(loop)
-        return await future
+        return future
 
     def _hand_over(self, loop: asyncio.AbstractEventLoop) -> None:
         writes = self._pending.pop(loop, None)
@@ -201,14 +207,29 @@ class SqliteStore:
 
     # --- tasks and their logs --------------------------------------------------------------
 
-    async def append(
+    def append(
         self,
         record: TaskRecord,
         events: Sequence[Event],
         expected_seq: int,
         *,
         tenant_task_limit: int | None = None,
-    ) -> None:
+    ) -> asyncio.Future[None]:
+        """Queues the append and returns its future (a failure to queue is its exception)."""
+        try:
+            return self._enqueue_append(record, events, expected_seq, tenant_task_limit)
+        except Exception as exc:
+            failed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            failed.set_exception(exc)
+            return failed
+
+    def _enqueue_append(
+        self,
+        record: TaskRecord,
+        events: Sequence[Event],
+        expected_seq: int,
+        tenant_task_limit: int | None,
+    ) -> asyncio.Future[None]:
         check_append(record, events, expected_seq)
         task = record.task
         snapshot = encode(task)
@@ -230,7 +251,7 @@ class SqliteStore:
             status_changed=any(e.kind == "status" for e in events),
             tenant_limit=tenant_task_limit if expected_seq == 0 else None,
         )
-        await self._write(append.run, append)
+        return self._enqueue(append.run, append)
 
     async def get_task(self, task_id: str, tenant: str | None) -> TaskRecord | None:
         row = self._task_row(task_id, tenant)
