@@ -71,11 +71,17 @@ async def test_an_over_limit_creation_fails_alone_among_concurrent_writes(
     assert work.record is not None
     outcome = created("other", tenant="t2")
     assert outcome.record is not None
+
+    async def create_other() -> None:  # started with the others (an append may queue
+        # when called: the SQLite store's does)
+        assert outcome.record is not None
+        await store.append(outcome.record, outcome.events, 0, tenant_task_limit=1)
+
     # One loop turn: on SQLite one transaction, whose one run of appends holds every write below.
     before = store.commit_stats if isinstance(store, SqliteStore) else None
     results = await asyncio.gather(
         create(store, "task-1", 2),
-        store.append(outcome.record, outcome.events, 0, tenant_task_limit=1),
+        create_other(),
         create(store, "task-2", 2),  # the creation just before it fills the tenant
         commit(store, existing, work),
         create(store, "task-3", None),
