@@ -43,7 +43,7 @@ STATEMENT_CACHE = 128  # compiled statements kept per connection (append_rows: 3
 EVENTS_PER_ROW = 4
 _EVENT_COLUMNS = ", ".join(f"seq{i}, kind{i}, at_ms{i}, body{i}" for i in range(EVENTS_PER_ROW))
 _TASK_COLUMNS = (
-    "kind, task_id, tenant, context_id, state, created_ms, updated_ms, seq, expected, snapshot,"
+    "kind, task_id, tenant, context_id, state, created_ms, updated_ms, seq, snapshot, expected,"
     " tenant_limit"
 )
 _ROW_WIDTH = 11 + 4 * EVENTS_PER_ROW
@@ -143,6 +143,7 @@ class Append:
         conn.executemany("INSERT INTO events VALUES (?, ?, ?, ?, ?)", self.events)
 
     def task_row(self) -> tuple[Any, ...]:
+        """The task's row of ``tasks``, in column order."""
         return (
             self.task_id,
             self.tenant,
@@ -162,15 +163,8 @@ class Append:
         rows: list[tuple[Any, ...]] = [
             (
                 kind,
-                self.task_id,
-                self.tenant,
-                self.context_id,
-                self.state,
-                self.created_ms,
-                self.updated_ms,
-                self.seq,
+                *self.task_row(),
                 self.expected,
-                self.snapshot,
                 self.tenant_limit,
                 *_event_values(events[:EVENTS_PER_ROW]),
             )
