@@ -4,7 +4,8 @@ For each connection count: a fresh ``accord serve`` (echo agent, SQLite store fi
 ``--stored`` completed tasks, the default durability) is loaded by wrk with the benchmark's
 checked Lua script (benchmarks/lua.py); the CPU time of each of its threads
 (``/proc/PID/task/*/stat``) is read before and after, and the store's group commit counters
-(writes per commit) when it stops. JSON-RPC binding.
+(writes per commit) and each commit's wall and CPU time on the writer thread (the wall time
+beyond the CPU is the fsync and waiting for the GIL) when it stops. JSON-RPC binding.
 
     python3 benchmarks/threads.py --scenario send       # --connections 1,8,32 --seconds 6
 
@@ -31,14 +32,30 @@ _TICK = os.sysconf("SC_CLK_TCK")
 
 def serve(db: str, port: int) -> None:
     """The server side (``--serve``): accord serve's app, which says which thread is which
-    once started and its commit counters once stopped."""
+    once started, and its commit counters and the time each commit took once stopped."""
     import gc
     import threading
 
     from accord.server import runner
     from accord.server.build import build_app
     from accord.server.settings import Settings
+    from accord.store import _writer
     from accord.store.sqlite import SqliteStore
+
+    # Each commit's start (epoch seconds), wall and writer-thread CPU time (µs): the writer's
+    # wall time beyond its CPU is the fsync and waiting for the GIL.
+    timings: list[tuple[float, float, float]] = []
+    commit = _writer.Writer._commit
+
+    def timed_commit(self: _writer.Writer, conn: Any, batch: Any) -> Any:
+        started, wall, cpu = time.time(), time.perf_counter(), time.thread_time()
+        try:
+            return commit(self, conn, batch)
+        finally:
+            wall, cpu = time.perf_counter() - wall, time.thread_time() - cpu
+            timings.append((started, wall * 1e6, cpu * 1e6))
+
+    _writer.Writer._commit = timed_commit  # type: ignore[method-assign]
 
     app = build_app(Settings(store=f"sqlite:///{db}", agent="echo"))
     engine = app.service.engine
@@ -54,6 +71,7 @@ def serve(db: str, port: int) -> None:
     gc.freeze()
     runner.run(app, "127.0.0.1", port)
     print("COMMITS " + json.dumps(store.commit_stats._asdict()), flush=True)
+    print("COMMIT_TIMES " + json.dumps(timings), flush=True)
 
 
 def thread_ticks(pid: int) -> dict[str, int]:
@@ -68,13 +86,12 @@ def thread_ticks(pid: int) -> dict[str, int]:
     return ticks
 
 
-def _line(log: Path, prefix: str) -> dict[str, Any]:
-    """The JSON the server printed after ``prefix`` (empty if it did not)."""
+def _line(log: Path, prefix: str, missing: Any = None) -> Any:
+    """The JSON the server printed after ``prefix`` (``missing``, or {}, if it did not)."""
     for line in log.read_text().splitlines():
         if line.startswith(prefix + " "):
-            found: dict[str, Any] = json.loads(line[len(prefix) + 1 :])
-            return found
-    return {}
+            return json.loads(line[len(prefix) + 1 :])
+    return {} if missing is None else missing
 
 
 def measure(args: argparse.Namespace, filled: Path, workdir: Path, connections: int) -> str:
@@ -92,11 +109,11 @@ def measure(args: argparse.Namespace, filled: Path, workdir: Path, connections: 
         run_wrk(target, args.scenario, connections, 2, workdir, repeat=0, **common)  # warm-up
         assert server.process is not None
         pid = server.process.pid
-        before = thread_ticks(pid)
+        before, started = thread_ticks(pid), time.time()
         result = run_wrk(
             target, args.scenario, connections, args.seconds, workdir, repeat=1, **common
         )
-        after = thread_ticks(pid)
+        after, ended = thread_ticks(pid), time.time()
     finally:
         server.stop()
     if not result.valid:
@@ -111,9 +128,16 @@ def measure(args: argparse.Namespace, filled: Path, workdir: Path, connections: 
     others = sum(per_request.values()) - writer
     writes, rounds = int(commits.get("writes", 0)), int(commits.get("commits", 0))
     per_commit = f"{writes / rounds:.1f}" if rounds else "-"
+    timed = [t for t in _line(log, "COMMIT_TIMES", []) if started <= t[0] <= ended]
+    if timed:
+        walls = sorted(t[1] for t in timed)
+        commit_wall = f"{walls[len(walls) // 2]:.0f}"
+        commit_cpu = f"{sum(t[2] for t in timed) / len(timed):.0f}"
+    else:
+        commit_wall = commit_cpu = "-"
     return (
         f"| {connections} | {result.rps:,.0f} | {loop:.0f} | {writer:.0f} | {others:.0f}"
-        f" | {loop + writer + others:.0f} | {per_commit} |"
+        f" | {loop + writer + others:.0f} | {per_commit} | {commit_wall} | {commit_cpu} |"
     )
 
 
@@ -142,9 +166,10 @@ def main() -> None:
         print(f"{args.scenario}, JSON-RPC, {args.stored:,} stored tasks, {args.seconds} s per run")
         print(
             "\n| connections | req/s | event loop µs/req | SQLite writer µs/req"
-            " | other threads µs/req | all µs/req | writes per commit |"
+            " | other threads µs/req | all µs/req | writes per commit"
+            " | commit wall µs (p50) | commit CPU µs (mean) |"
         )
-        print("|---:|---:|---:|---:|---:|---:|---:|")
+        print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for connections in (int(c) for c in args.connections.split(",")):
             print(measure(args, filled, workdir, connections), flush=True)
             time.sleep(0.5)
