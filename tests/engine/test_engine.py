@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 from collections.abc import AsyncIterator
 
 import pytest
 
-from accord.agents.api import RequestContext, TaskHandle, WrongStateError
+from accord.agents.api import AgentError, RequestContext, TaskHandle, WrongStateError
 from accord.agents.echo import echo
 from accord.core.caller import Caller
 from accord.core.events import fold
@@ -80,6 +81,44 @@ async def test_direct_reply_creates_no_task(store: MemoryStore) -> None:
         assert await store.count_tasks("t1") == 0
         items = await collect(await engine.send_streaming_message(request("y"), ALICE))
         assert [i.response.which for i in items] == ["message"]
+
+
+async def test_finished_runs_leave_nothing_for_the_garbage_collector(store: MemoryStore) -> None:
+    # A run and its handle used to refer to each other: every SendMessage left its run, its
+    # task, context and live record in a cycle that only a collector pass freed (~6 µs of
+    # collection per request under load).
+    async with Engine(store, echo) as engine:
+        await engine.send_message(request("warm up"), ALICE)
+        gc.collect()
+        gc.disable()
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        try:
+            for index in range(20):
+                await engine.send_message(request(f"hello {index}", message_id=f"m{index}"), ALICE)
+                await collect(await engine.send_streaming_message(request("again"), ALICE))
+            await asyncio.sleep(0.01)  # the runs' tasks finish
+            gc.collect()
+            left = {type(o).__name__ for o in gc.garbage}
+        finally:
+            gc.set_debug(0)
+            gc.garbage.clear()
+            gc.enable()
+        assert not left & {"Run", "LiveHandle", "LiveTask", "RequestContext"}, left
+
+
+async def test_a_handle_kept_past_its_run_refuses_to_reply(store: MemoryStore) -> None:
+    kept: list[TaskHandle] = []
+
+    async def keeper(ctx: RequestContext, task: TaskHandle) -> None:
+        kept.append(task)
+        await task.complete("done")
+
+    async with Engine(store, keeper) as engine:
+        answer = await engine.send_message(request("x"), ALICE)
+        assert isinstance(answer, Task)
+        await asyncio.sleep(0.01)
+        with pytest.raises(AgentError, match="has ended"):
+            await kept[0].reply("too late")
 
 
 async def test_failing_agent_fails_task_without_leaking_internals(store: MemoryStore) -> None:

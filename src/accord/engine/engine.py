@@ -385,9 +385,9 @@ class Engine:
             await self._holds.hold_task(task_id)
 
     def _start_run(self, live: LiveTask, ctx: RequestContext, start: TaskRecord) -> Run:
-        run: Run
-        handle = LiveHandle(self, live, lambda: run)
+        handle = LiveHandle(self, live, ctx)
         run = Run(ctx=ctx, handle=handle, start=start)
+        handle.bind(run)
         live.runs.add(run)
         self._live[live.task_id] = live
         run.task = asyncio.ensure_future(self._run(live, run))

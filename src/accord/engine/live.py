@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Awaitable, Callable
+import weakref
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -144,10 +145,25 @@ def as_message(value: MessageLike, task_id: str = "", context_id: str = "") -> M
 class LiveHandle:
     """The :class:`~accord.agents.api.TaskHandle` of a run: each method is one agent command."""
 
-    def __init__(self, engine: Engine, live: LiveTask, run_ref: Callable[[], Run]) -> None:
+    def __init__(self, engine: Engine, live: LiveTask, ctx: RequestContext) -> None:
         self._engine = engine
         self._live = live
-        self._run = run_ref
+        self._ctx = ctx
+        # The run this handle belongs to, held weakly: the run holds its handle, and a cycle
+        # would keep every run's objects (task, context, live record) until the garbage
+        # collector's next pass, whose cost grows with what it finds.
+        self._run: weakref.ReferenceType[Run] | None = None
+
+    def bind(self, run: Run) -> None:
+        self._run = weakref.ref(run)
+
+    @property
+    def run(self) -> Run:
+        """The run this handle belongs to (AgentError once it is gone)."""
+        run = self._run() if self._run is not None else None
+        if run is None:
+            raise AgentError(f"the run on task {self.task_id} has ended")
+        return run
 
     @property
     def task_id(self) -> str:
@@ -155,7 +171,7 @@ class LiveHandle:
 
     @property
     def context_id(self) -> str:
-        return self._run().ctx.context_id
+        return self._ctx.context_id
 
     def _move(self, move: str, message: MessageLike) -> Awaitable[Outcome]:
         status = as_message(message, self.task_id, self.context_id)
@@ -222,7 +238,7 @@ class LiveHandle:
         reply = as_message(message, context_id=self.context_id)
         if reply is None:
             raise AgentError("reply needs a message")
-        self._engine.agent_reply(self._live, self._run(), reply)
+        self._engine.agent_reply(self._live, self.run, reply)
 
     async def flush(self) -> None:
         commit = self._live.last_commit

@@ -58,7 +58,7 @@ class RemoteAgent:
     async def execute(self, ctx: RequestContext, task: object) -> None:
         engine = self.engine
         assert engine is not None, "RemoteAgent.bind(engine) was not called"
-        start_seq = task._run().start.seq if isinstance(task, LiveHandle) else 0
+        start_seq = task.run.start.seq if isinstance(task, LiveHandle) else 0
         await engine.commit_created(ctx.task_id)
         await wait_turn_end(engine, ctx.task_id, start_seq)
 
