@@ -84,3 +84,21 @@ async def test_a_failure_of_the_work_reaches_the_caller() -> None:
 
     with pytest.raises(RuntimeError, match="encoding failed"):
         await until_disconnected(client.receive, work())
+
+
+async def test_a_disconnect_as_the_work_ends_cancels_nothing_afterwards() -> None:
+    client = Client()
+
+    async def work() -> None:
+        client.left.set()  # the client goes away just as the last bytes are written
+        # One turn: the watcher ends and schedules its callback, which runs after this
+        # work has ended (and the request has gone on).
+        await asyncio.sleep(0)
+
+    async def request() -> str:
+        await until_disconnected(client.receive, work())
+        for _ in range(5):
+            await asyncio.sleep(0)  # a late cancellation would land on one of these
+        return "answered"
+
+    assert await asyncio.wait_for(request(), 1) == "answered"

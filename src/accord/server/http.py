@@ -134,12 +134,14 @@ async def until_disconnected(receive: Receive, work: Coroutine[Any, Any, None]) 
     disconnect cancels the calling task, and that one cancellation is taken back here."""
     task = asyncio.current_task()
     assert task is not None
-    gone = False
+    gone = finished = False
 
     def client_left(watcher: asyncio.Future[None]) -> None:
         nonlocal gone
-        if not watcher.cancelled():
-            watcher.exception()  # a receive that failed counts as the client gone, too
+        if watcher.cancelled():
+            return
+        watcher.exception()  # retrieved: a receive that failed counts as the client gone too
+        if not finished:  # (a callback already scheduled when the work ended comes too late)
             gone = True
             task.cancel()
 
@@ -155,6 +157,7 @@ async def until_disconnected(receive: Receive, work: Coroutine[Any, Any, None]) 
         if gone:  # work swallowed the cancellation and ended on its own
             task.uncancel()
     finally:
+        finished = True
         watcher.remove_done_callback(client_left)
         watcher.cancel()
 
