@@ -70,7 +70,7 @@ class Writer(threading.Thread):
         self.startup_error: BaseException | None = None
         self.commits = 0  # transactions committed (each one fsync with synchronous=FULL)
         self.writes = 0  # writes those transactions carried
-        self.replayed = 0  # appends written one by one because one of their run was refused
+        self.replayed = 0  # appends written one by one because an append of their run was refused
 
     def run(self) -> None:
         try:

@@ -55,7 +55,7 @@ _GET_TASK = f"SELECT {_TASK_COLUMNS} FROM tasks WHERE id = ?"
 class CommitStats(NamedTuple):
     commits: int  # transactions (one fsync each with synchronous=FULL)
     writes: int  # writes they carried
-    replayed: int  # appends written one by one because one of their run was refused
+    replayed: int  # appends written one by one because an append of their run was refused
 
 
 def _connect(path: str, synchronous: str) -> sqlite3.Connection:
