@@ -72,7 +72,7 @@ def test_a_transaction_that_may_delete_any_task_empties_the_cache() -> None:
     assert cache.get("a") == row(1)
 
 
-def test_the_cache_keeps_to_its_byte_budget_dropping_the_oldest_first() -> None:
+def test_the_cache_keeps_to_its_byte_budget_dropping_the_least_recently_used_first() -> None:
     snapshot = b"x" * 500
     per_row = len(snapshot) + ROW_OVERHEAD
     cache = RowCache(20 * per_row)
@@ -80,9 +80,17 @@ def test_the_cache_keeps_to_its_byte_budget_dropping_the_oldest_first() -> None:
         cache.fill(f"t{index}", row(1, snapshot), cache.epoch)
         assert cache.size <= cache.max_bytes
     assert len(cache) == 20
-    assert cache.get("t29") is None and cache.get("t30") is not None
+    assert cache.get("t29") is None
+    assert cache.get("t30") is not None  # the oldest in, but now just read
     cache.end([("t0", row(2, snapshot))])  # a write puts its task in as the newest
-    assert cache.get("t0") == row(2, snapshot) and cache.get("t30") is None
+    assert cache.get("t0") == row(2, snapshot)
+    assert cache.get("t31") is None  # the least recently used went
+    assert cache.get("t30") is not None and len(cache) == 20
+    for index in range(50, 68):  # 18 more: all but t30, t0 and the newest go
+        cache.fill(f"t{index}", row(1, snapshot), cache.epoch)
+    assert cache.get("t30") is not None and cache.get("t0") is not None
+    assert cache.get("t32") is None and cache.get("t49") is None
+    assert cache.size == 20 * per_row
 
 
 def test_a_row_larger_than_its_share_is_not_cached() -> None:

@@ -4,7 +4,7 @@ A point read through ``sqlite3`` is cheap in SQLite itself but not around it: ev
 transaction takes and drops the WAL read locks (``fcntl`` calls), and the module releases and
 re-takes the GIL around each step. Under load the read was a fifth to a quarter of a GetTask's
 CPU (docs/benchmarks.md). The cache keeps the latest rows of the tasks read or written lately,
-up to a byte budget.
+up to a byte budget, and lets the least recently used go first.
 
 It never serves a row older than the database's, because only the store's writer thread
 changes tasks, and it tells the cache around each transaction:
@@ -24,26 +24,31 @@ not do) would go unseen; docs/storage.md says so.
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Any
 
 # tenant, seq, created_ms, updated_ms, snapshot: the columns the store's task reads select
 Row = tuple[Any, ...]
 
-# What one cached row costs beyond its snapshot's bytes: the dict slot, the tuple and its
-# integers (~205 bytes under tracemalloc), the 36-character id (85) and the bytes header (33).
-ROW_OVERHEAD = 320
+# What one cached row costs beyond its snapshot's bytes: the OrderedDict entry, the tuple and
+# its integers (~234 bytes under tracemalloc), the 36-character id (85) and the bytes header
+# (33).
+ROW_OVERHEAD = 352
 
 
 class RowCache:
-    """Task rows by task id, oldest-in first out past ``max_bytes``. Reads take no lock: a
-    dict lookup is atomic under the GIL, and the busy set is replaced, never changed."""
+    """Task rows by task id, least recently used first out past ``max_bytes``. Reads take no
+    lock: each OrderedDict operation is atomic under the GIL, and the busy set is replaced,
+    never changed. (An OrderedDict and not a dict: taking the oldest entry of a dict that
+    keeps losing its first entries scans past their empty slots; ``popitem(last=False)`` does
+    not.)"""
 
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
         # A task far larger than its share would push out many small ones for one hit.
         self.max_row_bytes = max_bytes // 16
-        self._rows: dict[str, Row] = {}
+        self._rows: OrderedDict[str, Row] = OrderedDict()
         self._size = 0
         self._busy: frozenset[str] = frozenset()
         self._all_busy = False
@@ -66,7 +71,14 @@ class RowCache:
     def get(self, task_id: str) -> Row | None:
         if self._all_busy or task_id in self._busy:
             return None
-        return self._rows.get(task_id)
+        rows = self._rows
+        row = rows.get(task_id)
+        if row is not None:
+            try:  # noqa: SIM105 (contextlib.suppress costs more on every hit)
+                rows.move_to_end(task_id)  # used: the last to go
+            except KeyError:
+                pass  # dropped by the writer thread meanwhile; the row read is still current
+        return row
 
     def fill(self, task_id: str, row: Row, epoch: int) -> None:
         """Cache a row read from SQLite when ``epoch`` was current."""
@@ -90,7 +102,7 @@ class RowCache:
             self._epoch += 1
             if task_ids is None:
                 self._all_busy = True
-                self._rows = {}
+                self._rows = OrderedDict()
                 self._size = 0
                 return
             busy = frozenset(task_ids)
@@ -119,8 +131,7 @@ class RowCache:
         rows[task_id] = row
         self._size += _cost(row)
         while self._size > self.max_bytes and rows:
-            oldest = next(iter(rows))
-            self._size -= _cost(rows.pop(oldest))
+            self._size -= _cost(rows.popitem(last=False)[1])
 
     def _drop(self, task_id: str) -> None:
         row = self._rows.pop(task_id, None)
