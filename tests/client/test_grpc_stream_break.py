@@ -6,12 +6,12 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import grpc
+from a2a.types import a2a_pb2_grpc
 from breaking_server import BREAK_AFTER, EVENTS
 from client_events import describe
 from test_stream_break import ALL_EVENTS, FAST
 
 from accord.client import Client
-from accord.grpc._generated import a2a_pb2_grpc
 from accord.grpc.convert import to_proto
 from accord.wire.codec import convert
 from accord.wire.model import AgentCard, AgentInterface, StreamResponse
@@ -22,7 +22,8 @@ def proto(event: dict[str, Any]) -> Any:
 
 
 class CuttingService(a2a_pb2_grpc.A2AServiceServicer):  # type: ignore[misc]
-    """Sends three events, then fails the stream; a resubscription gets a snapshot and the rest."""
+    """Sends three events, then fails the stream; a resubscription gets a snapshot and the rest.
+    (The official SDK's servicer base: accord's generated module keeps only the client stub.)"""
 
     def __init__(self) -> None:
         self.subscribes = 0
