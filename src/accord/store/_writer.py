@@ -9,9 +9,10 @@ only is usually one INSERT into the ``append_rows`` view, run in autocommit mode
 statement is the whole transaction. Other batches run in an explicit transaction.
 
 Isolation of failures: when that statement is refused (a seq conflict, a tenant limit, a task
-created twice), it changed nothing; the batch is then written in an explicit transaction,
-its appends in bulk after a SAVEPOINT and, if refused again, one by one, so only the refused
-ones fail. A write that fails in any other way (a bug, a full disk) makes the whole batch roll
+created twice), it changed nothing; the batch is then written in an explicit transaction, its
+appends one by one, so only the refused ones fail. (A batch written in an explicit transaction
+in the first place has its runs of appends written in bulk after a SAVEPOINT, and one by one
+only if refused.) A write that fails in any other way (a bug, a full disk) makes the whole batch roll
 back and replay with one SAVEPOINT per write, so it fails alone and the rest commit.
 
 The store's row cache (:mod:`accord.store._row_cache`) hears of every transaction that writes
@@ -118,14 +119,16 @@ class Writer(threading.Thread):
         return done
 
     def _transaction(self, conn: sqlite3.Connection, batch: list[Write]) -> list[Done]:
-        if _in_one_statement(conn, batch):
+        committed = _in_one_statement(conn, batch)
+        if committed:
             self.commits += 1
             self.writes += len(batch)
             return [(write, None, None) for write in batch]
         try:
             conn.execute("BEGIN IMMEDIATE")
             replayed: list[int] = []
-            done = _apply(conn, batch, replayed)
+            # A statement that was refused would be refused again: straight to one by one.
+            done = _apply(conn, batch, replayed, bulk=committed is None)
             if done is None:  # a write failed halfway: undo the batch, redo it isolated
                 conn.execute("ROLLBACK")
                 conn.execute("BEGIN IMMEDIATE")
@@ -143,17 +146,18 @@ class Writer(threading.Thread):
         return done
 
 
-def _in_one_statement(conn: sqlite3.Connection, batch: list[Write]) -> bool:
+def _in_one_statement(conn: sqlite3.Connection, batch: list[Write]) -> bool | None:
     """Commit ``batch`` as one INSERT into append_rows in autocommit mode, if it is appends
-    only and their rows fit one statement; False if not, or if the statement failed (then it
-    changed nothing, and the caller writes the batch in an explicit transaction)."""
+    only and their rows fit one statement: True if committed, False if the statement failed
+    (it changed nothing), None if the batch is not for one statement. Either way but True,
+    the caller writes the batch in an explicit transaction."""
     rows: list[tuple[Any, ...]] = []
     for write in batch:
         if write.append is None:
-            return False
+            return None
         rows += write.append.rows()
     if len(rows) > ROWS_PER_STATEMENT:
-        return False
+        return None
     (statement,) = statements(rows)
     try:
         conn.execute(*statement)
@@ -177,29 +181,33 @@ def _tell_cache(cache: RowCache, batch: list[Write]) -> bool:
     return True
 
 
-def _apply(conn: sqlite3.Connection, batch: list[Write], replayed: list[int]) -> list[Done] | None:
-    """The fast path; None when a write failed in a way only isolation can contain."""
+def _apply(
+    conn: sqlite3.Connection, batch: list[Write], replayed: list[int], *, bulk: bool
+) -> list[Done] | None:
+    """The fast path (runs of appends in bulk unless ``bulk`` is False); None when a write
+    failed in a way only isolation can contain."""
     done: list[Done] = []
     start = 0
     while start < len(batch):
         end = start
         while end < len(batch) and batch[end].append is not None:
             end += 1
-        if end > start:
-            appended = _apply_appends(conn, batch[start:end], replayed)
-            if appended is None:
+        if end == start:  # another kind of write
+            end = start + 1
+            written = _one_by_one(conn, batch[start:end])
+        else:
+            run = batch[start:end]
+            try:
+                written = _apply_appends(conn, run) if bulk else None
+            except Exception:
                 return None
-            done += appended
-            start = end
-            continue
-        write = batch[start]
-        try:
-            done.append((write, write.op(conn), None))
-        except REFUSALS as exc:
-            done.append((write, None, exc))
-        except Exception:
+            if written is None:  # refused (or known to be): find out which, one by one
+                replayed.append(len(run))
+                written = _one_by_one(conn, run)
+        if written is None:
             return None
-        start += 1
+        done += written
+        start = end
     return done
 
 
@@ -219,33 +227,34 @@ def _apply_isolated(conn: sqlite3.Connection, batch: list[Write]) -> list[Done]:
     return done
 
 
-def _apply_appends(
-    conn: sqlite3.Connection, writes: list[Write], replayed: list[int]
-) -> list[Done] | None:
-    """A run of appends in bulk, or one by one if any of them is refused; None when a write
-    failed in a way only isolation can contain."""
+def _apply_appends(conn: sqlite3.Connection, writes: list[Write]) -> list[Done] | None:
+    """A run of appends in bulk; None if any of them was refused (nothing of the run is
+    written then). Other failures raise."""
     rows = [row for write in writes if write.append is not None for row in write.append.rows()]
     conn.execute("SAVEPOINT r")
     try:
         for statement in statements(rows):
             conn.execute(*statement)
-    except sqlite3.IntegrityError:  # refused: find out which, one by one
+    except sqlite3.IntegrityError:
         conn.execute("ROLLBACK TO r")
         conn.execute("RELEASE r")
-        replayed.append(len(writes))
-        done: list[Done] = []
-        for write in writes:
-            try:
-                done.append((write, write.op(conn), None))
-            except REFUSALS as exc:
-                done.append((write, None, exc))
-            except Exception:
-                return None
-        return done
-    except Exception:
         return None
     conn.execute("RELEASE r")
     return [(write, None, None) for write in writes]
+
+
+def _one_by_one(conn: sqlite3.Connection, writes: list[Write]) -> list[Done] | None:
+    """Each write on its own, so that only the refused ones fail; None when a write failed in
+    a way only isolation can contain."""
+    done: list[Done] = []
+    for write in writes:
+        try:
+            done.append((write, write.op(conn), None))
+        except REFUSALS as exc:
+            done.append((write, None, exc))
+        except Exception:
+            return None
+    return done
 
 
 def _store_error(exc: Exception) -> Exception:
