@@ -75,7 +75,7 @@ def test_a_transaction_that_may_delete_any_task_empties_the_cache() -> None:
 def test_the_cache_keeps_to_its_byte_budget_dropping_the_least_recently_used_first() -> None:
     snapshot = b"x" * 500
     per_row = len(snapshot) + ROW_OVERHEAD
-    cache = RowCache(20 * per_row)
+    cache = RowCache(20 * per_row, admit_when_full=1)
     for index in range(50):
         cache.fill(f"t{index}", row(1, snapshot), cache.epoch)
         assert cache.size <= cache.max_bytes
@@ -91,6 +91,24 @@ def test_the_cache_keeps_to_its_byte_budget_dropping_the_least_recently_used_fir
     assert cache.get("t30") is not None and cache.get("t0") is not None
     assert cache.get("t32") is None and cache.get("t49") is None
     assert cache.size == 20 * per_row
+
+
+def test_once_full_only_one_read_miss_in_n_pushes_a_row_out() -> None:
+    cache = RowCache(20 * (1 + ROW_OVERHEAD), admit_when_full=4)
+    cache.end([(f"w{index}", row(1, b"x")) for index in range(20)])  # written: always in
+    assert len(cache) == 20
+    for index in range(80):  # a scan over many more tasks than fit
+        cache.fill(f"r{index}", row(1, b"x"), cache.epoch)
+    admitted = [f"r{index}" for index in range(80) if cache.get(f"r{index}") is not None]
+    assert admitted == [f"r{index}" for index in range(3, 80, 4)]  # one miss in four got in
+    assert len(cache) == 20 and cache.size <= cache.max_bytes
+    misses = 0
+    while cache.get("hot") is None:  # a task read again and again gets in soon
+        cache.fill("hot", row(1, b"x"), cache.epoch)
+        misses += 1
+    assert misses <= 4
+    cache.end([("w0", row(2, b"x"))])  # a committed row goes in however full
+    assert cache.get("w0") == row(2, b"x")
 
 
 def test_a_row_larger_than_its_share_is_not_cached() -> None:

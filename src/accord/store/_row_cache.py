@@ -4,7 +4,8 @@ A point read through ``sqlite3`` is cheap in SQLite itself but not around it: ev
 transaction takes and drops the WAL read locks (``fcntl`` calls), and the module releases and
 re-takes the GIL around each step. Under load the read was a fifth to a quarter of a GetTask's
 CPU (docs/benchmarks.md). The cache keeps the latest rows of the tasks read or written lately,
-up to a byte budget, and lets the least recently used go first.
+up to a byte budget, and lets the least recently used go first; once it is full, only some
+read misses get in (``ADMIT_WHEN_FULL``).
 
 It never serves a row older than the database's, because only the store's writer thread
 changes tasks, and it tells the cache around each transaction:
@@ -36,6 +37,13 @@ Row = tuple[Any, ...]
 # (33).
 ROW_OVERHEAD = 352
 
+# Once the cache is full, one read miss in this many may push a row out to make room. Reads
+# spread over far more tasks than fit (a scan, uniformly random reads) would otherwise pay a
+# fill and an eviction on every miss and push out the rows written lately, for a hit chance
+# no better than the cache's share of the tasks; a task read again and again still gets in
+# after a few misses. Rows the writer commits are always put in.
+ADMIT_WHEN_FULL = 8
+
 
 class RowCache:
     """Task rows by task id, least recently used first out past ``max_bytes``. Reads take no
@@ -44,8 +52,9 @@ class RowCache:
     keeps losing its first entries scans past their empty slots; ``popitem(last=False)`` does
     not.)"""
 
-    def __init__(self, max_bytes: int) -> None:
+    def __init__(self, max_bytes: int, admit_when_full: int = ADMIT_WHEN_FULL) -> None:
         self.max_bytes = max_bytes
+        self.admit_when_full = admit_when_full
         # A task far larger than its share would push out many small ones for one hit.
         self.max_row_bytes = max_bytes // 16
         self._rows: OrderedDict[str, Row] = OrderedDict()
@@ -53,6 +62,7 @@ class RowCache:
         self._busy: frozenset[str] = frozenset()
         self._all_busy = False
         self._epoch = 0
+        self._refused = 0  # read misses turned away while full, for ADMIT_WHEN_FULL
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -81,9 +91,15 @@ class RowCache:
         return row
 
     def fill(self, task_id: str, row: Row, epoch: int) -> None:
-        """Cache a row read from SQLite when ``epoch`` was current."""
-        if _cost(row) > self.max_row_bytes:
+        """Cache a row read from SQLite when ``epoch`` was current (and, once the cache is
+        full, for one miss in ``admit_when_full``)."""
+        cost = _cost(row)
+        if cost > self.max_row_bytes:
             return
+        if self._size + cost > self.max_bytes:
+            self._refused += 1  # unlocked: a lost count only shifts which miss gets in
+            if self._refused % self.admit_when_full:
+                return
         with self._lock:
             if (
                 epoch != self._epoch

@@ -12,8 +12,9 @@ Isolation of failures: when that statement is refused (a seq conflict, a tenant 
 created twice), it changed nothing; the batch is then written in an explicit transaction, its
 appends one by one, so only the refused ones fail. (A batch written in an explicit transaction
 in the first place has its runs of appends written in bulk after a SAVEPOINT, and one by one
-only if refused.) A write that fails in any other way (a bug, a full disk) makes the whole batch roll
-back and replay with one SAVEPOINT per write, so it fails alone and the rest commit.
+only if refused.) A write that fails in any other way (a bug, a full disk) makes the whole
+batch roll back and replay with one SAVEPOINT per write, so it fails alone and the rest
+commit.
 
 The store's row cache (:mod:`accord.store._row_cache`) hears of every transaction that writes
 tasks: which tasks before it, their committed rows after it, before any future is resolved.
