@@ -48,14 +48,19 @@ _TASK_COLUMNS = (
 )
 _ROW_WIDTH = 11 + 4 * EVENTS_PER_ROW
 _CREATE, _MOVE, _EDIT, _EVENTS_ONLY = 0, 1, 2, 3
-_PADDING = (None,) * _ROW_WIDTH  # a row of append_rows that no trigger takes
+# Unused columns hold 0, not NULL, and blobs go in as bytearray: CPython's sqlite3 binds int,
+# float, str and bytearray straight away, but runs every other value (None and bytes among
+# them) through its adapter lookup first, which costs more than the binding itself.
+_NO_LIMIT = -1  # tenant_limit of an append with none
+_NO_EVENT = (0, 0, 0, 0)  # seq, kind, at_ms, body of an event column left empty (seq 0)
+_PADDING = (-1,) + (0,) * (_ROW_WIDTH - 1)  # a row of append_rows that no trigger takes
 
 
 def _event_inserts() -> str:
     first = "INSERT INTO events VALUES (new.task_id, new.seq0, new.kind0, new.at_ms0, new.body0);"
     rest = [
         f"INSERT INTO events SELECT new.task_id, new.seq{i}, new.kind{i}, new.at_ms{i},"
-        f" new.body{i} WHERE new.seq{i} IS NOT NULL;"
+        f" new.body{i} WHERE new.seq{i} > 0;"
         for i in range(1, EVENTS_PER_ROW)
     ]
     return "\n".join([first, *rest])
@@ -66,7 +71,7 @@ APPEND_ROWS = (
     AS SELECT {", ".join(["NULL"] * _ROW_WIDTH)} WHERE 0""",
     """CREATE TEMP TRIGGER append_create INSTEAD OF INSERT ON append_rows WHEN new.kind = 0
     BEGIN
-        SELECT RAISE(ABORT, 'accord: tenant full') WHERE new.tenant_limit IS NOT NULL
+        SELECT RAISE(ABORT, 'accord: tenant full') WHERE new.tenant_limit >= 0
             AND (SELECT COALESCE(SUM(n), 0) FROM task_counts WHERE tenant = new.tenant)
                 >= new.tenant_limit;
         INSERT INTO tasks VALUES (new.task_id, new.tenant, new.context_id, new.state,
@@ -90,7 +95,7 @@ APPEND_ROWS = (
         UPDATE tasks SET seq = new.seq, snapshot = new.snapshot WHERE id = new.task_id;
     END""",
     f"""CREATE TEMP TRIGGER append_events INSTEAD OF INSERT ON append_rows
-    WHEN new.seq0 IS NOT NULL
+    WHEN new.seq0 > 0
     BEGIN
         {_event_inserts()}
     END""",
@@ -163,15 +168,22 @@ class Append:
         rows: list[tuple[Any, ...]] = [
             (
                 kind,
-                *self.task_row(),
+                self.task_id,
+                self.tenant,
+                self.context_id,
+                self.state,
+                self.created_ms,
+                self.updated_ms,
+                self.seq,
+                bytearray(self.snapshot),
                 self.expected,
-                self.tenant_limit,
+                _NO_LIMIT if self.tenant_limit is None else self.tenant_limit,
                 *_event_values(events[:EVENTS_PER_ROW]),
             )
         ]
         for start in range(EVENTS_PER_ROW, len(events), EVENTS_PER_ROW):
             more = _event_values(events[start : start + EVENTS_PER_ROW])
-            rows.append((_EVENTS_ONLY, self.task_id, *_PADDING[:9], *more))
+            rows.append((_EVENTS_ONLY, self.task_id, *_PADDING[2:11], *more))
         return rows
 
     def cached_row(self) -> Row:
@@ -180,11 +192,11 @@ class Append:
 
 
 def _event_values(events: Sequence[EventRow]) -> tuple[Any, ...]:
-    """The event columns of a row of append_rows (None where there are fewer events)."""
+    """The event columns of a row of append_rows (seq 0 where there are fewer events)."""
     values: list[Any] = []
     for _, seq, kind, at_ms, body in events:
-        values += (seq, kind, at_ms, body)
-    return (*values, *_PADDING[: 4 * (EVENTS_PER_ROW - len(events))])
+        values += (seq, kind, at_ms, bytearray(body))
+    return (*values, *_NO_EVENT * (EVENTS_PER_ROW - len(events)))
 
 
 def tenant_counts(conn: sqlite3.Connection, tenants: Sequence[str]) -> dict[str, int]:
