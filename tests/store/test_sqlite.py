@@ -68,6 +68,59 @@ async def test_migrations_apply_once(tmp_path: Path) -> None:
     assert versions == [version for version, _ in migrations.MIGRATIONS]
 
 
+async def test_migration_5_turns_the_list_indexes_ascending_and_lists_stay_sorted(
+    tmp_path: Path,
+) -> None:
+    path = str(tmp_path / "accord.db")
+    store = SqliteStore(path)
+    await store.open()
+    for index in range(30):
+        await new_task(store, f"task-{index:02}", now_ms=1000 + index // 4, moves=("work",))
+    await store.close()
+    # The indexes a version-4 accord left behind, newest first.
+    conn = sqlite3.connect(path, isolation_level=None)
+    for name, columns in (
+        ("tasks_by_tenant", "tenant"),
+        ("tasks_by_context", "tenant, context_id"),
+        ("tasks_by_state", "tenant, state"),
+    ):
+        conn.execute(f"DROP INDEX {name}")
+        conn.execute(f"CREATE INDEX {name} ON tasks ({columns}, updated_ms DESC, id DESC)")
+    conn.execute("DELETE FROM schema_version WHERE version >= 5")
+    conn.close()
+
+    store = SqliteStore(path)
+    await store.open()
+    try:
+        assert store.schema_version == migrations.LATEST
+        page = await store.list_tasks(TaskQuery(tenant="t1", page_size=8))
+        expected = [f"task-{index:02}" for index in range(29, 21, -1)]
+        assert [record.id for record in page.records] == expected
+        conn = sqlite3.connect(path)
+        shapes = conn.execute(
+            "SELECT sql FROM sqlite_master WHERE type = 'index' AND name LIKE 'tasks_by_%'"
+        ).fetchall()
+        assert len(shapes) == 3 and not any("DESC" in sql for (sql,) in shapes)
+        # Newest first by reading the index backwards: no query sorts in a temporary B-tree.
+        for where in (
+            "tenant = ?",
+            "tenant = ? AND context_id = 'c'",
+            "tenant = ? AND state = 3",
+            "tenant = ? AND updated_ms >= 5",
+            "tenant = ? AND state = 3 AND (updated_ms, id) < (5, 'x')",
+        ):
+            plan = conn.execute(
+                f"EXPLAIN QUERY PLAN SELECT id FROM tasks WHERE {where}"
+                " ORDER BY updated_ms DESC, id DESC LIMIT 5",
+                ("t1",),
+            ).fetchall()
+            details = " ".join(row[-1] for row in plan)
+            assert "INDEX tasks_by_" in details and "TEMP B-TREE" not in details, details
+        conn.close()
+    finally:
+        await store.close()
+
+
 async def test_a_database_from_a_newer_accord_is_refused(tmp_path: Path) -> None:
     path = str(tmp_path / "accord.db")
     store = SqliteStore(path)

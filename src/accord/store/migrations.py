@@ -145,6 +145,23 @@ MIGRATIONS: list[tuple[int, tuple[str, ...]]] = [
             "DELETE FROM feed WHERE task_id NOT IN (SELECT id FROM tasks)",
         ),
     ),
+    (
+        5,
+        (
+            # The ListTasks indexes in ascending order; SQLite reads them backwards for the
+            # newest first, with the same plans. Their newest entries (a task created or
+            # moved now) then land in the last leaf page, which SQLite extends with a fresh
+            # page when full, instead of the first, which it splits in half: a commit
+            # rewrites fewer pages (about 54 instead of 61 WAL writes for six echo tasks)
+            # and the indexes stay packed.
+            "DROP INDEX IF EXISTS tasks_by_tenant",
+            "DROP INDEX IF EXISTS tasks_by_context",
+            "DROP INDEX IF EXISTS tasks_by_state",
+            "CREATE INDEX tasks_by_tenant ON tasks (tenant, updated_ms, id)",
+            "CREATE INDEX tasks_by_context ON tasks (tenant, context_id, updated_ms, id)",
+            "CREATE INDEX tasks_by_state ON tasks (tenant, state, updated_ms, id)",
+        ),
+    ),
 ]
 
 LATEST = MIGRATIONS[-1][0]
