@@ -87,6 +87,12 @@ def test_decodes_snake_case_and_camel_case_alike() -> None:
             "u",
         ),
         (b'{"open_id_connect_url":"x"}', w.OpenIdConnectSecurityScheme, "open_id_connect_url", "x"),
+        (  # underscores in values before the key
+            b'{"role": "ROLE_USER", "parts": [{"text": "a_b"}], "message_id": "m-1"}',
+            w.Message,
+            "message_id",
+            "m-1",
+        ),
         (
             json.dumps({"text": 'a_b"_c": "', "media_type": "t/p"}).encode(),
             w.Part,

@@ -57,14 +57,15 @@ class Commits:
         live.record = record
         batch = live.batch
         if batch is None:
+            loop = asyncio.get_running_loop()  # once: on Python 3.11 each call is a getpid()
             batch = live.batch = PendingWrite(
                 expected_seq=expected_seq,
                 record=record,
                 events=[],
                 configs=[],
-                done=asyncio.get_running_loop().create_future(),
+                done=loop.create_future(),
             )
-            asyncio.get_running_loop().call_soon(self._flush, live)
+            loop.call_soon(self._flush, live)
         batch.record = record
         batch.events.extend(outcome.events)
         batch.configs.extend(configs)

@@ -164,13 +164,17 @@ def _has_snake_names(data: bytes) -> bool:
     back to its opening quote (a field name holds no quote), instead of trying every field
     name at every quote of the document.
     """
-    if b"_" not in data:  # the usual camelCase request: one memchr, no regex
-        return False
-    names = _snake_names()
-    for match in _KEY_TAIL.finditer(data):
-        start = data.rfind(b'"', 0, match.start()) + 1
-        if data[start : match.end()].split(b'"', 1)[0] in names:
+    at = data.find(b"_")  # the usual camelCase request has none, or only in values
+    while at >= 0:
+        # Anchored at each underscore: one in a value such as "ROLE_USER" fails at once.
+        match = _KEY_TAIL.match(data, at)
+        if match is None:
+            at = data.find(b"_", at + 1)
+            continue
+        start = data.rfind(b'"', 0, at) + 1
+        if data[start : match.end()].split(b'"', 1)[0] in _snake_names():
             return True
+        at = data.find(b"_", match.end())
     return False
 
 
