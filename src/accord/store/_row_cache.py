@@ -62,7 +62,7 @@ class RowCache:
         self._busy: frozenset[str] = frozenset()
         self._all_busy = False
         self._epoch = 0
-        self._refused = 0  # read misses turned away while full, for ADMIT_WHEN_FULL
+        self._refused = 0  # read misses met while full: one in admit_when_full gets in
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
