@@ -168,14 +168,8 @@ class Append:
         rows: list[tuple[Any, ...]] = [
             (
                 kind,
-                self.task_id,
-                self.tenant,
-                self.context_id,
-                self.state,
-                self.created_ms,
-                self.updated_ms,
-                self.seq,
-                bytearray(self.snapshot),
+                *self.task_row()[:-1],
+                bytearray(self.snapshot),  # the last column of the task's row
                 self.expected,
                 _NO_LIMIT if self.tenant_limit is None else self.tenant_limit,
                 *_event_values(events[:EVENTS_PER_ROW]),
