@@ -153,8 +153,9 @@ def _snake_names() -> frozenset[bytes]:
     )
 
 
-# The tail of a JSON key from its first underscore: ``_id":`` in ``"message_id":``.
-_KEY_TAIL = re.compile(rb'_[a-z0-9_]*"\s*:')
+# A JSON key's tail from an underscore: ``_id`` of ``"message_id":``, then the key's end.
+_UNDERSCORE_RUN = re.compile(rb"_[a-z0-9_]*")
+_KEY_END = re.compile(rb'"\s*:')
 
 
 def _has_snake_names(data: bytes) -> bool:
@@ -162,19 +163,20 @@ def _has_snake_names(data: bytes) -> bool:
 
     Cheap on camelCase input: only keys with an underscore are looked at, each by walking
     back to its opening quote (a field name holds no quote), instead of trying every field
-    name at every quote of the document.
+    name at every quote of the document. Linear in the size of ``data``: a run of name
+    characters is read once, not again from each underscore in it (a value of a million
+    underscores would otherwise cost a million scans of the rest of the run).
     """
     at = data.find(b"_")  # the usual camelCase request has none, or only in values
     while at >= 0:
-        # Anchored at each underscore: one in a value such as "ROLE_USER" fails at once.
-        match = _KEY_TAIL.match(data, at)
-        if match is None:
-            at = data.find(b"_", at + 1)
-            continue
-        start = data.rfind(b'"', 0, at) + 1
-        if data[start : match.end()].split(b'"', 1)[0] in _snake_names():
-            return True
-        at = data.find(b"_", match.end())
+        run = _UNDERSCORE_RUN.match(data, at)
+        assert run is not None  # data[at] is "_"
+        end = run.end()
+        if _KEY_END.match(data, end):
+            start = data.rfind(b'"', 0, at) + 1
+            if data[start:end] in _snake_names():
+                return True
+        at = data.find(b"_", end)
     return False
 
 
