@@ -150,10 +150,10 @@ MIGRATIONS: list[tuple[int, tuple[str, ...]]] = [
         (
             # The ListTasks indexes in ascending order; SQLite reads them backwards for the
             # newest first, with the same plans. Their newest entries (a task created or
-            # moved now) then land in the last leaf page, which SQLite extends with a fresh
-            # page when full, instead of the first, which it splits in half: a commit
-            # rewrites fewer pages (about 54 instead of 61 WAL writes for six echo tasks)
-            # and the indexes stay packed.
+            # moved now) then land at the end of the index, where SQLite leaves full pages
+            # behind, instead of at the front, where a full page is split in half and the
+            # half left behind is never filled again (twice the splits, half-empty pages):
+            # 54 instead of 61 pwrite calls (two per page) for a commit of six echo tasks.
             "DROP INDEX IF EXISTS tasks_by_tenant",
             "DROP INDEX IF EXISTS tasks_by_context",
             "DROP INDEX IF EXISTS tasks_by_state",
