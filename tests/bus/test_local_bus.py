@@ -5,7 +5,15 @@ from __future__ import annotations
 
 import asyncio
 
-from accord.bus.local import LocalBus
+from accord.bus.local import LocalBus, Subscription
+
+
+async def _waiting(sub: Subscription, timeout: float) -> asyncio.Future[bool]:
+    """A follower that has read the log and now waits on ``sub``."""
+    sub.clear()
+    waiting = asyncio.ensure_future(sub.wait(timeout=timeout))
+    await asyncio.sleep(0)
+    return waiting
 
 
 async def test_a_wake_before_the_wait_is_not_lost() -> None:
@@ -19,9 +27,7 @@ async def test_a_wake_before_the_wait_is_not_lost() -> None:
 async def test_a_wait_ends_when_the_task_is_notified() -> None:
     bus = LocalBus()
     with bus.subscribe("task-1") as sub:
-        sub.clear()
-        waiting = asyncio.ensure_future(sub.wait(timeout=5))
-        await asyncio.sleep(0)
+        waiting = await _waiting(sub, timeout=5)
         assert not waiting.done()
         bus.notify("task-2")  # another task's append wakes nobody here
         await asyncio.sleep(0)
@@ -47,9 +53,7 @@ async def test_a_wait_times_out_with_false_and_can_wait_again() -> None:
 async def test_a_cancelled_wait_does_not_swallow_the_next_wake_up() -> None:
     bus = LocalBus()
     with bus.subscribe("task-1") as sub:
-        sub.clear()
-        waiting = asyncio.ensure_future(sub.wait(timeout=0.05))
-        await asyncio.sleep(0)
+        waiting = await _waiting(sub, timeout=0.05)
         waiting.cancel()
         await asyncio.gather(waiting, return_exceptions=True)
         bus.notify("task-1")  # wakes no future that nobody awaits any more

@@ -171,12 +171,7 @@ class SqliteStore:
         # fetchall() runs each statement to its end, so no read transaction stays open.
         return self._read().execute(sql, params).fetchall()
 
-    async def _write(
-        self, op: Op, append: Append | None = None, *, deletes_tasks: bool = False
-    ) -> Any:
-        return await self._enqueue(op, append, deletes_tasks=deletes_tasks)
-
-    def _enqueue(
+    def _write(
         self, op: Op, append: Append | None = None, *, deletes_tasks: bool = False
     ) -> asyncio.Future[Any]:
         """Queue a write for the writer thread; its future resolves once it is committed."""
@@ -251,7 +246,7 @@ class SqliteStore:
             status_changed=any(e.kind == "status" for e in events),
             tenant_limit=tenant_task_limit if expected_seq == 0 else None,
         )
-        return self._enqueue(append.run, append)
+        return self._write(append.run, append)
 
     async def get_task(self, task_id: str, tenant: str | None) -> TaskRecord | None:
         row = self._task_row(task_id, tenant)
