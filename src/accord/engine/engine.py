@@ -187,6 +187,7 @@ class Engine:
         self._start_hooks.append(hook)
 
     async def stop(self) -> None:
+        self._started = False
         for live in list(self._live.values()):
             for run in list(live.runs):
                 if run.task is not None:
@@ -198,7 +199,6 @@ class Engine:
         if self._push is not None:
             await self._push.stop()
         await self.store.close()
-        self._started = False
 
     async def __aenter__(self) -> Engine:
         await self.start()
@@ -404,7 +404,7 @@ class Engine:
             log.exception("agent failed on task %s", live.task_id)
             await self._fail_after_error(live)
         finally:
-            await self._finish_run(live, run)
+            self._finish_run(live, run)
 
     async def _fail_after_error(self, live: LiveTask) -> None:
         status = as_message(FAILED_MESSAGE, live.task_id)
@@ -413,22 +413,29 @@ class Engine:
                 live, lambda rec, now: agent_commands.move(rec, "fail", now, status)
             )
 
-    async def _finish_run(self, live: LiveTask, run: Run) -> None:
+    def _finish_run(self, live: LiveTask, run: Run) -> None:
+        """The agent is done. The run finishes once what it emitted is durable; its asyncio
+        task does not wait for that (a wake-up per run saved): the commit's completion
+        finishes it, whatever that commit's outcome."""
         run.ending = True  # from here on the run is not cancelled (see Commits._stop_runs)
         if live.pending is not None and run.reply is None:
             # The agent ended without answering: the client still gets its task.
             created = live.pending
             live.pending = None
             self._commits.submit(created, 0, live.pending_configs)
-        # (A commit future cancelled by a caller who awaited it unshielded carries no result.)
-        if live.last_commit is not None and not live.last_commit.cancelled():
-            with contextlib.suppress(Exception):
-                await asyncio.shield(live.last_commit)
+        commit = live.last_commit
+        if commit is None or commit.done():
+            self._run_finished(live, run)
+        else:
+            commit.add_done_callback(lambda _: self._run_finished(live, run))
+
+    def _run_finished(self, live: LiveTask, run: Run) -> None:
         run.finished = True  # only now: everything the run emitted is durable
         live.runs.discard(run)
         if not live.runs and self._live.get(live.task_id) is live:
             del self._live[live.task_id]
-            if self._holds is not None:
+            # (Once the engine stops, closing the store lets go of every hold.)
+            if self._holds is not None and self._started:
                 self._spawn(self._holds.release_task(live.task_id))
         self.bus.notify(live.task_id)
 
