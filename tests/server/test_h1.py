@@ -306,6 +306,21 @@ async def test_idle_connection_is_closed_after_keep_alive_timeout() -> None:
         assert await asyncio.wait_for(reader.read(), 5) == b""
 
 
+async def test_keep_alive_timeout_counts_from_the_last_response() -> None:
+    # Requests 0.15 s apart keep the connection open across several 0.4 s timeouts; once
+    # they stop, it closes a full timeout after the last response, not sooner.
+    async with running(App(), limits=Limits(keep_alive_s=0.4)) as (port, _):
+        reader, writer = await connect(port)
+        loop = asyncio.get_running_loop()
+        for _ in range(8):
+            writer.write(request("GET", "/x"))
+            assert (await read_response(reader))[0] == 200
+            answered = loop.time()
+            await asyncio.sleep(0.15)
+        assert await asyncio.wait_for(reader.read(), 5) == b""
+        assert loop.time() - answered >= 0.35
+
+
 async def test_stop_lets_a_response_in_progress_finish_then_runs_shutdown() -> None:
     app = App()
     async with running(app, grace_s=5) as (port, stop):

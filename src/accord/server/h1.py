@@ -283,6 +283,7 @@ class Connection(asyncio.Protocol):
         self._upgrade = False
         self._refusal = 0  # a status the head callbacks chose to refuse the request with
         self._idle: asyncio.TimerHandle | None = None
+        self._idle_since: float | None = None  # when the last response ended; None: busy
         self.loop = asyncio.get_running_loop()
 
     # --- asyncio.Protocol ----------------------------------------------------------------
@@ -296,7 +297,7 @@ class Connection(asyncio.Protocol):
             sock = transport.get_extra_info("sockname")
             self.server = (str(sock[0]), int(sock[1])) if isinstance(sock, tuple) else None
         self.connections.add(self)
-        self._arm_idle()
+        self._went_idle()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
@@ -354,7 +355,7 @@ class Connection(asyncio.Protocol):
             raise ValueError("request head too large")
 
     def on_headers_complete(self) -> None:
-        self._disarm_idle()
+        self._idle_since = None
         parser = self.parser
         url = httptools.parse_url(self._url)
         raw_path: bytes = url.path
@@ -414,7 +415,7 @@ class Connection(asyncio.Protocol):
             self._start(self.queue.popleft())
             self.resume_reading()
         else:
-            self._arm_idle()
+            self._went_idle()
             self.resume_reading()
 
     # --- transport helpers ---------------------------------------------------------------
@@ -455,9 +456,12 @@ class Connection(asyncio.Protocol):
             self.write(_plain_response(status))
         self.close()
 
-    def _arm_idle(self) -> None:
-        self._disarm_idle()
-        self._idle = self.loop.call_later(self.limits.keep_alive_s, self._idle_timeout)
+    def _went_idle(self) -> None:
+        # At most one timer per connection, moved on when it fires: a request that begins
+        # and ends in between costs a clock read, not a timer set and cancelled.
+        self._idle_since = self.loop.time()
+        if self._idle is None:
+            self._idle = self.loop.call_later(self.limits.keep_alive_s, self._idle_timeout)
 
     def _disarm_idle(self) -> None:
         if self._idle is not None:
@@ -466,7 +470,13 @@ class Connection(asyncio.Protocol):
 
     def _idle_timeout(self) -> None:
         self._idle = None
-        if self.current is None:
+        since = self._idle_since
+        if since is None or self.current is not None:
+            return  # a request is in progress: its response's end sets the timer again
+        left = since + self.limits.keep_alive_s - self.loop.time()
+        if left > 0:
+            self._idle = self.loop.call_later(left, self._idle_timeout)
+        else:
             self.close()
 
     def close_if_idle(self) -> bool:
