@@ -99,6 +99,12 @@ def test_decodes_snake_case_and_camel_case_alike() -> None:
             "media_type",
             "t/p",
         ),
+        (  # a free-form snake_case key first, then a field's
+            json.dumps({"text": "x", "metadata": {"my_key": 1}, "media_type": "t/p"}).encode(),
+            w.Part,
+            "media_type",
+            "t/p",
+        ),
     ],
 )
 def test_a_single_snake_case_key_anywhere_is_read(

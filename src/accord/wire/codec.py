@@ -170,8 +170,13 @@ def _has_snake_names(data: bytes) -> bool:
     if first < 0:
         return False
     names = _snake_names()
-    start = max(data.rfind(b'"', 0, first), 0)  # the opening quote of that key, if it is one
-    return any(key[1] in names for key in _SNAKE_KEY.finditer(data, start))
+    search = _SNAKE_KEY.search  # (a loop of searches: no generator or iterator to set up)
+    key = search(data, max(data.rfind(b'"', 0, first), 0))  # from that key's opening quote
+    while key is not None:
+        if key[1] in names:
+            return True
+        key = search(data, key.end())
+    return False
 
 
 @cache
