@@ -97,10 +97,16 @@ class Commits:
         done: asyncio.Future[None],
         live: LiveTask | None,
     ) -> None:
+        write: asyncio.Future[None]
         if configs:
             write = asyncio.ensure_future(self._write(record, events, expected_seq, configs))
         else:  # the store's own future when it gives one: no task for the write
-            write = asyncio.ensure_future(self._append(record, events, expected_seq))
+            appended = self._append(record, events, expected_seq)
+            write = (
+                appended
+                if isinstance(appended, asyncio.Future)
+                else asyncio.ensure_future(appended)
+            )
 
         def finished(write: asyncio.Future[None]) -> None:
             error = None if write.cancelled() else write.exception()

@@ -497,7 +497,8 @@ class Engine:
             extensions=extensions,
             metadata=metadata,
         )
-        await self._hold(record.id)
+        if self._holds is not None:
+            await self._hold(record.id)
         return live, self._start_run(live, ctx, record)
 
     async def send_message(
