@@ -458,6 +458,9 @@ def test_timestamps_are_utc_with_milliseconds() -> None:
     assert parse_timestamp("2023-11-14T22:13:20.123Z") == 1_700_000_000_123
     assert parse_timestamp("2023-11-14T23:13:20.123456+01:00") == 1_700_000_000_123
     assert parse_timestamp("2023-11-14t22:13:20z") == 1_700_000_000_000
+    # The last second and the last millisecond are remembered: each must still be right.
+    for ms in (123, 123, 124, 999, 1_000, 123, 86_400_000, 86_400_000, 123):
+        assert parse_timestamp(format_timestamp(1_700_000_000_000 + ms)) == 1_700_000_000_000 + ms
     for bad in ["", "2023-11-14", "2023-11-14T22:13:20", "yesterday"]:
         with pytest.raises(ValueError):
             parse_timestamp(bad)

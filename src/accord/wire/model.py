@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import builtins
 import enum
-import re
 from typing import Any, ClassVar
 
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from accord.wire.time import format_timestamp, parse_timestamp
+from accord.wire.time import format_timestamp, is_canonical, parse_timestamp
 
 __all__ = [
     "UNSET",
@@ -219,16 +218,13 @@ class TaskStatus(Wire):
     def __post_init__(self) -> None:
         if type(self.state) is int:
             self.state = _enum_from_number(_TASK_STATE_BY_NUMBER, "state", self.state)
-        if type(self.timestamp) is str and _CANONICAL_TIME.fullmatch(self.timestamp) is None:
+        if type(self.timestamp) is str and not is_canonical(self.timestamp):
             # A peer's timestamp in another valid form (no fraction, an offset) is kept in
             # the one form accord writes; one that is no timestamp is refused.
             try:
                 self.timestamp = format_timestamp(parse_timestamp(self.timestamp))
             except ValueError:
                 raise invalid("timestamp", "not an RFC 3339 timestamp") from None
-
-
-_CANONICAL_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
 
 
 class Task(Wire):

@@ -6,6 +6,7 @@ turns them into the wire form and back.
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -15,17 +16,32 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 # many events within the same second: keep the last second's prefix.
 # One tuple, replaced whole, so threads never see a second with another second's prefix.
 _last: tuple[int, str] = (-1, "")
+# And the last text whole: the moves of one request mostly share their millisecond, and
+# is_canonical knows that text without matching it.
+_last_text: tuple[int, str] = (-1, "")
+
+_CANONICAL = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
 
 
 def format_timestamp(epoch_ms: int) -> str:
     """``2026-11-29T15:31:56.123Z`` for the given epoch milliseconds."""
-    global _last
+    global _last, _last_text
+    cached_ms, text = _last_text
+    if epoch_ms == cached_ms:
+        return text
     seconds, millis = divmod(epoch_ms, 1000)
     cached_second, prefix = _last
     if seconds != cached_second:
         prefix = f"{datetime.fromtimestamp(seconds, UTC):%Y-%m-%dT%H:%M:%S}."
         _last = (seconds, prefix)
-    return f"{prefix}{millis:03d}Z"
+    text = f"{prefix}{millis:03d}Z"
+    _last_text = (epoch_ms, text)
+    return text
+
+
+def is_canonical(text: str) -> bool:
+    """True when ``text`` is in the one form :func:`format_timestamp` writes."""
+    return text is _last_text[1] or _CANONICAL.fullmatch(text) is not None
 
 
 def parse_timestamp(text: str) -> int:
