@@ -4,6 +4,7 @@ off (``EngineConfig.task_holds``)."""
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from accord.agents.api import RequestContext, TaskHandle
 from accord.agents.echo import echo
@@ -91,3 +92,38 @@ async def test_recovery_spares_a_task_held_elsewhere_unless_holds_are_off() -> N
     await unaware.stop()
     send.cancel()
     await other_node.stop()
+
+
+class GatedCommitStore(HoldingStore):
+    """Appends wait for ``gate``, which closing the store opens: a commit still on its way
+    when the engine stops."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = asyncio.Event()
+
+    async def append(self, *args: Any, **kwargs: Any) -> None:
+        await self.gate.wait()
+        await super().append(*args, **kwargs)
+
+    async def close(self) -> None:
+        self.gate.set()
+        await asyncio.sleep(0.01)  # the appends complete while the store closes
+        await super().close()
+
+
+async def test_a_run_whose_commit_completes_while_stopping_starts_no_release() -> None:
+    # Closing the store lets go of its holds; a release started then would run on a closed
+    # store. The run still finishes, and its client still gets the task.
+    store = GatedCommitStore()
+    engine = Engine(store, echo)
+    await engine.start()
+    send = asyncio.ensure_future(engine.send_message(request("hello"), ALICE))
+    while not store.calls:
+        await asyncio.sleep(0.01)  # held: the run has started, its commit waits at the gate
+    await asyncio.sleep(0.01)
+    await engine.stop()
+    task = await asyncio.wait_for(send, 2)
+    assert isinstance(task, Task) and task.status.state is TaskState.COMPLETED
+    await asyncio.sleep(0.05)
+    assert store.calls == [("hold", task.id)]
