@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 from typing import Any
 
 import pytest
 
+import accord.wire.time
 from accord.wire import WireError, convert, decode, encode, to_builtins
 from accord.wire import model as w
 from accord.wire.time import format_timestamp, parse_timestamp
@@ -466,11 +468,17 @@ def test_timestamps_are_utc_with_milliseconds() -> None:
             parse_timestamp(bad)
 
 
+def test_the_first_timestamp_formatted_may_be_before_1970() -> None:
+    fresh = importlib.reload(accord.wire.time)  # nothing remembered yet
+    assert fresh.format_timestamp(-500) == "1969-12-31T23:59:59.500Z"
+
+
 def test_status_timestamps_are_validated_and_normalized() -> None:
     status = decode(b'{"state": 2, "timestamp": "2023-11-14T23:13:20+01:00"}', w.TaskStatus)
     assert status.timestamp == "2023-11-14T22:13:20.000Z"
-    doc = {"id": "t", "status": {"state": 2, "timestamp": "not a time"}}
-    assert _error(doc, w.Task).field == "status.timestamp"
+    for bad in ("not a time", ""):
+        doc = {"id": "t", "status": {"state": 2, "timestamp": bad}}
+        assert _error(doc, w.Task).field == "status.timestamp"
 
 
 # --- helpers -------------------------------------------------------------------------------

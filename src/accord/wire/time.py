@@ -15,10 +15,10 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 # Formatting the date and time costs far more than the milliseconds, and a busy server stamps
 # many events within the same second: keep the last second's prefix.
 # One tuple, replaced whole, so threads never see a second with another second's prefix.
-_last: tuple[int, str] = (-1, "")
+_last: tuple[int, str | None] = (-1, None)
 # And the last text whole: the moves of one request mostly share their millisecond, and
 # is_canonical knows that text without matching it.
-_last_text: tuple[int, str] = (-1, "")
+_last_text: tuple[int, str | None] = (-1, None)  # (None: no text is ever that one)
 
 _CANONICAL = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
 
@@ -26,12 +26,12 @@ _CANONICAL = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
 def format_timestamp(epoch_ms: int) -> str:
     """``2026-11-29T15:31:56.123Z`` for the given epoch milliseconds."""
     global _last, _last_text
-    cached_ms, text = _last_text
-    if epoch_ms == cached_ms:
-        return text
+    cached_ms, cached = _last_text
+    if epoch_ms == cached_ms and cached is not None:
+        return cached
     seconds, millis = divmod(epoch_ms, 1000)
     cached_second, prefix = _last
-    if seconds != cached_second:
+    if seconds != cached_second or prefix is None:
         prefix = f"{datetime.fromtimestamp(seconds, UTC):%Y-%m-%dT%H:%M:%S}."
         _last = (seconds, prefix)
     text = f"{prefix}{millis:03d}Z"
