@@ -378,12 +378,6 @@ class Engine:
 
     # --- running executors -------------------------------------------------------------------
 
-    async def _hold(self, task_id: str) -> None:
-        """Tell other nodes this one runs the task (before anything of the run is written,
-        so their recovery never mistakes it for a dead node's)."""
-        if self._holds is not None and task_id not in self._live:
-            await self._holds.hold_task(task_id)
-
     def _start_run(self, live: LiveTask, ctx: RequestContext, start: TaskRecord) -> Run:
         handle = LiveHandle(self, live, ctx)
         run = Run(ctx=ctx, handle=handle, start=start)
@@ -497,8 +491,10 @@ class Engine:
             extensions=extensions,
             metadata=metadata,
         )
-        if self._holds is not None:
-            await self._hold(record.id)
+        # Tell other nodes this one runs the task before anything of the run is written, so
+        # their recovery never mistakes it for a dead node's.
+        if self._holds is not None and record.id not in self._live:
+            await self._holds.hold_task(record.id)
         return live, self._start_run(live, ctx, record)
 
     async def send_message(
