@@ -218,6 +218,7 @@ def run_wrk(
     stored: int,
     total: int,
     repeat: int,
+    wrk_threads: int = 1,
 ) -> Result:
     from lua import script  # benchmarks/lua.py
 
@@ -229,7 +230,9 @@ def run_wrk(
     else:
         path = workdir / f"{target.name}-{scenario}-{connections}.lua"
         path.write_text(script(scenario, target.binding, run=run_id, stored=stored, total=total))
-        argv = ["wrk", "-t1", f"-c{connections}", f"-d{int(seconds)}s", "--timeout", "30s"]
+        # wrk needs a connection per thread at least.
+        threads = min(wrk_threads, connections)
+        argv = ["wrk", f"-t{threads}", f"-c{connections}", f"-d{int(seconds)}s", "--timeout", "30s"]
         argv += ["-s", str(path), target.url]
     cpu_before = target.server.cpu_seconds()
     out = subprocess.run(argv, capture_output=True, text=True, check=False)
@@ -338,6 +341,7 @@ class Bench:
                             stored=stored,
                             total=stored,
                             repeat=repeat,
+                            wrk_threads=a.wrk_threads,
                         )
                         self.results.append(result)
                         flag = "" if result.valid else f"  INVALID {result.sample[:200]}"
@@ -540,6 +544,12 @@ def main() -> None:
         default="accord",
         help="accord's HTTP server (default: its own front)",
     )
+    parser.add_argument(
+        "--wrk-threads",
+        type=int,
+        default=1,
+        help="wrk threads (at most one per connection); see docs/benchmarks.md",
+    )
     parser.add_argument("--no-warmup", action="store_true")
     parser.add_argument("--grpc", action="store_true", help="also gRPC (benchmarks/grpc_load.py)")
     parser.add_argument("--hold", action="store_true", help="wait before stopping servers")
@@ -576,7 +586,8 @@ def main() -> None:
                 *(t for t in tables if t.count("\n") > 1),  # leave out tables without rows
                 f"machine: {info['nproc']} CPUs, {info['cpu']}, Python {info['python']}, "
                 f"{info['wrk']}; load average at start {started_load}, at end {load()}; "
-                f"{args.repeat} repeats of {args.seconds:g} s, medians",
+                f"{args.repeat} repeats of {args.seconds:g} s, medians; "
+                f"wrk threads: {args.wrk_threads} (at most one per connection)",
             ]
         )
         print("\n" + report)
@@ -585,6 +596,7 @@ def main() -> None:
                 json.dumps(
                     {
                         "machine": info,
+                        "wrk_threads": args.wrk_threads,
                         "results": [r.__dict__ for r in bench.results],
                         "memory": bench.memory,
                     },

@@ -105,7 +105,7 @@ def measure(args: argparse.Namespace, filled: Path, workdir: Path, connections: 
     server.start()
     target = Target("accord-jsonrpc", server, "jsonrpc", "/")
     try:
-        common = {"stored": args.stored, "total": args.stored}
+        common = {"stored": args.stored, "total": args.stored, "wrk_threads": args.wrk_threads}
         run_wrk(target, args.scenario, connections, 2, workdir, repeat=0, **common)  # warm-up
         assert server.process is not None
         pid = server.process.pid
@@ -147,6 +147,7 @@ def main() -> None:
     parser.add_argument("--connections", default="1,8,32")
     parser.add_argument("--seconds", type=int, default=6)
     parser.add_argument("--stored", type=int, default=1000, help="tasks in the store at start")
+    parser.add_argument("--wrk-threads", type=int, default=1, help="as in run.py")
     parser.add_argument("--no-venv", action="store_true", help="use this interpreter as is")
     parser.add_argument("--serve", metavar="DB", help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
