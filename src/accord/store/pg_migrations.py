@@ -196,7 +196,7 @@ MIGRATIONS: list[tuple[int, tuple[str, ...]]] = [
             # DESC, every task created or moved went into the first leaf, whose splits are
             # even and left half-empty pages behind: 1.8 times the pages for the same entries
             # (docs/scale-out.md). Ascending, it goes to the last leaf, which splits unevenly
-            # and leaves full pages. Rebuilding blocks writes to tasks (not reads) meanwhile.
+            # and leaves full pages. DROP INDEX locks the table until the migration commits.
             "DROP INDEX tasks_by_tenant",
             "CREATE INDEX tasks_by_tenant ON tasks (tenant, updated_ms, id)",
             "DROP INDEX tasks_by_context",
