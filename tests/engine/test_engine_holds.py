@@ -127,3 +127,71 @@ async def test_a_run_whose_commit_completes_while_stopping_starts_no_release() -
     assert isinstance(task, Task) and task.status.state is TaskState.COMPLETED
     await asyncio.sleep(0.05)
     assert store.calls == [("hold", task.id)]
+
+
+class ContestedStore(HoldingStore):
+    """Another node holds the tasks in ``elsewhere``: a hold of one of them is refused."""
+
+    async def hold_task(self, task_id: str) -> bool:
+        taken = task_id not in self.elsewhere
+        self.calls.append(("hold" if taken else "refused", task_id))
+        return taken
+
+
+async def ask_for_input(ctx: RequestContext, task: TaskHandle) -> None:
+    await task.require_input("more?")
+
+
+async def task_waiting_for_input(store: ContestedStore) -> Task:
+    """A task another node runs: it asked for input, and the next message may reach any node."""
+    async with Engine(store, ask_for_input) as other_node:
+        created = await other_node.send_message(request("x"), ALICE)
+    assert isinstance(created, Task) and created.status.state is TaskState.INPUT_REQUIRED
+    store.elsewhere.add(created.id)
+    store.calls.clear()
+    return created
+
+
+def follow_up(task: Task) -> SendMessageRequest:
+    return SendMessageRequest(
+        message=Message(message_id="m2", role=Role.USER, parts=[Part(text="more")], task_id=task.id)
+    )
+
+
+async def test_a_run_that_finds_its_task_held_elsewhere_holds_it_once_let_go() -> None:
+    store = ContestedStore()
+    proceed = asyncio.Event()
+
+    async def wait_then_echo(ctx: RequestContext, task: TaskHandle) -> None:
+        await task.start_working()
+        await proceed.wait()
+        await task.complete()
+
+    created = await task_waiting_for_input(store)
+    async with Engine(store, wait_then_echo, EngineConfig(hold_retry_s=0.01)) as engine:
+        send = asyncio.ensure_future(engine.send_message(follow_up(created), ALICE))
+        await asyncio.sleep(0.05)
+        assert store.calls and set(store.calls) == {("refused", created.id)}
+        store.elsewhere.clear()  # the other node lets go
+        for _ in range(100):
+            if ("hold", created.id) in store.calls:
+                break
+            await asyncio.sleep(0.01)
+        assert store.calls[-1] == ("hold", created.id)
+        proceed.set()
+        await asyncio.wait_for(send, 2)
+        for _ in range(100):
+            if store.calls[-1] == ("release", created.id):
+                break
+            await asyncio.sleep(0.01)
+        assert store.calls[-1] == ("release", created.id)
+
+
+async def test_a_run_that_ends_while_its_task_is_held_elsewhere_stops_trying() -> None:
+    store = ContestedStore()
+    created = await task_waiting_for_input(store)
+    async with Engine(store, echo, EngineConfig(hold_retry_s=0.01)) as engine:
+        await engine.send_message(follow_up(created), ALICE)
+        await asyncio.sleep(0.1)  # ten retry periods: no hold may follow the run's end
+        # (The run's end releases the task as always; the store gives back only what it holds.)
+        assert store.calls == [("refused", created.id), ("release", created.id)]
