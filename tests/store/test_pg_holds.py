@@ -161,3 +161,101 @@ async def test_the_lock_session_asks_the_server_for_keepalives(pg_url: str) -> N
         assert holds.dead_peer_s == 15
     finally:
         await holds.close()
+
+
+async def wait_for_log(caplog: pytest.LogCaptureFixture, text: str, patience: float) -> None:
+    deadline = time.monotonic() + patience
+    while text not in caplog.text:
+        assert time.monotonic() < deadline, f"no {text!r} in the log"
+        await asyncio.sleep(0.05)
+
+
+@pytest.mark.parametrize("busy", [False, True], ids=["idle", "busy"])
+async def test_a_lock_another_session_still_holds_after_a_reconnect_is_taken_once_free(
+    pg_url: str, other: asyncpg.Connection, caplog: pytest.LogCaptureFixture, busy: bool
+) -> None:
+    """The server may keep a node's old session (and its locks) after the node has given it
+    up and connected anew: its locks are taken as soon as they come free, also while other
+    holds and releases keep the lock connection busy."""
+    holds = AdvisoryHolds(pg_url)
+    free, stuck = ids(2)
+    blocker = await asyncpg.connect(pg_url)
+
+    async def churn() -> None:
+        while True:
+            (task_id,) = ids(1)
+            await holds.hold(task_id)
+            await holds.release(task_id)
+
+    # Several at once, so that a batch is always waiting for the connection.
+    churning = asyncio.gather(*(churn() for _ in range(8))) if busy else None
+    try:
+        await asyncio.gather(holds.hold(free), holds.hold(stuck))
+        backend = await holds.backend_pid()
+        # Queued behind this node's lock, so the server grants it the moment that session
+        # ends, before the node can take it back: as a session the server still keeps would.
+        waiting = asyncio.ensure_future(
+            blocker.execute("SELECT pg_advisory_lock(hashtextextended($1, 0))", stuck)
+        )
+        await asyncio.sleep(0.1)
+        with caplog.at_level(logging.WARNING, logger="accord.store"):
+            assert await other.fetchval("SELECT pg_terminate_backend($1)", backend)
+            await asyncio.wait_for(waiting, 5)
+            await wait_for_log(caplog, "took back", patience=10)
+            assert "took back 1 of 2 task locks" in caplog.text
+            assert await held(other, [free]) == [True]
+            await blocker.execute("SELECT pg_advisory_unlock(hashtextextended($1, 0))", stuck)
+            await wait_until_held(other, [stuck], patience=5)
+            assert "took back 1 more task locks" in caplog.text
+        # This node holds it (the blocker has let go): a release frees it.
+        await holds.release(stuck)
+        assert await held(other, [free, stuck]) == [True, False]
+    finally:
+        if churning is not None:
+            churning.cancel()
+            await asyncio.gather(churning, return_exceptions=True)
+        await blocker.close()
+        await holds.close()
+
+
+async def test_a_released_task_is_not_taken_back_later(
+    pg_url: str, other: asyncpg.Connection, caplog: pytest.LogCaptureFixture
+) -> None:
+    holds = AdvisoryHolds(pg_url)
+    (stuck,) = ids(1)
+    blocker = await asyncpg.connect(pg_url)
+    try:
+        await holds.hold(stuck)
+        backend = await holds.backend_pid()
+        waiting = asyncio.ensure_future(
+            blocker.execute("SELECT pg_advisory_lock(hashtextextended($1, 0))", stuck)
+        )
+        await asyncio.sleep(0.1)
+        with caplog.at_level(logging.WARNING, logger="accord.store"):
+            assert await other.fetchval("SELECT pg_terminate_backend($1)", backend)
+            await asyncio.wait_for(waiting, 5)
+            await wait_for_log(caplog, "took back 0 of 1", patience=10)
+        await holds.release(stuck)  # the run ended here meanwhile
+        await blocker.execute("SELECT pg_advisory_unlock(hashtextextended($1, 0))", stuck)
+        await asyncio.sleep(1.5)  # past a retry period
+        assert await held(other, [stuck]) == [False]
+    finally:
+        await blocker.close()
+        await holds.close()
+
+
+async def test_a_release_asked_as_the_connection_dies_is_not_taken_back(
+    pg_url: str, other: asyncpg.Connection
+) -> None:
+    holds = AdvisoryHolds(pg_url)
+    kept, given = ids(2)
+    try:
+        await asyncio.gather(holds.hold(kept), holds.hold(given))
+        backend = await holds.backend_pid()
+        assert await other.fetchval("SELECT pg_terminate_backend($1)", backend)
+        await holds.release(given)  # most often sent on the dying connection, and lost
+        await wait_until_held(other, [kept], patience=10)  # the new session took it back
+        assert await holds.backend_pid() != backend
+        assert await held(other, [given]) == [False]
+    finally:
+        await holds.close()

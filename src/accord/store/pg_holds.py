@@ -15,7 +15,9 @@ The session asks the server for TCP keepalives, so when a node's machine dies wi
 its connection the server ends the session (and frees its locks) within about
 ``keepalive_idle_s + keepalive_interval_s * keepalive_count`` of the last exchange. If the
 connection breaks while the node lives, the node reconnects at once and takes its locks back
-(a warning says how many). A statement unanswered for ``ping_s`` counts as a broken
+(a warning says how many); a lock another session still holds then (most often the node's
+old session, which the server has not ended yet) is tried again every second while the node
+runs the task. A statement unanswered for ``ping_s`` counts as a broken
 connection, and an idle connection with locks is checked every ``ping_s``.
 """
 
@@ -45,6 +47,9 @@ _APPLY = f"SELECT k.id, {_ANSWER} FROM unnest($1::text[], $2::smallint[]) AS k(i
 _APPLY_ONE = f"SELECT {_ANSWER} FROM (SELECT $1::text AS id, $2::smallint AS op) AS k"
 _RECONNECT_S = 1.0
 _RETAKE_AGAIN_S = 0.1  # another node's probe holds a lock for an instant: try once more
+# A lock still held by another session after the reconnect (this node's old session, which
+# the server ends only when its keepalives give up) is tried again this often.
+_RETAKE_EVERY_S = 1.0
 
 
 @dataclass(eq=False)
@@ -81,6 +86,8 @@ class AdvisoryHolds:
         self.ping_s = ping_s
         self._conn: asyncpg.Connection | None = None
         self._held: set[str] = set()  # what this node holds (and takes back on reconnect)
+        self._retaking: set[str] = set()  # what it runs but another session held on reconnect
+        self._retake_at = 0.0  # loop time of the next try for those
         self._next: _Batch | None = None
         self._wake = asyncio.Event()
         self._worker: asyncio.Task[None] | None = None
@@ -125,6 +132,7 @@ class AdvisoryHolds:
             batch.done.set_exception(ConnectionError("the task holds were closed"))
         conn, self._conn = self._conn, None
         self._held.clear()
+        self._retaking.clear()
         self._wake = asyncio.Event()  # the store may be opened again, in another loop
         if conn is not None and not conn.is_closed():
             await conn.close()
@@ -154,7 +162,7 @@ class AdvisoryHolds:
 
     async def _step(self) -> None:
         if self._conn is None or self._conn.is_closed():
-            if self._next is None and not self._held:
+            if self._next is None and not self._held and not self._retaking:
                 self._wake.clear()
                 await self._wake.wait()  # nothing to hold: no connection needed yet
                 return
@@ -168,16 +176,21 @@ class AdvisoryHolds:
                 log.warning("task holds: cannot connect (%r); retrying", exc)
                 await asyncio.sleep(_RECONNECT_S)
                 return
+        loop = asyncio.get_running_loop()
+        if self._retaking and loop.time() >= self._retake_at:  # due, however busy the queue
+            await self._retake()
+            return
         if self._next is None:
             self._wake.clear()
-            loop = asyncio.get_running_loop()
             # A timer, not wait_for: this runs whenever the queue empties, and a task per
             # wait would cost more than the statement it waits for.
-            timer = loop.call_later(self.ping_s, self._wake.set)
+            wait_s = self._retake_at - loop.time() if self._retaking else self.ping_s
+            timer = loop.call_later(wait_s, self._wake.set)
             started = loop.time()
             await self._wake.wait()
             timer.cancel()
             idle = loop.time() - started >= self.ping_s
+            # (While locks are retaken, their statement every second checks the connection.)
             if idle and self._next is None and self._held and self._conn is not None:
                 await self._conn.fetchval("SELECT 1", timeout=self.ping_s)
             return
@@ -187,8 +200,13 @@ class AdvisoryHolds:
         except BaseException as exc:
             # Session-level locks ignore rollback: after a failed statement nobody knows
             # which of its locks are held, so the session goes and a new one takes back
-            # what this node holds.
+            # what this node holds. Not what it was giving up: those locks go with the
+            # session, and taking them back would keep them until the node ends.
             self._drop_connection()
+            for task_id, want in batch.wanted.items():
+                if not want:
+                    self._held.discard(task_id)
+                    self._retaking.discard(task_id)
             if isinstance(exc, asyncio.CancelledError):
                 batch.done.set_exception(ConnectionError("the task holds were closed"))
                 raise
@@ -221,6 +239,7 @@ class AdvisoryHolds:
                 for row in await self._conn.fetch(_APPLY, ids, ops, timeout=self.ping_s)
             }
         for task_id, want in batch.wanted.items():
+            self._retaking.discard(task_id)  # asked again: the answer below stands
             if want:
                 taken = answers.get(task_id, True)  # absent: held already
                 batch.taken[task_id] = taken
@@ -238,21 +257,39 @@ class AdvisoryHolds:
         conn = await asyncpg.connect(self.dsn, server_settings=self._settings)
         conn.add_termination_listener(lambda _conn: self._wake.set())
         self._conn = conn
-        if not self._held:
+        if not self._held and not self._retaking:
             return
         # A new session holds nothing: take back what this node still runs.
-        wanted = sorted(self._held)
+        wanted = sorted(self._held | self._retaking)
         missing = await self._take(wanted)
         if missing:
             await asyncio.sleep(_RETAKE_AGAIN_S)
             missing = await self._take(missing)
+        self._held.update(wanted)
         self._held.difference_update(missing)
+        self._retaking = set(missing)
+        self._retake_at = asyncio.get_running_loop().time() + _RETAKE_EVERY_S
         log.warning(
             "task holds: the lock connection was lost; took back %d of %d task locks%s",
             len(wanted) - len(missing),
             len(wanted),
-            f" (held by another node now: {', '.join(missing[:10])})" if missing else "",
+            f" (held by another session now: {', '.join(missing[:10])}; trying again every"
+            f" {_RETAKE_EVERY_S:g} s while they run here)"
+            if missing
+            else "",
         )
+
+    async def _retake(self) -> None:
+        """Try again for the locks another session held when this one took its locks back:
+        most often this node's old session, which the server has not ended yet."""
+        self._retake_at = asyncio.get_running_loop().time() + _RETAKE_EVERY_S
+        wanted = sorted(self._retaking)
+        missing = set(await self._take(wanted))
+        taken = [task_id for task_id in wanted if task_id not in missing]
+        self._held.update(taken)
+        self._retaking = missing
+        if taken:
+            log.warning("task holds: took back %d more task locks", len(taken))
 
     async def _take(self, task_ids: list[str]) -> list[str]:
         """Take the locks; the task ids whose lock another session holds."""
