@@ -206,7 +206,7 @@ async def test_a_lock_another_session_still_holds_after_a_reconnect_is_taken_onc
             assert await held(other, [free]) == [True]
             await blocker.execute("SELECT pg_advisory_unlock(hashtextextended($1, 0))", stuck)
             await wait_until_held(other, [stuck], patience=5)
-            assert "took back 1 more task locks" in caplog.text
+            assert "took 1 task locks another session had held" in caplog.text
         # This node holds it (the blocker has let go): a release frees it.
         await holds.release(stuck)
         assert await held(other, [free, stuck]) == [True, False]
@@ -259,3 +259,29 @@ async def test_a_release_asked_as_the_connection_dies_is_not_taken_back(
         assert await held(other, [given]) == [False]
     finally:
         await holds.close()
+
+
+async def test_a_hold_another_node_has_is_taken_once_it_lets_go_unless_released(
+    pg_url: str,
+) -> None:
+    """A task that runs on two nodes at once (a message reached the second while the first
+    still ran it): the second's refused hold becomes its hold once the first lets go."""
+    node_a, node_b = AdvisoryHolds(pg_url), AdvisoryHolds(pg_url)
+    wanted, given_up = ids(2)
+    try:
+        assert await node_a.hold(wanted) and await node_a.hold(given_up)
+        assert not await node_b.hold(wanted)
+        assert not await node_b.hold(given_up)
+        await node_b.release(given_up)  # node B's run of it ended first
+        await node_a.release(wanted)
+        await node_a.release(given_up)
+        deadline = time.monotonic() + 5
+        while not await node_a.held_elsewhere(wanted):
+            assert time.monotonic() < deadline, "node B did not take the hold"
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(1.5)  # past a retry period of node B's
+        assert not await node_a.held_elsewhere(given_up)
+        assert await node_a.hold(given_up)
+    finally:
+        await node_a.close()
+        await node_b.close()

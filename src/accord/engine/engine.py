@@ -104,10 +104,6 @@ class EngineConfig:
     # once, at start, fails every task left running). Saves the lock round trips; safe only
     # for a single node, since another node would then fail this one's tasks and vice versa.
     task_holds: bool = True
-    # A run that found its task held by another node (the task runs there too) tries again
-    # this often until it holds the task or ends, so that once the other node lets go no
-    # recovery sweep takes this run for a dead node's.
-    hold_retry_s: float = 1.0
 
 
 def _as_executor(agent: Executor | ExecutorFunction) -> tuple[ExecutorFunction, Any]:
@@ -496,31 +492,11 @@ class Engine:
             metadata=metadata,
         )
         # Tell other nodes this one runs the task before anything of the run is written, so
-        # their recovery never mistakes it for a dead node's.
-        if (
-            self._holds is not None
-            and record.id not in self._live
-            and not await self._holds.hold_task(record.id)
-        ):
-            self._spawn(self._hold_when_free(self._holds, record.id))
+        # their recovery never mistakes it for a dead node's. (False: another node runs it
+        # too; the store takes the hold once that node lets go.)
+        if self._holds is not None and record.id not in self._live:
+            await self._holds.hold_task(record.id)
         return live, self._start_run(live, ctx, record)
-
-    async def _hold_when_free(self, holds: TaskHolds, task_id: str) -> None:
-        """Another node held the task when a run of it started here: take the hold once that
-        node lets go, for as long as the task runs here."""
-        while task_id in self._live:
-            await asyncio.sleep(self.config.hold_retry_s)
-            if task_id not in self._live:
-                return
-            try:
-                taken = await holds.hold_task(task_id)
-            except Exception as exc:  # the lock connection is down; it reconnects by itself
-                log.warning("could not hold task %s: %r; trying again", task_id, exc)
-                continue
-            if taken:
-                if task_id not in self._live:  # the run ended while the hold was taken
-                    await holds.release_task(task_id)
-                return
 
     async def send_message(
         self, request: SendMessageRequest, caller: Caller, extensions: list[str] | None = None

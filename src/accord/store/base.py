@@ -271,7 +271,9 @@ class TaskHolds(Protocol):
     """Optional: stores shared by several nodes say which node runs a task.
 
     ``hold_task`` marks the task as run by this process until ``release_task`` or the
-    process's death; ``task_held_elsewhere`` is true while another live process holds it.
+    process's death; False if another process holds it already (it runs the task too), and
+    then the store takes the hold as soon as that process lets go, unless released first.
+    ``task_held_elsewhere`` is true while another live process holds it.
     Recovery fails only tasks nobody holds. Single-process stores (memory, SQLite) do not
     implement this: every task left running there belongs to a dead process."""
 

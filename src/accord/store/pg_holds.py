@@ -47,8 +47,9 @@ _APPLY = f"SELECT k.id, {_ANSWER} FROM unnest($1::text[], $2::smallint[]) AS k(i
 _APPLY_ONE = f"SELECT {_ANSWER} FROM (SELECT $1::text AS id, $2::smallint AS op) AS k"
 _RECONNECT_S = 1.0
 _RETAKE_AGAIN_S = 0.1  # another node's probe holds a lock for an instant: try once more
-# A lock still held by another session after the reconnect (this node's old session, which
-# the server ends only when its keepalives give up) is tried again this often.
+# A lock another session holds when this node wants it (another node runs the task too, or
+# after a reconnect this node's old session, which the server ends only when its keepalives
+# give up) is tried again this often until taken or released.
 _RETAKE_EVERY_S = 1.0
 
 
@@ -86,7 +87,7 @@ class AdvisoryHolds:
         self.ping_s = ping_s
         self._conn: asyncpg.Connection | None = None
         self._held: set[str] = set()  # what this node holds (and takes back on reconnect)
-        self._retaking: set[str] = set()  # what it runs but another session held on reconnect
+        self._retaking: set[str] = set()  # what it runs but another session held when asked
         self._retake_at = 0.0  # loop time of the next try for those
         self._next: _Batch | None = None
         self._wake = asyncio.Event()
@@ -95,7 +96,8 @@ class AdvisoryHolds:
     # --- what the store calls -------------------------------------------------------------
 
     async def hold(self, task_id: str) -> bool:
-        """Mark the task as run by this node; False if another node holds it already."""
+        """Mark the task as run by this node; False if another node holds it already (then
+        it is taken once that node lets go, unless released before)."""
         batch = self._batch()
         batch.wanted[task_id] = True
         await asyncio.shield(batch.done)
@@ -239,14 +241,17 @@ class AdvisoryHolds:
                 for row in await self._conn.fetch(_APPLY, ids, ops, timeout=self.ping_s)
             }
         for task_id, want in batch.wanted.items():
-            self._retaking.discard(task_id)  # asked again: the answer below stands
             if want:
                 taken = answers.get(task_id, True)  # absent: held already
                 batch.taken[task_id] = taken
                 if taken:
                     self._held.add(task_id)
+                    self._retaking.discard(task_id)
+                else:
+                    self._retry(task_id)
             else:
                 self._held.discard(task_id)
+                self._retaking.discard(task_id)
         for task_id in batch.probes:
             if task_id in batch.wanted:
                 batch.elsewhere[task_id] = batch.wanted[task_id] and not batch.taken[task_id]
@@ -267,8 +272,9 @@ class AdvisoryHolds:
             missing = await self._take(missing)
         self._held.update(wanted)
         self._held.difference_update(missing)
-        self._retaking = set(missing)
-        self._retake_at = asyncio.get_running_loop().time() + _RETAKE_EVERY_S
+        self._retaking.clear()
+        for task_id in missing:
+            self._retry(task_id)
         log.warning(
             "task holds: the lock connection was lost; took back %d of %d task locks%s",
             len(wanted) - len(missing),
@@ -279,9 +285,14 @@ class AdvisoryHolds:
             else "",
         )
 
+    def _retry(self, task_id: str) -> None:
+        """Try for the task's lock again shortly (another session holds it now)."""
+        if not self._retaking:
+            self._retake_at = asyncio.get_running_loop().time() + _RETAKE_EVERY_S
+        self._retaking.add(task_id)
+
     async def _retake(self) -> None:
-        """Try again for the locks another session held when this one took its locks back:
-        most often this node's old session, which the server has not ended yet."""
+        """Try again for the locks another session held when this node wanted them."""
         self._retake_at = asyncio.get_running_loop().time() + _RETAKE_EVERY_S
         wanted = sorted(self._retaking)
         missing = set(await self._take(wanted))
@@ -289,7 +300,7 @@ class AdvisoryHolds:
         self._held.update(taken)
         self._retaking = missing
         if taken:
-            log.warning("task holds: took back %d more task locks", len(taken))
+            log.warning("task holds: took %d task locks another session had held", len(taken))
 
     async def _take(self, task_ids: list[str]) -> list[str]:
         """Take the locks; the task ids whose lock another session holds."""
