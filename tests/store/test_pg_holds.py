@@ -163,6 +163,21 @@ async def test_the_lock_session_asks_the_server_for_keepalives(pg_url: str) -> N
         await holds.close()
 
 
+async def end_session_leaving_lock_to(
+    holds: AdvisoryHolds, other: asyncpg.Connection, blocker: asyncpg.Connection, task_id: str
+) -> None:
+    """End the node's lock session with ``blocker`` queued behind its lock of ``task_id``:
+    the server grants it the lock the moment the session ends, before the node can take it
+    back, as a session the server still kept would go on holding it."""
+    backend = await holds.backend_pid()
+    waiting = asyncio.ensure_future(
+        blocker.execute("SELECT pg_advisory_lock(hashtextextended($1, 0))", task_id)
+    )
+    await asyncio.sleep(0.1)
+    assert await other.fetchval("SELECT pg_terminate_backend($1)", backend)
+    await asyncio.wait_for(waiting, 5)
+
+
 async def wait_for_log(caplog: pytest.LogCaptureFixture, text: str, patience: float) -> None:
     deadline = time.monotonic() + patience
     while text not in caplog.text:
@@ -191,16 +206,8 @@ async def test_a_lock_another_session_still_holds_after_a_reconnect_is_taken_onc
     churning = asyncio.gather(*(churn() for _ in range(8))) if busy else None
     try:
         await asyncio.gather(holds.hold(free), holds.hold(stuck))
-        backend = await holds.backend_pid()
-        # Queued behind this node's lock, so the server grants it the moment that session
-        # ends, before the node can take it back: as a session the server still keeps would.
-        waiting = asyncio.ensure_future(
-            blocker.execute("SELECT pg_advisory_lock(hashtextextended($1, 0))", stuck)
-        )
-        await asyncio.sleep(0.1)
         with caplog.at_level(logging.WARNING, logger="accord.store"):
-            assert await other.fetchval("SELECT pg_terminate_backend($1)", backend)
-            await asyncio.wait_for(waiting, 5)
+            await end_session_leaving_lock_to(holds, other, blocker, stuck)
             await wait_for_log(caplog, "took back", patience=10)
             assert "took back 1 of 2 task locks" in caplog.text
             assert await held(other, [free]) == [True]
@@ -226,14 +233,8 @@ async def test_a_released_task_is_not_taken_back_later(
     blocker = await asyncpg.connect(pg_url)
     try:
         await holds.hold(stuck)
-        backend = await holds.backend_pid()
-        waiting = asyncio.ensure_future(
-            blocker.execute("SELECT pg_advisory_lock(hashtextextended($1, 0))", stuck)
-        )
-        await asyncio.sleep(0.1)
         with caplog.at_level(logging.WARNING, logger="accord.store"):
-            assert await other.fetchval("SELECT pg_terminate_backend($1)", backend)
-            await asyncio.wait_for(waiting, 5)
+            await end_session_leaving_lock_to(holds, other, blocker, stuck)
             await wait_for_log(caplog, "took back 0 of 1", patience=10)
         await holds.release(stuck)  # the run ended here meanwhile
         await blocker.execute("SELECT pg_advisory_unlock(hashtextextended($1, 0))", stuck)
