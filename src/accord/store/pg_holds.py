@@ -270,11 +270,7 @@ class AdvisoryHolds:
         if missing:
             await asyncio.sleep(_RETAKE_AGAIN_S)
             missing = await self._take(missing)
-        self._held.update(wanted)
-        self._held.difference_update(missing)
-        self._retaking.clear()
-        for task_id in missing:
-            self._retry(task_id)
+        self._settle_taken(wanted, missing)
         log.warning(
             "task holds: the lock connection was lost; took back %d of %d task locks%s",
             len(wanted) - len(missing),
@@ -291,16 +287,28 @@ class AdvisoryHolds:
             self._retake_at = asyncio.get_running_loop().time() + _RETAKE_EVERY_S
         self._retaking.add(task_id)
 
+    def _settle_taken(self, wanted: list[str], missing: list[str]) -> None:
+        """After trying for the locks of ``wanted``: held, or ``missing`` and tried again."""
+        refused = set(missing)
+        for task_id in wanted:
+            if task_id in refused:
+                self._held.discard(task_id)
+                self._retry(task_id)
+            else:
+                self._held.add(task_id)
+                self._retaking.discard(task_id)
+
     async def _retake(self) -> None:
         """Try again for the locks another session held when this node wanted them."""
         self._retake_at = asyncio.get_running_loop().time() + _RETAKE_EVERY_S
         wanted = sorted(self._retaking)
-        missing = set(await self._take(wanted))
-        taken = [task_id for task_id in wanted if task_id not in missing]
-        self._held.update(taken)
-        self._retaking = missing
-        if taken:
-            log.warning("task holds: took %d task locks another session had held", len(taken))
+        missing = await self._take(wanted)
+        self._settle_taken(wanted, missing)
+        if len(missing) < len(wanted):
+            log.warning(
+                "task holds: took %d task locks another session had held",
+                len(wanted) - len(missing),
+            )
 
     async def _take(self, task_ids: list[str]) -> list[str]:
         """Take the locks; the task ids whose lock another session holds."""
