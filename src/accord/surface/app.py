@@ -21,6 +21,7 @@ from accord.core.caller import AGENT_ACTOR, CLIENT_ACTOR, DISCOVERY_ACTOR, Calle
 from accord.engine.remote import Claims
 from accord.server.auth import Authenticator
 from accord.server.binding import Binding
+from accord.server.failures import log_unexpected
 from accord.server.http import JSON, Request, Send, respond
 from accord.server.operations import Call, Service, negotiate
 from accord.surface import contract, views
@@ -92,6 +93,9 @@ class SurfaceApp:
                 await self._operation(request, send, caller)
         except A2AError as error:  # e.g. a body past the size limit
             await self._answer(send, 422, {"refused": error.message})
+        except Exception:
+            log_unexpected(log, "%s %s failed", method, path)
+            await self._answer(send, 500, {"refused": "internal error"})
 
     def _authenticate(self, request: Request) -> Caller | None:
         if not self.auth.configured:
