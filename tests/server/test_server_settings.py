@@ -83,3 +83,25 @@ def test_credentials_come_from_the_file_only(
 def test_an_unknown_key_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="unknown setting 'prot'"):
         load(write(tmp_path, "prot = 1\n"))
+
+
+def test_slow_client_and_connection_limits_are_settings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    defaults = load()
+    assert (defaults.body_timeout_s, defaults.body_min_rate, defaults.max_connections) == (
+        20.0,
+        500,
+        1024,
+    )
+    config = write(tmp_path, "body-timeout-s = 5\nbody_min_rate = 0\n")
+    monkeypatch.setenv("ACCORD_MAX_CONNECTIONS", "64")
+    settings = load(config)
+    assert (settings.body_timeout_s, settings.body_min_rate, settings.max_connections) == (
+        5,
+        0,
+        64,
+    )
+    monkeypatch.setenv("ACCORD_MAX_CONNECTIONS", "-1")
+    with pytest.raises(ValueError, match="max_connections"):
+        load()

@@ -17,7 +17,7 @@ import sys
 from collections.abc import Callable, MutableMapping
 from typing import Any
 
-from accord.server.h1 import ASGIApp, Connection, Limits
+from accord.server.h1 import ASGIApp, Connection, Connections, Limits
 
 log = logging.getLogger("accord.server")
 
@@ -99,7 +99,7 @@ async def serve(
     limits = limits or Limits()
     lifespan = Lifespan(app)
     await lifespan.startup()
-    connections: set[Connection] = set()
+    connections = Connections()
     try:
         server = await loop.create_server(
             lambda: Connection(app, limits, connections), host, port, backlog=2048

@@ -73,6 +73,12 @@ class Settings:
     http: str = "accord"
     keep_alive_s: float = 5.0  # an idle keep-alive connection closes after this
     shutdown_grace_s: float = 5.0  # on SIGTERM, responses in progress get this long
+    # --- slow and numerous clients (docs/server.md, "The HTTP server") ---
+    # A request body may pause at most body_timeout_s, and must then average body_min_rate
+    # bytes/s (else 408; 0 turns either off; accord's server only, uvicorn has none).
+    body_timeout_s: float = 20.0
+    body_min_rate: int = 500
+    max_connections: int = 1024  # open at once; past it, 503 (0: no cap)
 
     @property
     def advertised_url(self) -> str:
@@ -140,4 +146,7 @@ def load(config_path: str | None = None, overrides: dict[str, Any] | None = None
     loaded = dataclasses.replace(settings, **values)
     if loaded.http not in HTTP_SERVERS:
         raise ValueError(f"http: expected one of {', '.join(HTTP_SERVERS)}, got {loaded.http!r}")
+    for name in ("body_timeout_s", "body_min_rate", "max_connections"):
+        if getattr(loaded, name) < 0:
+            raise ValueError(f"{name}: must be 0 (off) or more, got {getattr(loaded, name)}")
     return loaded
