@@ -72,6 +72,7 @@ RECOVERED_MESSAGE = (
     "send the request again."
 )
 MAX_CONFLICT_RETRIES = 8
+PAGE_TOKEN_SECRET = "page-token"  # the store's shared secret that signs ListTasks page tokens
 
 
 def _now_ms() -> int:
@@ -161,6 +162,7 @@ class Engine:
         self._commits = Commits(self, self._live)
         self._streams = Streams(store, self.bus, self._live)
         self._push_configs = PushConfigs(self)
+        self._token_key: bytes | None = None  # signs ListTasks page tokens
 
     # --- life ------------------------------------------------------------------------------
 
@@ -582,17 +584,24 @@ class Engine:
         return snapshot
 
     async def list_tasks(self, request: ListTasksRequest, caller: Caller) -> ListTasksResponse:
-        query = views.list_query(request, caller.tenant)
+        key = await self._page_token_key()
+        query = views.list_query(request, caller.tenant, key)
         page = await self.store.list_tasks(query)
         return ListTasksResponse(
             tasks=[
                 views.present(r.task, query.history_length, query.include_artifacts)
                 for r in page.records
             ],
-            next_page_token=page.next_cursor.token() if page.next_cursor else "",
+            next_page_token=page.next_cursor.token(key) if page.next_cursor else "",
             page_size=query.page_size,
             total_size=page.total_size,
         )
+
+    async def _page_token_key(self) -> bytes:
+        # Read once: the store keeps it for good (every node of a cluster reads the same).
+        if self._token_key is None:
+            self._token_key = await self.store.shared_secret(PAGE_TOKEN_SECRET)
+        return self._token_key
 
     async def cancel_task(self, task_id: str, caller: Caller) -> Task:
         outcome = await self._decide(
