@@ -4,7 +4,9 @@ Why not uvicorn: on this code's hot paths (GetTask, a blocking SendMessage) the 
 was about 40% of the event loop's CPU. This front does only what accord's bindings need:
 keep-alive and pipelined requests in order, request bodies with flow control, fixed-length
 and chunked responses with write back-pressure, ``http.disconnect`` when the peer goes, an
-idle timeout, and bounded request heads. Parsing is httptools (llhttp); what is left here is
+idle timeout (which also bounds a request head's arrival), bounded request heads, a request
+body that must keep arriving (``Limits.body_timeout_s`` and ``body_min_rate``), and a cap on
+open connections. Parsing is httptools (llhttp); what is left here is
 the ASGI glue, kept to a few allocations per request.
 
 Not supported, by design: WebSocket and h2c upgrades (the request is answered, then the
