@@ -73,7 +73,7 @@ async def serve_app(app: A2AApplication, **client_options: Any) -> AsyncIterator
         headers = {"A2A-Version": "1.0", **client_options.pop("headers", {})}
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(
-            transport=transport, base_url="http://testserver", headers=headers, **client_options
+            transport=transport, base_url="http://localhost", headers=headers, **client_options
         ) as client:
             yield client
     finally:
