@@ -5,7 +5,6 @@ blind cross-site POST cannot drive it), and CORS is off until ``cors_origins`` i
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import dataclasses
 import uuid
@@ -16,10 +15,10 @@ from typing import Any
 import httpx
 import pytest
 from click.testing import CliRunner
+from server_helpers import listening
 
 from accord.cli.main import main
 from accord.server.build import build_app
-from accord.server.runner import serve
 from accord.server.settings import Settings, load
 
 KEY = "client-key-0123456789abcdef"
@@ -33,25 +32,13 @@ EVIL = "https://evil.example"
 async def running(**overrides: Any) -> AsyncIterator[httpx.AsyncClient]:
     """``accord serve`` in process (the echo agent, memory store) and a client of it."""
     settings = dataclasses.replace(Settings(store="memory://"), **overrides)
-    app = build_app(settings)
-    stop = asyncio.Event()
-    bound: asyncio.Future[int] = asyncio.get_running_loop().create_future()
-    server = asyncio.ensure_future(
-        serve(app, "127.0.0.1", 0, stop=stop, on_listening=bound.set_result)
-    )
-    done, _ = await asyncio.wait({server, bound}, return_when=asyncio.FIRST_COMPLETED)
-    if server in done:
-        server.result()
-    try:
-        async with httpx.AsyncClient(
-            base_url=f"http://127.0.0.1:{bound.result()}",
-            headers={"A2A-Version": "1.0"},
-            timeout=10,
-        ) as http:
-            yield http
-    finally:
-        stop.set()
-        await asyncio.wait_for(server, 10)
+    async with (
+        listening(build_app(settings)) as port,
+        httpx.AsyncClient(
+            base_url=f"http://127.0.0.1:{port}", headers={"A2A-Version": "1.0"}, timeout=10
+        ) as http,
+    ):
+        yield http
 
 
 def message() -> dict[str, Any]:

@@ -7,17 +7,16 @@ answer comes while the client has sent only the head)."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import json
-from collections.abc import AsyncIterator, MutableMapping
+from collections.abc import MutableMapping
 from typing import Any
 
 import pytest
+from server_helpers import listening
 
 from accord.server.app import A2AApplication
 from accord.server.build import build_app
-from accord.server.runner import serve
 from accord.server.settings import Settings
 
 KEY = "client-key-0123456789abcdef"
@@ -112,28 +111,11 @@ async def test_an_authenticated_request_is_read_and_served(path: str, kind: str)
     assert answer.body_read  # the same request with credentials reaches its body
 
 
-@contextlib.asynccontextmanager
-async def running(target: A2AApplication) -> AsyncIterator[int]:
-    stop = asyncio.Event()
-    bound: asyncio.Future[int] = asyncio.get_running_loop().create_future()
-    server = asyncio.ensure_future(
-        serve(target, "127.0.0.1", 0, stop=stop, on_listening=bound.set_result)
-    )
-    done, _ = await asyncio.wait({server, bound}, return_when=asyncio.FIRST_COMPLETED)
-    if server in done:
-        server.result()
-    try:
-        yield bound.result()
-    finally:
-        stop.set()
-        await asyncio.wait_for(server, 10)
-
-
 @pytest.mark.parametrize(("path", "kind"), TARGETS)
 async def test_over_a_socket_the_refusal_comes_before_the_body_is_sent(
     path: str, kind: str
 ) -> None:
-    async with running(app()) as port:
+    async with listening(app()) as port:
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
         try:
             writer.write(
