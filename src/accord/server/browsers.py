@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 # The request headers a page may send: the ones accord reads. ``cors_headers`` adds more.
@@ -88,6 +88,10 @@ class BrowserPolicy:
     cors_origins: frozenset[str] = frozenset()  # exact origins, or "*"
     cors_headers: tuple[str, ...] = CORS_HEADERS
     cors_max_age_s: int = 600
+    # Host values already admitted: a client sends the same one every time, and parsing it
+    # (ipaddress) costs more than the rest of the checks. Bounded: any number of loopback
+    # addresses and ports could be named.
+    _admitted: set[str] = field(default_factory=set, init=False, compare=False, repr=False)
 
     @classmethod
     def configure(
@@ -144,10 +148,12 @@ class BrowserPolicy:
         return None
 
     def _host_refusal(self, host: str | None) -> str | None:
-        if not self.check_host or host is None:  # no Host: not a browser
+        if not self.check_host or host is None or host in self._admitted:  # no Host: no browser
             return None
         name = host_name(host)
         if is_loopback(name) or name in self.allowed_hosts:
+            if len(self._admitted) < 64:
+                self._admitted.add(host)
             return None
         return (
             f"Host {host!r} is not a loopback name or address, and a server without "
