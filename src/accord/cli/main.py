@@ -57,6 +57,15 @@ def serve(config_path: str | None, **flags: Any) -> None:
     except (ValueError, OSError, ImportError, AttributeError) as exc:
         click.echo(f"accord: {exc}", err=True)
         sys.exit(2)
+    # One accord serve per SQLite file, held before the engine's recovery could fail the
+    # running tasks of a server already on it.
+    from accord.store import StoreError, hold_store_file
+
+    try:
+        hold_store_file(settings.store)
+    except StoreError as exc:
+        click.echo(f"accord: {exc}", err=True)
+        sys.exit(3)
     logging.basicConfig(
         level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
