@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncIterator
 
@@ -18,7 +19,7 @@ from accord.client import (
     UnauthenticatedError,
     UnsupportedOperationError,
 )
-from accord.wire.model import Task, TaskState
+from accord.wire.model import StreamResponse, Task, TaskState
 
 
 @pytest.fixture(params=["JSONRPC", "HTTP+JSON", "GRPC"])
@@ -130,3 +131,50 @@ async def test_stream_cut_by_the_network_resumes_with_last_event_id(
     assert any(b"last-event-id" in chunk.lower() for chunk in accord_server.proxy.requests), [
         r[:300] for r in accord_server.proxy.requests[-4:]
     ]
+
+
+async def test_the_stream_of_a_continuation_follows_its_turn(client: Client) -> None:
+    parked = await client.send("ask")
+    assert isinstance(parked, Task) and parked.status.state is TaskState.INPUT_REQUIRED
+    again = [describe(e) async for e in client.stream("ask", task_id=parked.id)]
+    assert again == [
+        "task:TASK_STATE_INPUT_REQUIRED",
+        "status:TASK_STATE_WORKING",
+        "status:TASK_STATE_INPUT_REQUIRED",
+    ]
+    done = [describe(e) async for e in client.stream("more", task_id=parked.id)]
+    assert done[:2] == ["task:TASK_STATE_INPUT_REQUIRED", "status:TASK_STATE_WORKING"]
+    assert done[2].startswith("chunk:") and done[2].endswith(":echo: more")
+    assert done[3:] == ["status:TASK_STATE_COMPLETED"]
+
+
+@pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON"])
+async def test_a_cut_continuation_stream_resumes_to_its_turn_end(
+    binding: str, accord_server: AccordServer
+) -> None:
+    """Cut after the task and WORKING, the stream resumes (Last-Event-ID, over
+    SubscribeToTask, which would follow the task to its terminal state) and ends where the
+    turn does: at the agent's new question."""
+    async with Client.connect(
+        accord_server.url,
+        binding=binding,
+        credentials=BearerToken(TOKEN),
+        resume=ResumePolicy(initial_delay=0.05),
+    ) as client:
+        parked = await client.send("ask")
+        assert isinstance(parked, Task)
+        cuts = accord_server.proxy.cuts
+        accord_server.proxy.arm(cut_after=2)
+        stream = client.stream("ask", task_id=parked.id)
+        # (a guard against a stream that never ends, not a measure of speed)
+        events = await asyncio.wait_for(_describe_all(stream), 60)
+    assert accord_server.proxy.cuts == cuts + 1
+    assert events == [
+        "task:TASK_STATE_INPUT_REQUIRED",
+        "status:TASK_STATE_WORKING",
+        "status:TASK_STATE_INPUT_REQUIRED",
+    ]
+
+
+async def _describe_all(stream: AsyncIterator[StreamResponse]) -> list[str]:
+    return [describe(e) async for e in stream]
