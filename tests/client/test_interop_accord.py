@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 from accord_server import TOKEN, AccordServer
@@ -26,14 +27,19 @@ from accord.wire.model import StreamResponse, Task, TaskState
 async def client(
     request: pytest.FixtureRequest, accord_server: AccordServer
 ) -> AsyncIterator[Client]:
-    url = accord_server.url
-    async with Client.connect(
-        url,
-        binding=request.param,
+    async with connect(accord_server, request.param) as c:
+        yield c
+
+
+def connect(server: AccordServer, binding: str) -> Any:
+    """``Client.connect`` to the test server on ``binding``, resuming broken streams at once
+    (``async with`` it)."""
+    return Client.connect(
+        server.url,
+        binding=binding,
         credentials=BearerToken(TOKEN),
         resume=ResumePolicy(initial_delay=0.05),
-    ) as c:
-        yield c
+    )
 
 
 def text_of(task: Task) -> str:
@@ -114,12 +120,7 @@ async def test_stream_cut_by_the_network_resumes_with_last_event_id(
         kind, *_, content = description.split(":")
         return f"{kind}:{content}"
 
-    async with Client.connect(
-        accord_server.url,
-        binding=binding,
-        credentials=BearerToken(TOKEN),
-        resume=ResumePolicy(initial_delay=0.05),
-    ) as client:
+    async with connect(accord_server, binding) as client:
         baseline = [shape(describe(e)) async for e in client.stream("chunks:4")]
         assert baseline[-1] == "status:TASK_STATE_COMPLETED"
         assert len(baseline) == 7  # task, working, 4 chunks, completed
@@ -155,12 +156,7 @@ async def test_a_cut_continuation_stream_resumes_to_its_turn_end(
     """Cut after the task and WORKING, the stream resumes (Last-Event-ID, over
     SubscribeToTask, which would follow the task to its terminal state) and ends where the
     turn does: at the agent's new question."""
-    async with Client.connect(
-        accord_server.url,
-        binding=binding,
-        credentials=BearerToken(TOKEN),
-        resume=ResumePolicy(initial_delay=0.05),
-    ) as client:
+    async with connect(accord_server, binding) as client:
         parked = await client.send("ask")
         assert isinstance(parked, Task)
         cuts = accord_server.proxy.cuts
