@@ -64,7 +64,7 @@ def test_a_second_server_is_refused_and_the_first_keeps_its_running_task(
             f"(pid {first.process.pid}); use another --store, or PostgreSQL for several nodes\n"
         )
         assert state_of(first, task_id) == "TASK_STATE_WORKING"
-        canceled = httpx.post(f"{first.url}/tasks/{task_id}:cancel", headers=HEADERS)
+        canceled = httpx.post(f"{first.url}/tasks/{task_id}:cancel", headers=HEADERS, json={})
         assert canceled.json()["status"]["state"] == "TASK_STATE_CANCELED"
 
 
