@@ -10,10 +10,29 @@ from typing import Any
 import click
 
 from accord import __version__
-from accord.cli.admin_commands import admin
+from accord.cli.lazy import LazyCommand, LazyGroup
+
+# Imported when one of them runs, so that `accord --help` and `--version` stay instant.
+_CLIENT = "accord.cli.client_commands"
+LAZY_COMMANDS = {
+    "admin": LazyCommand(
+        "accord.cli.admin_commands:admin",
+        "Operator commands on the server's store (read directly, not over the network).",
+    ),
+    "card": LazyCommand(
+        f"{_CLIENT}:card",
+        "Show an agent's card: interfaces, capabilities, security schemes, skills.",
+    ),
+    "send": LazyCommand(
+        f"{_CLIENT}:send", "Send a message and print the answer, once the turn ends."
+    ),
+    "stream": LazyCommand(f"{_CLIENT}:stream", "Send a message and show the task's progress live."),
+    "tasks": LazyCommand(f"{_CLIENT}:tasks", "List, inspect, cancel and follow tasks."),
+    "push": LazyCommand(f"{_CLIENT}:push", "Manage a task's push-notification webhooks."),
+}
 
 
-@click.group()
+@click.group(cls=LazyGroup, lazy=LAZY_COMMANDS)
 @click.version_option(__version__, prog_name="accord")
 def main() -> None:
     """accord: a fast, durable A2A 1.0 platform."""
@@ -122,19 +141,3 @@ def serve(config_path: str | None, **flags: Any) -> None:
         limits=Limits(keep_alive_s=settings.keep_alive_s),
         grace_s=settings.shutdown_grace_s,
     )
-
-
-main.add_command(admin)
-
-
-def _register_optional_commands() -> None:
-    import importlib
-
-    try:
-        client_commands = importlib.import_module("accord.cli.client_commands")
-    except ImportError:
-        return
-    client_commands.register(main)
-
-
-_register_optional_commands()
