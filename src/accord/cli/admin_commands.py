@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import Any, NoReturn, get_args
 
 import click
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from accord.cli.output import console, id_column, print_table
 from accord.push.ssrf import loggable_origin
 from accord.store import StoreError, TaskStore, open_store
 from accord.store.base import DeliveryState, PushDelivery
@@ -109,12 +109,19 @@ async def _list(
 
 
 def _print_table(rows: list[dict[str, Any]], state: str) -> None:
-    width = None if sys.stdout.isatty() else 500  # a pipe: wide enough that ids are never cut
-    console = Console(soft_wrap=True, highlight=False, width=width)
+    out = console()
     if not rows:
-        console.print(f"no {state} push deliveries")
+        out.print(f"no {state} push deliveries")
         return
-    table = Table("task", "config", "tenant", "webhook", "failures", "last error", "next attempt")
+    table = Table(
+        id_column("task"),
+        id_column("config"),
+        "tenant",
+        id_column("webhook"),
+        "failures",
+        "last error",
+        "next attempt",
+    )
     for row in rows:
         # Text, not markup: brackets in an id or an error are shown as written.
         table.add_row(
@@ -131,7 +138,7 @@ def _print_table(rows: list[dict[str, Any]], state: str) -> None:
                 )
             )
         )
-    console.print(table)
+    print_table(out, table)
 
 
 @admin.command("push-deliveries")
