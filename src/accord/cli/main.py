@@ -64,6 +64,11 @@ def main() -> None:
     type=click.Choice(["accord", "uvicorn"]),
     help="The HTTP server: accord's own HTTP/1.1 front (default) or uvicorn.",
 )
+@click.option(
+    "--access-log/--no-access-log",
+    default=None,
+    help="Log a line per HTTP request (method, path, status, duration, operation, task).",
+)
 def serve(config_path: str | None, **flags: Any) -> None:
     """Run an A2A server (JSON-RPC, HTTP+JSON and SSE; gRPC with --grpc-port)."""
     from accord.server.build import build_app

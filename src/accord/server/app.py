@@ -6,10 +6,13 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from accord.server.access_log import AccessLogged, AccessRecord
 from accord.server.auth import Authenticator, NoAuthentication
 from accord.server.browsers import BrowserPolicy
 from accord.server.card import CardEndpoint
 from accord.server.errors import rest_error
+from accord.server.health import PATHS as HEALTH_PATHS
+from accord.server.health import Health
 from accord.server.http import JSON, Receive, Request, Scope, Send, respond
 from accord.server.jsonrpc import JsonRpcBinding, error_body
 from accord.server.operations import Service
@@ -34,6 +37,7 @@ class A2AApplication:
         manage_engine: bool = True,
         surface: Any = None,
         browsers: BrowserPolicy | None = None,
+        access_log: bool = False,
     ) -> None:
         self.service = service
         auth = auth or NoAuthentication()
@@ -46,16 +50,22 @@ class A2AApplication:
         self._jsonrpc_path = jsonrpc_path.rstrip("/")  # a trailing slash is accepted either way
         self.manage_engine = manage_engine
         self.surface = surface  # accord.surface.SurfaceApp: the seed's command surface
+        engine = service.engine
+        self.health = Health({"store": engine.store.ping, "bus": engine.bus.ping})
+        # Off, the access log costs nothing: requests go straight to the handler.
+        self._serve_http = AccessLogged(self._http) if access_log else self._http
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
         if kind == "http":
-            await self._http(scope, receive, send)
+            await self._serve_http(scope, receive, send)
         elif kind == "lifespan":
             await self._lifespan(receive, send)
 
-    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
-        request = Request(scope, receive)
+    async def _http(
+        self, scope: Scope, receive: Receive, send: Send, access: AccessRecord | None = None
+    ) -> None:
+        request = Request(scope, receive, access)
         path = request.path
         method = request.method
         headers = request.headers
@@ -81,6 +91,9 @@ class A2AApplication:
         routed = route(method, path)
         if routed is not None:
             await self.rest.handle(request, send, routed)
+            return
+        if path in HEALTH_PATHS and method in ("GET", "HEAD"):  # off the A2A paths' way
+            await self.health.handle(path, send)
             return
         error = A2AError(ErrorKind.METHOD_NOT_FOUND, f"no operation at {method} {path}")
         await respond(send, 404, encode(rest_error(error)), JSON)

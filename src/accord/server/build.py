@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import logging
 import os
 import sys
 from typing import Any
@@ -184,10 +185,14 @@ def build_app(settings: Settings, agent: Any = None) -> A2AApplication:
         api_key=auth.has_api_keys,
         bearer=auth.has_bearer,
     )
+    if settings.access_log:
+        # Asked for explicitly: shown whatever log_level says of the rest.
+        logging.getLogger("accord.access").setLevel(logging.INFO)
     return A2AApplication(
         service,
         auth,
         require_auth=settings.require_auth,
         surface=surface,
         browsers=browsers,
+        access_log=settings.access_log,
     )

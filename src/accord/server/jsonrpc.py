@@ -7,6 +7,7 @@ from typing import Any
 
 import msgspec
 
+from accord.engine import StreamItem
 from accord.server import sse
 from accord.server.binding import Binding
 from accord.server.errors import from_wire_error, internal_error, jsonrpc_error
@@ -83,6 +84,8 @@ class JsonRpcBinding(Binding):
             operation = OPERATIONS.get(envelope.method)
             if operation is None:
                 raise A2AError(ErrorKind.METHOD_NOT_FOUND, f"no method {envelope.method!r}")
+            if request.access is not None:
+                request.access.note_operation(operation.name)
             self.authorize(call.caller, operation.command)
             try:
                 params = decode(bytes(envelope.params), operation.request_type)
@@ -94,7 +97,11 @@ class JsonRpcBinding(Binding):
                 ) from None
             except RecursionError:
                 raise invalid_params("params", TOO_DEEP) from None
+            if request.access is not None:
+                request.access.note_params(params)
             result = await operation.handler(self.service, params, call)
+            if request.access is not None:
+                request.access.note_result(result)
         except A2AError as error:
             await respond(send, 200, _error(request_id, error), JSON, headers)
             return
@@ -104,15 +111,15 @@ class JsonRpcBinding(Binding):
             return
         if operation.streaming:
             rid = request_id
+
+            def encode_event(item: StreamItem) -> bytes:
+                return _result(rid, encode(item.response))
+
+            access = request.access
+            encode_item = encode_event if access is None else access.watching(encode_event)
             await until_disconnected(
                 request.receive,
-                sse.stream(
-                    send,
-                    result,
-                    lambda item: _result(rid, encode(item.response)),
-                    lambda error: _error(rid, error),
-                    headers,
-                ),
+                sse.stream(send, result, encode_item, lambda error: _error(rid, error), headers),
             )
             return
         await respond(send, 200, _result(request_id, encode(result)), JSON, headers)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from accord.engine import StreamItem
 from accord.server import sse
 from accord.server.binding import Binding
 from accord.server.errors import from_wire_error, internal_error, rest_error
@@ -81,6 +82,10 @@ def _bodiless(request: Request) -> bool:
     return headers.get("content-length", "0") == "0" and "transfer-encoding" not in headers
 
 
+def _encode_event(item: StreamItem) -> bytes:
+    return encode(item.response)
+
+
 class RestBinding(Binding):
     async def handle(
         self, request: Request, send: Send, routed: tuple[Operation, dict[str, str]]
@@ -88,12 +93,19 @@ class RestBinding(Binding):
         operation, path_fields = routed
         content_type = A2A_JSON if request.accepts("application/a2a+json") else JSON
         headers = self.response_headers([])
+        access = request.access
+        if access is not None:
+            access.note_operation(operation.name)
         try:
             call = self.prepare(request)
             headers = self.response_headers(call.extensions)
             self.authorize(call.caller, operation.command)
             params = await self._params(request, operation, path_fields)
+            if access is not None:
+                access.note_params(params)
             result = await operation.handler(self.service, params, call)
+            if access is not None:
+                access.note_result(result)
         except A2AError as error:
             await self._error(send, error, headers, content_type)
             return
@@ -102,14 +114,11 @@ class RestBinding(Binding):
             await self._error(send, internal_error(), headers, content_type)
             return
         if operation.streaming:
+            encode_item = _encode_event if access is None else access.watching(_encode_event)
             await until_disconnected(
                 request.receive,
                 sse.stream(
-                    send,
-                    result,
-                    lambda item: encode(item.response),
-                    lambda error: encode(rest_error(error)),
-                    headers,
+                    send, result, encode_item, lambda error: encode(rest_error(error)), headers
                 ),
             )
             return

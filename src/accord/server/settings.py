@@ -81,6 +81,8 @@ class Settings:
     http: str = "accord"
     keep_alive_s: float = 5.0  # an idle keep-alive connection closes after this
     shutdown_grace_s: float = 5.0  # on SIGTERM, responses in progress get this long
+    # --- the access log (accord.server.access_log): a line per HTTP request, off by default
+    access_log: bool = False
 
     @property
     def advertised_url(self) -> str:

@@ -57,6 +57,9 @@ class MemoryStore:
     async def close(self) -> None:
         pass
 
+    async def ping(self) -> None:
+        pass
+
     # --- tasks and their logs --------------------------------------------------------------
 
     async def append(

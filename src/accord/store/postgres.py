@@ -179,6 +179,12 @@ class PostgresStore:
         if pool is not None:
             await pool.close()
 
+    async def ping(self) -> None:
+        try:
+            await self.pool.fetchval("SELECT 1")
+        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
+            raise StoreError(f"the PostgreSQL store cannot be reached: {exc}") from exc
+
     @property
     def pool(self) -> asyncpg.Pool:
         if self._pool is None:

@@ -171,6 +171,15 @@ class SqliteStore:
             self._holding = False
             sqlite_lock.release(self.path)
 
+    async def ping(self) -> None:
+        writer = self._writer
+        if writer is None or not writer.is_alive():
+            raise StoreError("the store is not open (or its writer thread stopped)")
+        try:
+            self._read().execute("SELECT 1").fetchall()
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot read {self.path}: {exc}") from exc
+
     @property
     def commit_stats(self) -> CommitStats:
         """Group commit at work, since open (once closed: the totals of that time open)."""
