@@ -33,10 +33,28 @@ def test_send_prints_the_answer(accord_server: AccordServer) -> None:
     assert data["task"]["artifacts"][0]["parts"] == [{"text": "echo: hello json"}]
 
 
+def test_send_waits_for_each_turn_of_a_conversation(accord_server: AccordServer) -> None:
+    asked = accord("send", accord_server.url, "ask")
+    assert asked.returncode == 0, asked.stderr
+    first = asked.stdout.splitlines()[0]
+    assert first.startswith("task ") and first.endswith(" input-required: what else?")
+    task_id = first.split()[1]
+    answered = accord("send", accord_server.url, "the blue one", "--task-id", task_id)
+    assert answered.returncode == 0, answered.stderr
+    assert answered.stdout.splitlines()[0] == f"task {task_id} completed"
+    assert "echo: the blue one" in answered.stdout
+
+
 def test_failed_task_exits_4(accord_server: AccordServer) -> None:
     result = accord("send", accord_server.url, "fail")
     assert result.returncode == 4
     assert "failed: asked to fail" in result.stdout
+    # only the commands that wait for a task judge how it ended (docs/client.md)
+    task_id = result.stdout.split()[1]
+    shown = accord("tasks", "get", accord_server.url, task_id)
+    assert shown.returncode == 0 and "failed: asked to fail" in shown.stdout
+    followed = accord("tasks", "subscribe", accord_server.url, task_id)
+    assert followed.returncode == 1  # a final task cannot be subscribed to: an A2A error
 
 
 @pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON", "GRPC"])

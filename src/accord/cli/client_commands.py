@@ -80,21 +80,22 @@ class Progress:
 
     task_id: str = ""
     state: TaskState | None = None
+    turn_ended: bool = False
     card: AgentCard | None = None  # once connected
 
     def see(self, event: StreamResponse) -> None:
         if isinstance(event.task, Task):
             self.task_id = self.task_id or event.task.id
             self.state = render.state_of(event.task.status)
+            # A Task event that says INPUT_REQUIRED may be the task as the new turn began,
+            # before the agent read the message: only a final state ends the turn here.
+            self.turn_ended = self.state.terminal
         elif isinstance(event.status_update, TaskStatusUpdateEvent):
             self.task_id = self.task_id or event.status_update.task_id
             self.state = render.state_of(event.status_update.status)
+            self.turn_ended = self.state.terminal or self.state.interrupted
         elif isinstance(event.artifact_update, TaskArtifactUpdateEvent):
             self.task_id = self.task_id or event.artifact_update.task_id
-
-    @property
-    def turn_over(self) -> bool:
-        return self.state is not None and (self.state.terminal or self.state.interrupted)
 
     @property
     def exit_code(self) -> int:
@@ -371,7 +372,7 @@ async def _wait_for_turn(run: Run, client: Client, message: Message) -> Task | M
             if isinstance(event.message, Message):
                 return event.message
             run.progress.see(event)
-            if run.progress.turn_over:
+            if run.progress.turn_ended:
                 break
     if not run.progress.task_id:
         from accord.client import InvalidResponseError
