@@ -1,4 +1,4 @@
-"""The HTTP+JSON binding: the checklist's paths, each also under a ``/{tenant}`` prefix.
+"""The HTTP+JSON binding: the A2A 1.0 paths, each also under a ``/{tenant}`` prefix.
 
 Non-path fields come from the JSON body (POST) or from camelCase query parameters (GET and
 DELETE); path fields always win over both.
