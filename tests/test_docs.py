@@ -5,19 +5,13 @@ and what it says about serving an agent from the working directory holds."""
 from __future__ import annotations
 
 import importlib
-import json
-import os
 import re
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
-from typing import Any
 
 import click
+import httpx
 import pytest
+from tests.interop.accord_server_proc import accord_serve
 
 from accord.cli.main import main
 
@@ -111,19 +105,6 @@ def test_executor_examples_leave_make_runs_port_free() -> None:
     assert "9999" not in code  # `make run` serves there
 
 
-def _send(port: int, text: str) -> dict[str, Any]:
-    message = {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": text}]}
-    body = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": message}}
-    request = urllib.request.Request(
-        f"http://127.0.0.1:{port}/",
-        data=json.dumps(body).encode(),
-        headers={"content-type": "application/json", "a2a-version": "1.0"},
-    )
-    with urllib.request.urlopen(request, timeout=5) as response:
-        answer: dict[str, Any] = json.loads(response.read())
-    return answer
-
-
 def test_serve_finds_an_agent_module_in_the_working_directory(tmp_path: Path) -> None:
     # docs/server.md: `accord serve --agent mymodule:agent` serves ./mymodule.py
     (tmp_path / "mymodule.py").write_text(
@@ -132,31 +113,13 @@ def test_serve_finds_an_agent_module_in_the_working_directory(tmp_path: Path) ->
         "    await task.update_artifact(text=ctx.text.upper(), last_chunk=True)\n"
         "    await task.complete()\n"
     )
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = int(sock.getsockname()[1])
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    accord = str(Path(sys.executable).with_name("accord"))
-    process = subprocess.Popen(
-        [accord, "serve", "--agent", "mymodule:agent", "--store", "memory://",
-         "--port", str(port), "--log-level", "warning"],
-        cwd=tmp_path,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                answer = _send(port, "hi")
-                break
-            except OSError:
-                assert process.poll() is None, process.stdout.read() if process.stdout else ""
-                assert time.monotonic() < deadline, "the server did not start"
-                time.sleep(0.1)
-        [artifact] = answer["result"]["task"]["artifacts"]
-        assert artifact["parts"] == [{"text": "HI"}]
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
+    with accord_serve(tmp_path, "mymodule:agent", cwd=tmp_path) as server:
+        message = {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "hi"}]}
+        answer = httpx.post(
+            f"{server.url}/message:send",
+            json={"message": message},
+            headers={"A2A-Version": "1.0"},
+            timeout=10,
+        )
+    [artifact] = answer.json()["task"]["artifacts"]
+    assert artifact["parts"] == [{"text": "HI"}]

@@ -82,11 +82,12 @@ def accord_serve(
     *,
     cwd: Path | None = None,
     python_path: tuple[str, ...] = (),
+    args: tuple[str, ...] = (),
 ) -> Iterator[AccordServer]:
     """``accord serve`` with a SQLite store in ``workdir``, the test agents importable, and the
-    extended card configured; stopped (and waited for) on exit."""
+    extended card configured (``args``: more flags); stopped (and waited for) on exit."""
     port = free_port()
-    command = serve_command(workdir, port, agent)
+    command = [*serve_command(workdir, port, agent), *args]
     log_path = workdir / "server.log"
     env = serve_env(python_path)
     with log_path.open("wb") as log:  # a file, not a pipe: a full pipe would block the server

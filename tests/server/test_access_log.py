@@ -6,15 +6,12 @@ from __future__ import annotations
 import json
 import logging
 import re
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
+import httpx
 import pytest
 from server_helpers import Serve, message, rpc
-from test_serve_process import free_port
+from tests.interop.accord_server_proc import accord_serve
 
 from accord.server.settings import Principal, load
 
@@ -78,30 +75,7 @@ def test_the_setting_and_its_sources(tmp_path: Path) -> None:
 
 
 def test_accord_serve_access_log_flag(tmp_path: Path) -> None:
-    port = free_port()
-    log = tmp_path / "serve.log"
-    with log.open("wb") as out:
-        process = subprocess.Popen(
-            [
-                sys.executable, "-m", "accord", "serve", "--port", str(port),
-                "--store", "memory://", "--access-log", "--log-level", "warning",
-            ],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2) as r:
-                    assert r.status == 200
-                break
-            except OSError:
-                assert process.poll() is None, log.read_text()
-                assert time.monotonic() < deadline, "the server did not start"
-                time.sleep(0.1)
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
+    with accord_serve(tmp_path, "echo", args=("--access-log",)) as server:
+        assert httpx.get(f"{server.url}/healthz", timeout=10).status_code == 200
     # shown although --log-level is warning: asked for explicitly
-    assert re.search(rf"accord\.access: GET /healthz 200 {DURATION}", log.read_text())
+    assert re.search(rf"accord\.access: GET /healthz 200 {DURATION}", server.log())

@@ -139,6 +139,7 @@ def _client_options(command: F) -> F:
     @click.option(
         "--timeout",
         type=click.FloatRange(min=0, min_open=True),
+        metavar="SECONDS",
         help="Seconds to wait for the agent: to connect, and for each answer. send: for the "
         "end of the turn. stream, tasks subscribe: for the next bytes (keep-alives count); "
         "a silent connection is resumed, see --max-time.",
@@ -183,6 +184,7 @@ def _max_time_option(command: F) -> F:
     return click.option(
         "--max-time",
         type=click.FloatRange(min=0, min_open=True),
+        metavar="SECONDS",
         help="Stop after this many seconds in all (the task goes on at the agent).",
     )(command)
 
@@ -326,22 +328,37 @@ def card(settings: Settings, extended: bool) -> None:
 
 
 def _message_options(command: F) -> F:
-    command = click.option(
-        "--metadata", metavar="JSON", help="The message's metadata (a JSON object)."
-    )(command)
-    command = click.option(
+    """TEXT and the options that build the message of send and stream: the command gets it
+    as ``message``."""
+
+    @click.argument("text", required=False)
+    @click.option("--task-id", default="", help="Continue this task.")
+    @click.option("--context-id", default="", help="Continue this context.")
+    @click.option("--data", multiple=True, metavar="JSON", help="Add a data part. Repeatable.")
+    @click.option(
         "--file",
         "files",
         multiple=True,
         metavar="PATH",
         help="Attach a file (its bytes; media type from its name). Repeatable.",
-    )(command)
-    command = click.option(
-        "--data", multiple=True, metavar="JSON", help="Add a data part. Repeatable."
-    )(command)
-    command = click.option("--context-id", default="", help="Continue this context.")(command)
-    command = click.option("--task-id", default="", help="Continue this task.")(command)
-    return command
+    )
+    @click.option("--metadata", metavar="JSON", help="The message's metadata (a JSON object).")
+    @wraps(command)
+    def wrapper(
+        text: str | None,
+        task_id: str,
+        context_id: str,
+        data: tuple[str, ...],
+        files: tuple[str, ...],
+        metadata: str | None,
+        **kwargs: Any,
+    ) -> Any:
+        message = build_message(
+            text, data=data, files=files, metadata=metadata, context_id=context_id, task_id=task_id
+        )
+        return command(message=message, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
 
 
 async def _follow(run: Run, events: AsyncGenerator[StreamResponse, None]) -> None:
@@ -383,26 +400,13 @@ async def _wait_for_turn(run: Run, client: Client, message: Message) -> Task | M
 
 @click.command()
 @click.argument("url")
-@click.argument("text", required=False)
 @_message_options
 @click.option("--no-wait", is_flag=True, help="Return as soon as the task exists.")
 @_client_options
-def send(
-    settings: Settings,
-    text: str | None,
-    context_id: str,
-    task_id: str,
-    data: tuple[str, ...],
-    files: tuple[str, ...],
-    metadata: str | None,
-    no_wait: bool,
-) -> None:
+def send(settings: Settings, message: Message, no_wait: bool) -> None:
     """Send a message and print the answer, once the turn ends.
 
     TEXT is the message's text; - reads it from standard input."""
-    message = build_message(
-        text, data=data, files=files, metadata=metadata, context_id=context_id, task_id=task_id
-    )
     run = Run(settings, TimeLimit(settings.timeout, "--timeout"))
 
     async def work(client: Client) -> int:
@@ -423,26 +427,13 @@ def send(
 
 @click.command()
 @click.argument("url")
-@click.argument("text", required=False)
 @_message_options
 @_max_time_option
 @_client_options
-def stream(
-    settings: Settings,
-    text: str | None,
-    context_id: str,
-    task_id: str,
-    data: tuple[str, ...],
-    files: tuple[str, ...],
-    metadata: str | None,
-    max_time: float | None,
-) -> None:
+def stream(settings: Settings, message: Message, max_time: float | None) -> None:
     """Send a message and show the task's progress live.
 
     TEXT is the message's text; - reads it from standard input."""
-    message = build_message(
-        text, data=data, files=files, metadata=metadata, context_id=context_id, task_id=task_id
-    )
     run = Run(settings, TimeLimit(max_time, "--max-time"))
 
     async def work(client: Client) -> int:
