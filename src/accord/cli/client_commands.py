@@ -81,7 +81,6 @@ class Progress:
     task_id: str = ""
     state: TaskState | None = None
     turn_ended: bool = False
-    card: AgentCard | None = None  # once connected
 
     def see(self, event: StreamResponse) -> None:
         if isinstance(event.task, Task):
@@ -120,6 +119,7 @@ class Run:
     settings: Settings
     limit: TimeLimit = NO_LIMIT
     progress: Progress = field(default_factory=Progress)
+    card: AgentCard | None = None  # the agent's, once connected
 
 
 def _parse_headers(values: tuple[str, ...]) -> dict[str, str]:
@@ -252,8 +252,15 @@ def _agent_error(run: Run, exc: A2AClientError) -> NoReturn:
     name = exc.kind.error_name if exc.kind is not None else "A2AError"
     message = f"{name}: {exc.message}"
     if exc.kind is ErrorKind.UNAUTHENTICATED:
-        message += f" ({_credentials_hint(run.settings, run.progress.card)})"
+        message += f" ({_credentials_hint(run.settings, run.card)})"
     _fail(run.settings, EXIT_AGENT_ERROR, name, message, {"reason": exc.reason, "code": exc.code})
+
+
+def _time_limit_reason(run: Run) -> str:
+    if run.limit.seconds is None:  # a timeout of some layer below, not the command's
+        return "timed out"
+    waited = f"{run.limit.seconds:g} s ({run.limit.flag})"
+    return f"gave up after {waited}" if run.progress.task_id else f"no answer within {waited}"
 
 
 def _run(run: Run, work: Callable[[Client], Awaitable[int]]) -> NoReturn:
@@ -266,7 +273,7 @@ def _run(run: Run, work: Callable[[Client], Awaitable[int]]) -> NoReturn:
     async def main() -> int:
         async with asyncio.timeout(run.limit.seconds):
             async with await _connect(settings) as client:
-                run.progress.card = client.card
+                run.card = client.card
                 return await work(client)
 
     try:
@@ -277,11 +284,7 @@ def _run(run: Run, work: Callable[[Client], Awaitable[int]]) -> NoReturn:
         except InvalidURLError as exc:
             _fail(settings, EXIT_USAGE, "InvalidURLError", str(exc))
         except TimeoutError:
-            waited = f"{run.limit.seconds:g} s ({run.limit.flag})"
-            reason = (
-                f"gave up after {waited}" if run.progress.task_id else f"no answer within {waited}"
-            )
-            message, extra = _stopped(run, reason)
+            message, extra = _stopped(run, _time_limit_reason(run))
             _fail(settings, EXIT_UNREACHABLE, "RequestTimeoutError", message, extra)
         except A2AClientError as exc:
             _agent_error(run, exc)
