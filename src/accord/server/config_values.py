@@ -46,25 +46,24 @@ def boolean(value: Any, where: str) -> bool:
 
 
 def integer(value: Any, where: str) -> int:
-    if isinstance(value, str):
-        try:
-            return int(value.strip())
-        except ValueError:
-            pass
-    elif isinstance(value, int) and not isinstance(value, bool):
-        return value
-    raise refuse(where, "an integer", value)
+    return int(_number(value, where, int, "an integer"))
 
 
 def number(value: Any, where: str) -> float:
+    return _number(value, where, float, "a number")
+
+
+def _number(value: Any, where: str, kind: type[float], expected: str) -> float:
+    """A number written as one (TOML; an integer is a float too, a boolean is neither) or as
+    text (the environment)."""
     if isinstance(value, str):
         try:
-            return float(value.strip())
+            return kind(value.strip())
         except ValueError:
             pass
-    elif isinstance(value, int | float) and not isinstance(value, bool):
-        return float(value)
-    raise refuse(where, "a number", value)
+    elif isinstance(value, kind | int) and not isinstance(value, bool):
+        return kind(value)
+    raise refuse(where, expected, value)
 
 
 def text(value: Any, where: str, *, empty: bool = True) -> str:
