@@ -4,6 +4,7 @@ of the Makefile and pyproject.toml, so nothing is installed."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -16,9 +17,12 @@ pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="make is no
 
 
 def would_run(target: str, clone: Path) -> list[str]:
+    # Under `make test` the outer make's flags and level are inherited: not for this one.
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
     done = subprocess.run(
-        ["make", "-n", target],
+        ["make", "--no-print-directory", "-n", target],
         cwd=clone,
+        env=env,
         capture_output=True,
         text=True,
         check=True,
