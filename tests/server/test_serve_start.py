@@ -213,9 +213,20 @@ def test_a_bad_environment_variable_is_named(tmp_path: Path) -> None:
     assert ended.lines == ["accord: ACCORD_PORT: expected an integer, got 'x'"]
 
 
+def test_a_sqlite_store_that_cannot_open_is_one_line(tmp_path: Path) -> None:
+    store = f"sqlite:///{tmp_path}/missing-directory/tasks.db"
+    ended = serve_fails("--port", "0", "--store", store, cwd=tmp_path)
+    assert ended.status == 3
+    assert len(ended.lines) == 1
+    assert ended.lines[0].startswith(f"accord: cannot open {tmp_path}/missing-directory/tasks.db")
+
+
 @pytest.mark.parametrize("http", ["accord", "uvicorn"])
 def test_a_store_that_cannot_open_says_so_without_a_traceback(http: str, tmp_path: Path) -> None:
-    store = f"sqlite:///{tmp_path}/missing-directory/tasks.db"
+    with socket.socket() as sock:  # a port nobody listens on: the connection is refused
+        sock.bind(("127.0.0.1", 0))
+        closed = sock.getsockname()[1]
+    store = f"postgresql://accord@127.0.0.1:{closed}/accord"
     ended = serve_fails(
         "--http", http, "--port", "0", "--store", store, "--log-level", "warning", cwd=tmp_path
     )
@@ -223,6 +234,4 @@ def test_a_store_that_cannot_open_says_so_without_a_traceback(http: str, tmp_pat
     assert "Traceback" not in ended.output
     failures = [line for line in ended.lines if "ERROR" in line]
     assert len(failures) == (1 if http == "accord" else 2)  # uvicorn adds "Exiting."
-    assert failures[0].endswith(
-        f"cannot open {tmp_path}/missing-directory/tasks.db: unable to open database file"
-    )
+    assert failures[0].endswith("cannot open the PostgreSQL store: [Errno 111] Connection refused")

@@ -124,7 +124,7 @@ async def test_every_path_works_under_a_tenant_prefix(http: httpx.AsyncClient) -
     assert [c["id"] for c in configs["configs"]] == ["c1"]
     deleted = await http.delete(f"/acme/tasks/{task_id}/pushNotificationConfigs/c1")
     assert deleted.status_code == 200
-    canceled = await http.post(f"/acme/tasks/{task_id}:cancel")
+    canceled = await http.post(f"/acme/tasks/{task_id}:cancel", json={})
     assert rest_reason(canceled) == "TASK_NOT_CANCELABLE"
     subscribed = await http.post(f"/acme/tasks/{task_id}:subscribe")
     assert rest_reason(subscribed) == "UNSUPPORTED_OPERATION"

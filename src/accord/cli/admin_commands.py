@@ -1,6 +1,10 @@
 """``accord admin``: operator commands that read the server's store directly, not over the
 network (the protocol has no place for them).
 
+They only read, so they run beside a running ``accord serve``: they open a SQLite file
+without holding it (accord.store.sqlite_lock). A command that wrote would hold it like a
+server, and be refused with the server's "in use" message while one runs.
+
 The store is named as for ``accord serve``: ``--store``, else ``--config`` / ``ACCORD_CONFIG``
 (its ``store`` setting), else ``ACCORD_STORE``, else ``sqlite:///accord.db``.
 
@@ -57,7 +61,8 @@ def _open_for_reading(url: str) -> TaskStore:
     if url.startswith("memory:"):
         _fail(EXIT_USAGE, "memory:// holds nothing outside the server process")
     try:
-        store = open_store(url)
+        # Not exclusive: reading beside a running accord serve is safe (SQLite's WAL).
+        store = open_store(url, exclusive=False)
     except ValueError as exc:
         _fail(EXIT_USAGE, str(exc))
     # Opening a SQLite path that does not exist would create an empty database.

@@ -84,6 +84,14 @@ def serve(config_path: str | None, **flags: Any) -> None:
         app = build_app(settings)
     except ValueError as exc:
         _fail(exc, 2)
+    # One accord serve per SQLite file, held before the engine's recovery could fail the
+    # running tasks of a server already on it.
+    from accord.store import StoreError, hold_store_file
+
+    try:
+        hold_store_file(settings.store)
+    except StoreError as exc:
+        _fail(exc, 3)
     if not settings.auth_configured:
         log.warning("no authentication configured: serving open, on loopback only")
     log.info(

@@ -315,7 +315,7 @@ class Client:
         )
         meta = await self._meta(options, streaming=True)
         events = self._transport.send_streaming_message(request, meta)
-        async for event in self._follow(events, options, request.tenant):
+        async for event in self._follow(events, options, request.tenant, turn=True):
             yield event
 
     async def subscribe(
@@ -478,10 +478,17 @@ class Client:
     # --- resumable streams ----------------------------------------------------------------
 
     async def _follow(
-        self, events: AsyncIterator[StreamItem], options: CallOptions | None, tenant: str
+        self,
+        events: AsyncIterator[StreamItem],
+        options: CallOptions | None,
+        tenant: str,
+        *,
+        turn: bool = False,
     ) -> AsyncIterator[StreamResponse]:
         """Yield each event once; on a break, resume (Last-Event-ID) or resubscribe.
 
+        With ``turn`` (SendStreamingMessage) the stream ends with the turn even when it was
+        resumed over SubscribeToTask, which would follow the task past an interrupted state.
         Headers are computed again for each reconnection, so refreshed credentials are used.
         """
         tracker = StreamTracker()
@@ -503,7 +510,7 @@ class Client:
                         for response in tracker.accept(item.response):
                             attempt = 0
                             yield response
-                        if tracker.done:
+                        if tracker.done or (turn and tracker.turn_ended):
                             return
                 finally:
                     await _close(events)

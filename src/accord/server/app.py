@@ -1,4 +1,5 @@
-"""The ASGI application: agent card, JSON-RPC at ``POST /``, HTTP+JSON paths, lifespan."""
+"""The ASGI application: agent card, JSON-RPC at ``POST /``, HTTP+JSON paths, lifespan; and
+before any of them, what browsers may do (accord.server.browsers: Host, Origin, CORS)."""
 
 from __future__ import annotations
 
@@ -6,10 +7,11 @@ import logging
 from typing import Any
 
 from accord.server.auth import Authenticator, NoAuthentication
+from accord.server.browsers import BrowserPolicy
 from accord.server.card import CardEndpoint
 from accord.server.errors import rest_error
 from accord.server.http import JSON, Receive, Request, Scope, Send, respond
-from accord.server.jsonrpc import JsonRpcBinding
+from accord.server.jsonrpc import JsonRpcBinding, error_body
 from accord.server.operations import Service
 from accord.server.rest import RestBinding, route
 from accord.store.base import StoreError
@@ -32,9 +34,12 @@ class A2AApplication:
         jsonrpc_path: str = "/",
         manage_engine: bool = True,
         surface: Any = None,
+        browsers: BrowserPolicy | None = None,
     ) -> None:
         self.service = service
         auth = auth or NoAuthentication()
+        # Without credentials only loopback Host values are answered; no CORS unless given.
+        self.browsers = browsers or BrowserPolicy(check_host=not auth.configured)
         self.card = CardEndpoint(service.card)
         self.jsonrpc = JsonRpcBinding(service, auth, require_auth)
         self.rest = RestBinding(service, auth, require_auth)
@@ -54,6 +59,17 @@ class A2AApplication:
         request = Request(scope, receive)
         path = request.path
         method = request.method
+        headers = request.headers
+        if method == "OPTIONS" and "access-control-request-method" in headers:
+            await self._preflight(request, send)
+            return
+        refused = self.browsers.refusal(headers)
+        if refused is not None:
+            await self._refuse(request, send, refused)
+            return
+        origin = headers.get("origin")
+        if origin is not None and self.browsers.allows(origin):
+            send = _with_headers(send, self.browsers.response_headers(origin))
         if path == CARD_PATH and method in ("GET", "HEAD"):
             await self.card.handle(request, send)
             return
@@ -69,6 +85,25 @@ class A2AApplication:
             return
         error = A2AError(ErrorKind.METHOD_NOT_FOUND, f"no operation at {method} {path}")
         await respond(send, 404, encode(rest_error(error)), JSON)
+
+    async def _preflight(self, request: Request, send: Send) -> None:
+        granted = self.browsers.preflight(request.headers)
+        if isinstance(granted, str):
+            await self._refuse(request, send, granted)
+            return
+        await send({"type": "http.response.start", "status": 204, "headers": granted})
+        await send({"type": "http.response.body", "body": b""})
+
+    async def _refuse(self, request: Request, send: Send, message: str) -> None:
+        """A request no browser check admits, answered in its binding's own error shape."""
+        error = A2AError(ErrorKind.PERMISSION_DENIED, message)
+        path = request.path
+        if request.method == "POST" and path.rstrip("/") == self._jsonrpc_path:
+            await respond(send, 200, error_body(error), JSON)
+        elif self.surface is not None and surface_path(path):
+            await respond(send, 403, encode({"refused": message}), JSON)
+        else:
+            await respond(send, 403, encode(rest_error(error)), JSON)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:
@@ -93,6 +128,17 @@ class A2AApplication:
                     await self.service.engine.stop()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
+
+
+def _with_headers(send: Send, extra: list[tuple[bytes, bytes]]) -> Send:
+    """``send`` adding ``extra`` to the response's headers."""
+
+    async def sending(message: Any) -> None:
+        if message["type"] == "http.response.start":
+            message = {**message, "headers": [*message.get("headers", ()), *extra]}
+        await send(message)
+
+    return sending
 
 
 def create_app(service: Service, **options: Any) -> A2AApplication:

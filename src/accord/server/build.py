@@ -14,6 +14,7 @@ from accord.push import PushDispatcher, PushSettings
 from accord.server.agent_loader import LoadedAgent, checked_agent, load_agent
 from accord.server.app import A2AApplication
 from accord.server.bounds import Bounds
+from accord.server.browsers import BrowserPolicy
 from accord.server.card import CardSettings, build_card
 from accord.server.operations import Service
 from accord.server.settings import Principal, Settings
@@ -57,6 +58,14 @@ def build_app(settings: Settings, agent: Any = None) -> A2AApplication:
         parse_auth(settings.principals, settings.jwt),
         static_bearer=_callers(settings.bearer_tokens),
         static_keys=_callers(settings.api_keys),
+    )
+    browsers = BrowserPolicy.configure(
+        open_mode=not auth.configured,
+        public_url=settings.public_url,
+        allowed_hosts=settings.allowed_hosts,
+        cors_origins=settings.cors_origins,
+        cors_headers=settings.cors_headers,
+        cors_max_age_s=settings.cors_max_age_s,
     )
     schemes: dict[str, SecurityScheme] = {}
     if auth.has_api_keys:
@@ -156,4 +165,10 @@ def build_app(settings: Settings, agent: Any = None) -> A2AApplication:
         api_key=auth.has_api_keys,
         bearer=auth.has_bearer,
     )
-    return A2AApplication(service, auth, require_auth=settings.require_auth, surface=surface)
+    return A2AApplication(
+        service,
+        auth,
+        require_auth=settings.require_auth,
+        surface=surface,
+        browsers=browsers,
+    )

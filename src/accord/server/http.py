@@ -73,6 +73,22 @@ class Request:
         value = self.headers.get(name)
         return value if value is not None else self.query_value(name)
 
+    def require_json(self) -> None:
+        """UNSUPPORTED_MEDIA_TYPE unless the body is declared JSON (``application/json`` or
+        ``application/*+json``). A missing Content-Type is not JSON: a browser sends a
+        cross-site POST without a preflight only with a form or ``text/plain`` type (or none),
+        so requiring JSON keeps pages on other sites from driving the server."""
+        declared = self.headers.get("content-type", "")
+        essence = declared.partition(";")[0].strip().lower()
+        if essence == "application/json" or (
+            essence.startswith("application/") and essence.endswith("+json")
+        ):
+            return
+        raise A2AError(
+            ErrorKind.UNSUPPORTED_MEDIA_TYPE,
+            f"the request body must be application/json, not {declared or '(no Content-Type)'}",
+        )
+
     def accepts(self, media_type: str) -> bool:
         return media_type in self.headers.get("accept", "")
 

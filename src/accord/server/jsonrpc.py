@@ -60,12 +60,11 @@ class JsonRpcBinding(Binding):
         request_id: RequestId = None
         headers: list[tuple[bytes, bytes]] = []
         try:
-            content_type = request.headers.get("content-type", "application/json")
-            if "json" not in content_type:
-                raise A2AError(
-                    ErrorKind.UNSUPPORTED_MEDIA_TYPE,
-                    f"JSON-RPC requests must be application/json, not {content_type}",
-                )
+            # Who asks and in which version come from the head: a caller the server refuses
+            # is answered before a byte of its body is read (and held).
+            call = self.prepare(request)
+            headers = self.response_headers(call.extensions)
+            request.require_json()
             body = await request.body(self.service.bounds.max_body_bytes)
             try:
                 envelope = _envelope.decode(body)
@@ -84,8 +83,7 @@ class JsonRpcBinding(Binding):
             operation = OPERATIONS.get(envelope.method)
             if operation is None:
                 raise A2AError(ErrorKind.METHOD_NOT_FOUND, f"no method {envelope.method!r}")
-            call = self.prepare(request)
-            headers = self.response_headers(call.extensions)
+            self.authorize(call.caller, operation.command)
             try:
                 params = decode(bytes(envelope.params), operation.request_type)
             except WireError as exc:

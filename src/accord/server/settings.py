@@ -55,6 +55,14 @@ class Settings:
     # [[principals]] and [jwt]: see accord.auth.config and docs/authentication.md
     principals: list[dict[str, Any]] = field(default_factory=list, repr=False)  # has secrets
     jwt: dict[str, Any] = field(default_factory=dict, repr=False)
+    # Browsers (docs/server.md, "Browsers"): besides loopback names, the Host names a server
+    # without credentials answers; the origins whose pages may call it (CORS, off when empty;
+    # "*" only with credentials configured), the request headers they may send besides
+    # accord's own, and how long a browser may keep a granted preflight.
+    allowed_hosts: list[str] = field(default_factory=list)
+    cors_origins: list[str] = field(default_factory=list)
+    cors_headers: list[str] = field(default_factory=list)
+    cors_max_age_s: int = 600
     claim_lease_s: float = 30.0  # --agent remote: how long a worker's claim lives unrenewed
     max_body_bytes: int = 10 * 1024 * 1024
     max_parts: int = 256
