@@ -219,6 +219,9 @@ def create_server(
         "grpc.keepalive_time_ms": 60_000,
         "grpc.keepalive_timeout_ms": 20_000,
         "grpc.http2.min_ping_interval_without_data_ms": 10_000,
+        # gRPC's default SO_REUSEPORT lets a second server bind a port that is in use and
+        # share its connections: a busy port must be an error instead.
+        "grpc.so_reuseport": 0,
         **(options or {}),
     }
     server = grpc.aio.server(options=list(settings.items()))

@@ -17,6 +17,7 @@ from accord.server.http import JSON, Receive, Request, Scope, Send, respond
 from accord.server.jsonrpc import JsonRpcBinding, error_body
 from accord.server.operations import Service
 from accord.server.rest import RestBinding, route
+from accord.store.base import StoreError
 from accord.surface.app import handles as surface_path
 from accord.wire.codec import encode
 from accord.wire.errors import A2AError, ErrorKind
@@ -124,6 +125,12 @@ class A2AApplication:
                 try:
                     if self.manage_engine:
                         await self.service.engine.start()
+                except StoreError as exc:
+                    # The store's message is the useful line (the server logs it); the
+                    # traceback is for debugging.
+                    log.debug("startup failed", exc_info=True)
+                    await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                    return
                 except Exception as exc:
                     log.exception("startup failed")
                     await send({"type": "lifespan.startup.failed", "message": str(exc)})
