@@ -1,28 +1,40 @@
 # The two commands a fresh clone needs: `make run` and `make test`.
+# `run` installs accord's runtime only; `test`, `lint` and `typecheck` add the dev extras
+# (pytest, the official a2a-sdk for interop tests, linters: a few hundred MB more).
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed
+# One stamp per layer: a change to pyproject.toml reinstalls both.
+RUNTIME_STAMP := $(VENV)/.installed-runtime
+DEV_STAMP     := $(VENV)/.installed
 
 .PHONY: run test lint typecheck check clean
 
-$(STAMP): pyproject.toml
+$(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
-	touch $(STAMP)
+	$(BIN)/pip install --upgrade pip
 
-run: $(STAMP)
+$(RUNTIME_STAMP): pyproject.toml | $(BIN)/python
+	@echo "Installing accord's runtime dependencies into $(VENV)"
+	$(BIN)/pip install -e .
+	touch $@
+
+$(DEV_STAMP): $(RUNTIME_STAMP)
+	@echo "Installing the dev extras (tests, interop peers, linters) into $(VENV)"
+	$(BIN)/pip install -e '.[dev]'
+	touch $@
+
+run: $(RUNTIME_STAMP)
 	$(BIN)/accord serve $(ARGS)
 
-test: $(STAMP)
+test: $(DEV_STAMP)
 	$(BIN)/pytest $(PYTEST_ARGS)
 
-lint: $(STAMP)
+lint: $(DEV_STAMP)
 	$(BIN)/ruff check src tests benchmarks examples
 	$(BIN)/ruff format --check src tests
 
-typecheck: $(STAMP)
+typecheck: $(DEV_STAMP)
 	$(BIN)/mypy
 
 check: lint typecheck test

@@ -38,7 +38,7 @@ async def test_toml_principals_and_jwt_guard_all_bindings(tmp_path: Path) -> Non
     )
     alice = {"Authorization": f"Bearer {token}", "A2A-Version": "1.0"}
     transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://t") as http:
+    async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as http:
         card = (await http.get("/.well-known/agent-card.json")).json()
         assert card["securitySchemes"]["bearer"] == {
             "httpAuthSecurityScheme": {"scheme": "Bearer", "bearerFormat": "JWT"}

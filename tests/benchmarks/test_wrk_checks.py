@@ -200,7 +200,7 @@ async def test_a_wrong_answer_fails_the_check_and_is_reported(
 async def test_the_echo_check_passes_the_echo_and_fails_other_answers() -> None:
     checked = Script("get", "echo")
     transport = httpx.ASGITransport(app=echo_app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://bench") as http:
+    async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as http:
         for _ in range(3):
             status, body = await answer(http, checked)
             checked.response(status, body)

@@ -3,7 +3,8 @@
 ``slow_echo`` answers a text T with ``echo: T`` like the built-in echo agent, but:
 ``slow`` waits 60 s before answering (long enough to cancel it), ``slow:<s>`` waits s seconds,
 ``chunks:<n>`` sends the answer as n artifact chunks 0.3 s apart (a stream worth breaking),
-and ``fail`` fails the task.
+``fail`` fails the task, and ``ask`` asks for more (INPUT_REQUIRED: the next message to the
+task is answered the same way, ``ask`` asking again).
 """
 
 from __future__ import annotations
@@ -18,6 +19,9 @@ async def slow_echo(ctx: RequestContext, task: TaskHandle) -> None:
     await task.start_working()
     if text == "fail":
         await task.fail("asked to fail")
+        return
+    if text == "ask":
+        await task.require_input("what else?")
         return
     if text.startswith("chunks:"):
         count = int(text.partition(":")[2])

@@ -4,19 +4,12 @@ from __future__ import annotations
 
 import json
 import subprocess
-from typing import Any
 
 import pytest
 from accord_server import ACCORD, TOKEN, AccordServer
+from cli_run import accord, json_out
 
-
-def accord(*args: str, token: bool = True, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    command = [ACCORD, *args, *(["--token", TOKEN] if token else [])]
-    return subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False)
-
-
-def json_out(result: subprocess.CompletedProcess[str]) -> Any:
-    return json.loads(result.stdout)
+from sdk_servers.fixtures import free_port
 
 
 def test_card(accord_server: AccordServer) -> None:
@@ -40,10 +33,28 @@ def test_send_prints_the_answer(accord_server: AccordServer) -> None:
     assert data["task"]["artifacts"][0]["parts"] == [{"text": "echo: hello json"}]
 
 
+def test_send_waits_for_each_turn_of_a_conversation(accord_server: AccordServer) -> None:
+    asked = accord("send", accord_server.url, "ask")
+    assert asked.returncode == 0, asked.stderr
+    first = asked.stdout.splitlines()[0]
+    assert first.startswith("task ") and first.endswith(" input-required: what else?")
+    task_id = first.split()[1]
+    answered = accord("send", accord_server.url, "the blue one", "--task-id", task_id)
+    assert answered.returncode == 0, answered.stderr
+    assert answered.stdout.splitlines()[0] == f"task {task_id} completed"
+    assert "echo: the blue one" in answered.stdout
+
+
 def test_failed_task_exits_4(accord_server: AccordServer) -> None:
     result = accord("send", accord_server.url, "fail")
     assert result.returncode == 4
     assert "failed: asked to fail" in result.stdout
+    # only the commands that wait for a task judge how it ended (docs/client.md)
+    task_id = result.stdout.split()[1]
+    shown = accord("tasks", "get", accord_server.url, task_id)
+    assert shown.returncode == 0 and "failed: asked to fail" in shown.stdout
+    followed = accord("tasks", "subscribe", accord_server.url, task_id)
+    assert followed.returncode == 1  # a final task cannot be subscribed to: an A2A error
 
 
 @pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON", "GRPC"])
@@ -71,7 +82,7 @@ def test_stream_json_is_one_event_per_line(accord_server: AccordServer) -> None:
 def test_tasks_list_and_get(accord_server: AccordServer) -> None:
     sent = json_out(accord("send", accord_server.url, "listed", "--json"))["task"]
     listed = accord("tasks", "list", accord_server.url, "--context-id", sent["contextId"], "--json")
-    assert [t["id"] for t in json_out(listed)] == [sent["id"]]
+    assert [t["id"] for t in json_out(listed)["tasks"]] == [sent["id"]]
     table = accord("tasks", "list", accord_server.url, "--status", "completed")
     assert table.returncode == 0 and sent["id"] in table.stdout
     shown = accord("tasks", "get", accord_server.url, sent["id"])
@@ -131,14 +142,30 @@ def test_agent_errors_are_one_line_and_exit_1(accord_server: AccordServer) -> No
     assert as_json.returncode == 1
     assert json_out(as_json)["error"]["name"] == "TaskNotFoundError"
     assert json_out(as_json)["error"]["reason"] == "TASK_NOT_FOUND"
+
+
+def test_unauthenticated_error_says_how_to_pass_a_token(accord_server: AccordServer) -> None:
     anonymous = accord("tasks", "get", accord_server.url, "x", token=False)
-    assert anonymous.returncode == 1 and "UnauthenticatedError" in anonymous.stderr
+    assert anonymous.returncode == 1
+    assert anonymous.stderr == (
+        "accord: UnauthenticatedError: missing or invalid credentials "
+        "(pass credentials with --token TOKEN or $ACCORD_TOKEN)\n"
+    )
+    refused = accord("tasks", "get", accord_server.url, "x", "--token", "wrong", token=False)
+    assert refused.returncode == 1
+    assert "(the credentials given were refused)" in refused.stderr
 
 
-def test_unreachable_agent_exits_3() -> None:
-    result = accord("card", "http://127.0.0.1:1", token=False)
+def test_refused_connection_names_the_address_and_asks_if_the_server_runs() -> None:
+    port = free_port()  # nothing listens there
+    result = accord("card", f"http://127.0.0.1:{port}", token=False)
     assert result.returncode == 3
-    assert result.stderr.startswith("accord: ConnectionFailedError: ")
+    assert result.stderr == (
+        f"accord: cannot connect to http://127.0.0.1:{port} (connection refused): "
+        "is the server running?\n"
+    )
+    as_json = json_out(accord("card", f"http://127.0.0.1:{port}", "--json", token=False))
+    assert as_json["error"]["name"] == "ConnectionFailedError"
 
 
 def test_bad_usage_exits_2(accord_server: AccordServer) -> None:

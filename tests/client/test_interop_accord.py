@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 from accord_server import TOKEN, AccordServer
@@ -18,21 +20,26 @@ from accord.client import (
     UnauthenticatedError,
     UnsupportedOperationError,
 )
-from accord.wire.model import Task, TaskState
+from accord.wire.model import StreamResponse, Task, TaskState
 
 
 @pytest.fixture(params=["JSONRPC", "HTTP+JSON", "GRPC"])
 async def client(
     request: pytest.FixtureRequest, accord_server: AccordServer
 ) -> AsyncIterator[Client]:
-    url = accord_server.url
-    async with Client.connect(
-        url,
-        binding=request.param,
+    async with connect(accord_server, request.param) as c:
+        yield c
+
+
+def connect(server: AccordServer, binding: str) -> Any:
+    """``Client.connect`` to the test server on ``binding``, resuming broken streams at once
+    (``async with`` it)."""
+    return Client.connect(
+        server.url,
+        binding=binding,
         credentials=BearerToken(TOKEN),
         resume=ResumePolicy(initial_delay=0.05),
-    ) as c:
-        yield c
+    )
 
 
 def text_of(task: Task) -> str:
@@ -113,12 +120,7 @@ async def test_stream_cut_by_the_network_resumes_with_last_event_id(
         kind, *_, content = description.split(":")
         return f"{kind}:{content}"
 
-    async with Client.connect(
-        accord_server.url,
-        binding=binding,
-        credentials=BearerToken(TOKEN),
-        resume=ResumePolicy(initial_delay=0.05),
-    ) as client:
+    async with connect(accord_server, binding) as client:
         baseline = [shape(describe(e)) async for e in client.stream("chunks:4")]
         assert baseline[-1] == "status:TASK_STATE_COMPLETED"
         assert len(baseline) == 7  # task, working, 4 chunks, completed
@@ -130,3 +132,45 @@ async def test_stream_cut_by_the_network_resumes_with_last_event_id(
     assert any(b"last-event-id" in chunk.lower() for chunk in accord_server.proxy.requests), [
         r[:300] for r in accord_server.proxy.requests[-4:]
     ]
+
+
+async def test_the_stream_of_a_continuation_follows_its_turn(client: Client) -> None:
+    parked = await client.send("ask")
+    assert isinstance(parked, Task) and parked.status.state is TaskState.INPUT_REQUIRED
+    again = [describe(e) async for e in client.stream("ask", task_id=parked.id)]
+    assert again == [
+        "task:TASK_STATE_INPUT_REQUIRED",
+        "status:TASK_STATE_WORKING",
+        "status:TASK_STATE_INPUT_REQUIRED",
+    ]
+    done = [describe(e) async for e in client.stream("more", task_id=parked.id)]
+    assert done[:2] == ["task:TASK_STATE_INPUT_REQUIRED", "status:TASK_STATE_WORKING"]
+    assert done[2].startswith("chunk:") and done[2].endswith(":echo: more")
+    assert done[3:] == ["status:TASK_STATE_COMPLETED"]
+
+
+@pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON"])
+async def test_a_cut_continuation_stream_resumes_to_its_turn_end(
+    binding: str, accord_server: AccordServer
+) -> None:
+    """Cut after the task and WORKING, the stream resumes (Last-Event-ID, over
+    SubscribeToTask, which would follow the task to its terminal state) and ends where the
+    turn does: at the agent's new question."""
+    async with connect(accord_server, binding) as client:
+        parked = await client.send("ask")
+        assert isinstance(parked, Task)
+        cuts = accord_server.proxy.cuts
+        accord_server.proxy.arm(cut_after=2)
+        stream = client.stream("ask", task_id=parked.id)
+        # (a guard against a stream that never ends, not a measure of speed)
+        events = await asyncio.wait_for(_describe_all(stream), 60)
+    assert accord_server.proxy.cuts == cuts + 1
+    assert events == [
+        "task:TASK_STATE_INPUT_REQUIRED",
+        "status:TASK_STATE_WORKING",
+        "status:TASK_STATE_INPUT_REQUIRED",
+    ]
+
+
+async def _describe_all(stream: AsyncIterator[StreamResponse]) -> list[str]:
+    return [describe(e) async for e in stream]

@@ -34,6 +34,14 @@ def test_terminal_status_marks_done() -> None:
     assert tracker.done
 
 
+def test_a_continuation_turn_ends_at_its_own_interruption_not_the_one_it_opens_with() -> None:
+    tracker = StreamTracker()
+    feed(tracker, task(S.INPUT_REQUIRED, at=1), status(S.WORKING, 2))
+    assert not tracker.turn_ended
+    feed(tracker, status(S.INPUT_REQUIRED, 3))
+    assert tracker.turn_ended and not tracker.done
+
+
 def test_resubscribe_snapshot_fills_the_gap_with_the_missing_parts_and_status() -> None:
     tracker = StreamTracker()
     feed(tracker, *FIRST)

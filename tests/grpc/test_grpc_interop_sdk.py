@@ -292,3 +292,49 @@ async def test_same_calls_same_results_on_every_binding(base_url: str) -> None:
     assert errors["cancel-again"] == "TaskNotCancelableError"
     assert errors["get-missing"] == "TaskNotFoundError"
     assert errors["subscribe-terminal"] == "UnsupportedOperationError"
+
+
+# --- continuing an interrupted task, on every binding --------------------------------------
+
+
+def _follow_up(prefix: str, task_id: str) -> pb.SendMessageRequest:
+    request = _request(prefix, "more")
+    request.message.task_id = task_id
+    return request
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+async def test_the_stream_of_a_continuation_follows_its_turn(base_url: str, binding: str) -> None:
+    """Each message to a task parked in INPUT_REQUIRED streams that turn to its own end: a
+    second INPUT_REQUIRED, then (after one more message) the artifact and COMPLETED."""
+    async with await _client(base_url, binding) as client:
+        task_id = await _start_waiting_task(client)
+        asked_again = [
+            _describe(e)
+            async for e in client.send_message(_follow_up("tck-input-required", task_id))
+        ]
+        assert asked_again == [
+            "task:TASK_STATE_INPUT_REQUIRED",
+            "status:TASK_STATE_WORKING",
+            "status:TASK_STATE_INPUT_REQUIRED",
+        ]
+        finished = [
+            _describe(e) async for e in client.send_message(_follow_up("tck-stream-001", task_id))
+        ]
+        assert finished == [
+            "task:TASK_STATE_INPUT_REQUIRED",
+            "status:TASK_STATE_WORKING",
+            "artifact:Stream hello from TCK",
+            "status:TASK_STATE_COMPLETED",
+        ]
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+async def test_a_blocking_continuation_answers_after_its_turn(base_url: str, binding: str) -> None:
+    async with await _client(base_url, binding, streaming=False) as client:
+        [parked] = [r async for r in client.send_message(_request("tck-input-required"))]
+        assert parked.task.status.state == pb.TASK_STATE_INPUT_REQUIRED
+        follow_up = _follow_up("tck-artifact-text", parked.task.id)
+        [answer] = [r async for r in client.send_message(follow_up)]
+    assert answer.task.status.state == pb.TASK_STATE_COMPLETED
+    assert [p.text for a in answer.task.artifacts for p in a.parts] == ["Generated text content"]

@@ -39,31 +39,17 @@ def free_port() -> int:
 class AccordServer:
     url: str
     log_path: Path
+    process: subprocess.Popen[bytes]
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
 
 
-@contextmanager
-def accord_serve(
-    workdir: Path,
-    agent: str = "accord_test_agents:agent",
-    startup_timeout: float = 30.0,
-    *,
-    cwd: Path | None = None,
-    python_path: tuple[str, ...] = (),
-) -> Iterator[AccordServer]:
-    """``accord serve`` with a SQLite store in ``workdir``, the test agents importable, and the
-    extended card configured; stopped (and waited for) on exit."""
-    port = free_port()
+def serve_command(workdir: Path, port: int, agent: str = "accord_test_agents:agent") -> list[str]:
+    """``accord serve`` on ``port`` with the SQLite file and settings file of ``workdir``."""
     config = workdir / "accord.toml"
     config.write_text(CONFIG)
-    log_path = workdir / "server.log"
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(
-        filter(None, [*python_path, str(HERE), env.get("PYTHONPATH")])
-    )
-    command = [
+    return [
         str(ACCORD),
         "serve",
         "--port",
@@ -77,6 +63,33 @@ def accord_serve(
         "--log-level",
         "warning",
     ]
+
+
+def serve_env(python_path: tuple[str, ...] = ()) -> dict[str, str]:
+    """The environment of ``accord serve``: the test agents (and ``python_path``) importable."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        filter(None, [*python_path, str(HERE), env.get("PYTHONPATH")])
+    )
+    return env
+
+
+@contextmanager
+def accord_serve(
+    workdir: Path,
+    agent: str = "accord_test_agents:agent",
+    startup_timeout: float = 30.0,
+    *,
+    cwd: Path | None = None,
+    python_path: tuple[str, ...] = (),
+    args: tuple[str, ...] = (),
+) -> Iterator[AccordServer]:
+    """``accord serve`` with a SQLite store in ``workdir``, the test agents importable, and the
+    extended card configured (``args``: more flags); stopped (and waited for) on exit."""
+    port = free_port()
+    command = [*serve_command(workdir, port, agent), *args]
+    log_path = workdir / "server.log"
+    env = serve_env(python_path)
     with log_path.open("wb") as log:  # a file, not a pipe: a full pipe would block the server
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=cwd)
     url = f"http://127.0.0.1:{port}"
@@ -93,9 +106,10 @@ def accord_serve(
             if time.monotonic() > deadline:
                 raise RuntimeError("accord serve did not start")
             time.sleep(0.05)
-        yield AccordServer(url, log_path)
+        yield AccordServer(url, log_path, process)
     finally:
-        process.terminate()
+        if process.poll() is None:
+            process.terminate()
         try:
             process.wait(timeout=10)
         except subprocess.TimeoutExpired:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import uuid
 from collections.abc import AsyncIterator, Callable
@@ -12,6 +13,7 @@ import httpx
 
 from accord.server.app import A2AApplication
 from accord.server.build import build_app
+from accord.server.runner import serve
 from accord.server.settings import Settings
 
 
@@ -73,7 +75,7 @@ async def serve_app(app: A2AApplication, **client_options: Any) -> AsyncIterator
         headers = {"A2A-Version": "1.0", **client_options.pop("headers", {})}
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(
-            transport=transport, base_url="http://testserver", headers=headers, **client_options
+            transport=transport, base_url="http://localhost", headers=headers, **client_options
         ) as client:
             yield client
     finally:
@@ -87,3 +89,22 @@ async def serve_settings(
     settings = dataclasses.replace(Settings(store="memory://"), **overrides)
     async with serve_app(build_app(settings, agent), **(client_options or {})) as client:
         yield client
+
+
+@asynccontextmanager
+async def listening(app: A2AApplication) -> AsyncIterator[int]:
+    """``app`` on accord's own HTTP server, on a free loopback port (yielded), with its
+    lifespan, for the block's duration."""
+    stop = asyncio.Event()
+    bound: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+    server = asyncio.ensure_future(
+        serve(app, "127.0.0.1", 0, stop=stop, on_listening=bound.set_result)
+    )
+    done, _ = await asyncio.wait({server, bound}, return_when=asyncio.FIRST_COMPLETED)
+    if server in done:
+        server.result()
+    try:
+        yield bound.result()
+    finally:
+        stop.set()
+        await asyncio.wait_for(server, 10)

@@ -10,6 +10,8 @@ import httpx
 import pytest
 from server_helpers import Serve, message, reason, rest_reason, rpc, send_rest, violations
 
+from accord.server.card_description import CardDescription
+
 # --- JSON-RPC envelope --------------------------------------------------------------------
 
 
@@ -122,7 +124,7 @@ async def test_every_path_works_under_a_tenant_prefix(http: httpx.AsyncClient) -
     assert [c["id"] for c in configs["configs"]] == ["c1"]
     deleted = await http.delete(f"/acme/tasks/{task_id}/pushNotificationConfigs/c1")
     assert deleted.status_code == 200
-    canceled = await http.post(f"/acme/tasks/{task_id}:cancel")
+    canceled = await http.post(f"/acme/tasks/{task_id}:cancel", json={})
     assert rest_reason(canceled) == "TASK_NOT_CANCELABLE"
     subscribed = await http.post(f"/acme/tasks/{task_id}:subscribe")
     assert rest_reason(subscribed) == "UNSUPPORTED_OPERATION"
@@ -195,7 +197,8 @@ async def test_nesting_past_the_limit_is_invalid_params(serve: Serve) -> None:
 
 
 async def test_strict_input_modes_refuse_other_media_types(serve: Serve) -> None:
-    async with serve(strict_input_modes=True, input_modes=["text/plain"]) as http:
+    card = CardDescription(default_input_modes=["text/plain"])
+    async with serve(strict_input_modes=True, card=card) as http:
         msg = message()
         msg["parts"] = [{"raw": "aGk=", "mediaType": "image/png"}]
         response = await http.post("/message:send", json={"message": msg})

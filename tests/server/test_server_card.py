@@ -8,6 +8,8 @@ import re
 import httpx
 from server_helpers import Serve
 
+from accord.server.card_description import CardDescription
+
 CARD = "/.well-known/agent-card.json"
 
 
@@ -69,8 +71,8 @@ async def test_card_needs_no_version_header(serve: Serve) -> None:
 
 
 async def test_card_etag_changes_with_the_card(serve: Serve) -> None:
-    async with serve(name="one") as http:
+    async with serve(card=CardDescription(name="one")) as http:
         one = (await http.get(CARD)).headers["etag"]
-    async with serve(name="two") as http:
+    async with serve(card=CardDescription(name="two")) as http:
         two = (await http.get(CARD)).headers["etag"]
     assert one != two

@@ -52,7 +52,7 @@ async def test_class_agent_cancel_stops_the_countdown(serve: Serve) -> None:
         task = (await send(http, message("countdown 5"), returnImmediately=True))["task"]
         while task["id"] not in agent.running:  # the countdown has started
             await asyncio.sleep(0.001)
-        canceled = await http.post(f"/tasks/{task['id']}:cancel")
+        canceled = await http.post(f"/tasks/{task['id']}:cancel", json={})
         assert canceled.json()["status"]["state"] == "TASK_STATE_CANCELED"
         while task["id"] in agent.running:  # execute's finally runs once it is cancelled
             await asyncio.sleep(0.001)

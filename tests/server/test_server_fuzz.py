@@ -59,7 +59,7 @@ def target() -> Iterator[Target]:
     )
     app = build_app(settings_, agent)
     http = httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=app), base_url="http://testserver", timeout=10
+        transport=httpx.ASGITransport(app=app), base_url="http://localhost", timeout=10
     )
 
     async def setup() -> list[str]:

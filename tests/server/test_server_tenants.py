@@ -59,7 +59,7 @@ async def test_rest_operations_of_b_never_find_a_task_of_a(http: httpx.AsyncClie
 
     not_found = [
         await http.get(f"/tasks/{tid}", headers=B),
-        await http.post(f"/tasks/{tid}:cancel", headers=B),
+        await http.post(f"/tasks/{tid}:cancel", json={}, headers=B),
         await http.post(f"/tasks/{tid}:subscribe", headers=B),
         await http.post(f"/tasks/{tid}:subscribe", headers={**B, "Last-Event-ID": "0"}),
         await http.get(f"/tasks/{tid}/pushNotificationConfigs", headers=B),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -209,7 +210,11 @@ async def test_a_lock_another_session_still_holds_after_a_reconnect_is_taken_onc
         with caplog.at_level(logging.WARNING, logger="accord.store"):
             await end_session_leaving_lock_to(holds, other, blocker, stuck)
             await wait_for_log(caplog, "took back", patience=10)
-            assert "took back 1 of 2 task locks" in caplog.text
+            # Every lock but the stuck one came back (busy: the churn's holds of the moment
+            # are counted too).
+            taken = re.search(r"took back (\d+) of (\d+) task locks", caplog.text)
+            assert taken is not None
+            assert int(taken[1]) == int(taken[2]) - 1
             assert await held(other, [free]) == [True]
             await blocker.execute("SELECT pg_advisory_unlock(hashtextextended($1, 0))", stuck)
             await wait_until_held(other, [stuck], patience=5)

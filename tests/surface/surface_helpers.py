@@ -115,7 +115,7 @@ async def surface(agent: Any = None, **settings: Any) -> AsyncIterator[Surface]:
     app = build_app(Settings(**options), agent)
     await app.service.engine.start()
     http = httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=app), base_url="http://testserver", timeout=10
+        transport=httpx.ASGITransport(app=app), base_url="http://localhost", timeout=10
     )
     try:
         yield Surface(app, http)

@@ -9,8 +9,10 @@ import pytest
 from surface_helpers import KEYS, message, surface
 
 from accord.agents.api import RequestContext, TaskHandle
+from accord.server.card_description import CardDescription
 
 SEND = "/tasks/commands/message:send"
+TEXT_ONLY = CardDescription(default_input_modes=["text/plain"])  # with strict_input_modes
 STREAM = "/tasks/commands/message:stream"
 MOVES = {
     "work": ("a2a.tasks.StartWorking", "TASK_STATE_WORKING"),
@@ -202,7 +204,7 @@ async def test_send_message_outcomes() -> None:
 
 
 async def test_direct_message_content_type_and_a_blocking_send() -> None:
-    async with surface(agent=replying, strict_input_modes=True, input_modes=["text/plain"]) as s:
+    async with surface(agent=replying, strict_input_modes=True, card=TEXT_ONLY) as s:
         status, body = await s.post(SEND, {"message": message("reply")})
         assert (status, body["outcome"], body["published"]) == (200, "direct-message", [])
         assert body["response"]["message"]["parts"] == [{"text": "a direct answer"}]
@@ -493,7 +495,7 @@ async def test_streaming_message_refusals() -> None:
         await s.create()
         status, body = await s.post(STREAM, {"message": message()})
         assert (status, body["outcome"]) == (502, "task-limit")
-    async with surface(strict_input_modes=True, input_modes=["text/plain"]) as s:
+    async with surface(strict_input_modes=True, card=TEXT_ONLY) as s:
         data = {"messageId": "m", "role": "ROLE_USER", "parts": [{"data": {"a": 1}}]}
         status, body = await s.post(STREAM, {"message": data})
         assert (status, body["outcome"]) == (502, "content-type-not-supported")

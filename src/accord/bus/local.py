@@ -79,6 +79,10 @@ class LocalBus:
     def subscriber_count(self, task_id: str) -> int:
         return len(self._subscribers.get(task_id, ()))
 
+    async def ping(self) -> None:
+        """Raise when the bus cannot wake followers now (readiness probes); an in-process
+        bus always can."""
+
     def _remove(self, subscription: Subscription) -> None:
         subs = self._subscribers.get(subscription.task_id)
         if subs is not None:

@@ -56,6 +56,7 @@ class PostgresBus(LocalBus):
         self._has_pending = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self._remote_listeners: list[Callable[[str | None], None]] = []
+        self._listener: asyncpg.Connection | None = None  # the LISTEN connection, while up
         self.published = 0  # NOTIFY statements sent (each carries a batch of ids)
         self.received = 0  # notifications from other nodes
 
@@ -95,6 +96,16 @@ class PostgresBus(LocalBus):
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
+    async def ping(self) -> None:
+        """Raise when this node does not listen (its LISTEN connection is down or does not
+        answer): other nodes' appends would then wake its followers only at catch-up."""
+        if not self._tasks:
+            return  # not started: a plain local bus
+        listener = self._listener
+        if listener is None or listener.is_closed():
+            raise ConnectionError("the bus's LISTEN connection to PostgreSQL is down")
+        await listener.fetchval("SELECT 1")
+
     def wake_all(self) -> None:
         """Wake every local subscriber (each re-reads its log)."""
         for subscriptions in list(self._subscribers.values()):
@@ -122,6 +133,7 @@ class PostgresBus(LocalBus):
         conn = await asyncpg.connect(self.dsn)
         conn.add_termination_listener(lambda _conn: lost.set())
         await conn.add_listener(self.channel, self._on_notification)
+        self._listener = conn
         # Whatever was appended before we listened is found by re-reading the logs.
         self.wake_all()
         self._remote(None)
@@ -142,6 +154,7 @@ class PostgresBus(LocalBus):
                 await lost.wait()
                 log.warning("bus: the listen connection was lost; reconnecting")
             finally:
+                self._listener = None
                 if not conn.is_closed():
                     conn.terminate()
             current = None

@@ -1,6 +1,10 @@
 """``accord admin``: operator commands that read the server's store directly, not over the
 network (the protocol has no place for them).
 
+They only read, so they run beside a running ``accord serve``: they open a SQLite file
+without holding it (accord.store.sqlite_lock). A command that wrote would hold it like a
+server, and be refused with the server's "in use" message while one runs.
+
 The store is named as for ``accord serve``: ``--store``, else ``--config`` / ``ACCORD_CONFIG``
 (its ``store`` setting), else ``ACCORD_STORE``, else ``sqlite:///accord.db``.
 
@@ -19,10 +23,10 @@ from pathlib import Path
 from typing import Any, NoReturn, get_args
 
 import click
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from accord.cli.output import console, id_column, print_table
 from accord.push.headers import scrub
 from accord.push.ssrf import loggable_origin
 from accord.store import StoreError, TaskStore, open_store
@@ -58,7 +62,8 @@ def _open_for_reading(url: str) -> TaskStore:
     if url.startswith("memory:"):
         _fail(EXIT_USAGE, "memory:// holds nothing outside the server process")
     try:
-        store = open_store(url)
+        # Not exclusive: reading beside a running accord serve is safe (SQLite's WAL).
+        store = open_store(url, exclusive=False)
     except ValueError as exc:
         _fail(EXIT_USAGE, str(exc))
     # Opening a SQLite path that does not exist would create an empty database.
@@ -106,12 +111,19 @@ async def _list(
 
 
 def _print_table(rows: list[dict[str, Any]], state: str) -> None:
-    width = None if sys.stdout.isatty() else 500  # a pipe: wide enough that ids are never cut
-    console = Console(soft_wrap=True, highlight=False, width=width)
+    out = console()
     if not rows:
-        console.print(f"no {state} push deliveries")
+        out.print(f"no {state} push deliveries")
         return
-    table = Table("task", "config", "tenant", "webhook", "failures", "last error", "next attempt")
+    table = Table(
+        id_column("task"),
+        id_column("config"),
+        "tenant",
+        id_column("webhook"),
+        "failures",
+        "last error",
+        "next attempt",
+    )
     for row in rows:
         # Text, not markup: brackets in an id or an error are shown as written.
         table.add_row(
@@ -128,7 +140,7 @@ def _print_table(rows: list[dict[str, Any]], state: str) -> None:
                 )
             )
         )
-    console.print(table)
+    print_table(out, table)
 
 
 @admin.command("push-deliveries")

@@ -1,49 +1,52 @@
 """``accord card|send|stream|tasks|push``: talk to any A2A agent from the command line.
 
-Every command takes the agent's URL first, then: ``--binding`` to force one, ``--token`` (a
-bearer token), ``--header NAME:VALUE`` (repeatable; also sent with the card request),
-``--extension URI`` (repeatable), ``--timeout`` seconds, and ``--json`` for machine-readable
-output (ProtoJSON objects; streams print one object per line; errors print
+Every command takes the agent's URL first (``http://host:port``; ``host:port`` and ``:port``
+are short for ``http://host:port`` and ``http://localhost:port``), then: ``--binding`` to force
+one, ``--token`` (a bearer token), ``--header NAME:VALUE`` (repeatable; also sent with the card
+request), ``--extension URI`` (repeatable), ``--timeout`` seconds, and ``--json`` for
+machine-readable output (ProtoJSON objects; streams print one object per line; errors print
 ``{"error": {...}}``).
 
-Exit codes: 0 success; 1 the agent answered with an A2A error; 2 bad usage; 3 the agent could
-not be reached or answered something that is not A2A; 4 the task ended FAILED, REJECTED or
-CANCELED; 130 interrupted.
+Exit codes: 0 success; 1 the agent answered with an A2A error; 2 bad usage (an invalid URL
+included); 3 the agent could not be reached, did not answer in time, or answered something
+that is not A2A; 4 the task ended FAILED, REJECTED or CANCELED (send, stream and subscribe);
+130 interrupted; 141 the output was closed early (``| head``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import shlex
 import sys
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from contextlib import aclosing
+from dataclasses import dataclass, field
 from functools import wraps
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
+from accord.cli import render
+from accord.cli.message_input import build_message
+from accord.cli.output import console, exit_on_closed_pipe
 from accord.wire import to_builtins
 from accord.wire.model import (
     AgentCard,
-    Artifact,
     AuthenticationInfo,
+    ListTasksResponse,
     Message,
-    Part,
     StreamResponse,
     Task,
     TaskArtifactUpdateEvent,
     TaskPushNotificationConfig,
     TaskState,
-    TaskStatus,
     TaskStatusUpdateEvent,
 )
 
 EXIT_OK = 0
 EXIT_AGENT_ERROR = 1
+EXIT_USAGE = 2
 EXIT_UNREACHABLE = 3
 EXIT_TASK_UNSUCCESSFUL = 4
 EXIT_INTERRUPTED = 130
@@ -54,7 +57,7 @@ _STATE_NAMES = [
 ]
 
 if TYPE_CHECKING:  # the client is imported when a client command runs, not for `accord serve`
-    from accord.client import Client
+    from accord.client import A2AClientError, Client
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -70,10 +73,53 @@ class Settings:
     as_json: bool
 
 
-def _console() -> Console:
-    # Not a terminal (a pipe, a file): wide enough that ids are never cut.
-    width = None if sys.stdout.isatty() else 500
-    return Console(soft_wrap=True, highlight=False, width=width)
+@dataclass
+class Progress:
+    """What a command following a task has seen of it: for the message if it stops early,
+    and for its exit code."""
+
+    task_id: str = ""
+    state: TaskState | None = None
+    turn_ended: bool = False
+
+    def see(self, event: StreamResponse) -> None:
+        if isinstance(event.task, Task):
+            self.task_id = self.task_id or event.task.id
+            self.state = render.state_of(event.task.status)
+            # A Task event that says INPUT_REQUIRED may be the task as the new turn began,
+            # before the agent read the message: only a final state ends the turn here.
+            self.turn_ended = self.state.terminal
+        elif isinstance(event.status_update, TaskStatusUpdateEvent):
+            self.task_id = self.task_id or event.status_update.task_id
+            self.state = render.state_of(event.status_update.status)
+            self.turn_ended = self.state.terminal or self.state.interrupted
+        elif isinstance(event.artifact_update, TaskArtifactUpdateEvent):
+            self.task_id = self.task_id or event.artifact_update.task_id
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_TASK_UNSUCCESSFUL if self.state in _UNSUCCESSFUL else EXIT_OK
+
+
+@dataclass(frozen=True)
+class TimeLimit:
+    """A bound on the whole command (``--max-time``, or ``--timeout`` for ``send``)."""
+
+    seconds: float | None
+    flag: str
+
+
+NO_LIMIT = TimeLimit(None, "")
+
+
+@dataclass
+class Run:
+    """One command's run: the settings, what it followed, how long it may take."""
+
+    settings: Settings
+    limit: TimeLimit = NO_LIMIT
+    progress: Progress = field(default_factory=Progress)
+    card: AgentCard | None = None  # the agent's, once connected
 
 
 def _parse_headers(values: tuple[str, ...]) -> dict[str, str]:
@@ -90,7 +136,14 @@ def _client_options(command: F) -> F:
     """The options every client command shares; they become a :class:`Settings`."""
 
     @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (ProtoJSON).")
-    @click.option("--timeout", type=float, help="Seconds to wait for an answer (streams: idle).")
+    @click.option(
+        "--timeout",
+        type=click.FloatRange(min=0, min_open=True),
+        metavar="SECONDS",
+        help="Seconds to wait for the agent: to connect, and for each answer. send: for the "
+        "end of the turn. stream, tasks subscribe: for the next bytes (keep-alives count); "
+        "a silent connection is resumed, see --max-time.",
+    )
     @click.option("--header", "headers", multiple=True, metavar="NAME:VALUE", help="Extra header.")
     @click.option(
         "--extension", "extensions", multiple=True, metavar="URI", help="Activate an extension."
@@ -111,8 +164,10 @@ def _client_options(command: F) -> F:
         as_json: bool,
         **kwargs: Any,
     ) -> Any:
+        from accord.client.urls import expand_shorthand
+
         settings = Settings(
-            url=kwargs.pop("url"),
+            url=expand_shorthand(kwargs.pop("url")),
             binding=binding.upper() if binding else None,
             token=token,
             headers=_parse_headers(headers),
@@ -123,6 +178,15 @@ def _client_options(command: F) -> F:
         return command(settings, **kwargs)
 
     return wrapper  # type: ignore[return-value]
+
+
+def _max_time_option(command: F) -> F:
+    return click.option(
+        "--max-time",
+        type=click.FloatRange(min=0, min_open=True),
+        metavar="SECONDS",
+        help="Stop after this many seconds in all (the task goes on at the agent).",
+    )(command)
 
 
 async def _connect(settings: Settings) -> Client:
@@ -143,35 +207,94 @@ async def _connect(settings: Settings) -> Client:
     )
 
 
+# --- failures ------------------------------------------------------------------------------------
+
+
 def _fail(
     settings: Settings, exit_code: int, name: str, message: str, extra: dict[str, Any] | None = None
 ) -> NoReturn:
     if settings.as_json:
         click.echo(json.dumps({"error": {"name": name, "message": message, **(extra or {})}}))
     else:
-        click.echo(f"accord: {name}: {message}", err=True)
+        click.echo(f"accord: {message}", err=True)
     sys.exit(exit_code)
 
 
-def _run(settings: Settings, work: Callable[[Client], Awaitable[int]]) -> None:
+def _follow_hint(run: Run) -> str:
+    """Where a task the command stopped following can be picked up again."""
+    progress = run.progress
+    seen = f" (last seen {render.short_state(progress.state)})" if progress.state else ""
+    command = shlex.join(["accord", "tasks", "subscribe", run.settings.url, progress.task_id])
+    return f"task {progress.task_id} goes on at the agent{seen}: follow it with: {command}"
+
+
+def _stopped(run: Run, reason: str) -> tuple[str, dict[str, Any]]:
+    """``reason``, and what to do about the task that was being followed, if any."""
+    if not run.progress.task_id:
+        return reason, {}
+    return f"{reason}; {_follow_hint(run)}", {"taskId": run.progress.task_id}
+
+
+def _credentials_hint(settings: Settings, card: AgentCard | None) -> str:
+    """How to present credentials with these commands, after an authentication failure."""
+    if settings.token or any(name.lower() == "authorization" for name in settings.headers):
+        return "the credentials given were refused"
+    ways = [view.how for view in render.scheme_views(card)] if card is not None else []
+    ways = [how for how in ways if how]
+    if not ways:
+        ways = [render.TOKEN_FLAGS, "--header NAME:VALUE"]
+    return "pass credentials with " + " or ".join(dict.fromkeys(ways))
+
+
+def _agent_error(run: Run, exc: A2AClientError) -> NoReturn:
+    from accord.wire.errors import ErrorKind
+
+    name = exc.kind.error_name if exc.kind is not None else "A2AError"
+    message = f"{name}: {exc.message}"
+    if exc.kind is ErrorKind.UNAUTHENTICATED:
+        message += f" ({_credentials_hint(run.settings, run.card)})"
+    _fail(run.settings, EXIT_AGENT_ERROR, name, message, {"reason": exc.reason, "code": exc.code})
+
+
+def _time_limit_reason(run: Run) -> str:
+    if run.limit.seconds is None:  # a timeout of some layer below, not the command's
+        return "timed out"
+    waited = f"{run.limit.seconds:g} s ({run.limit.flag})"
+    return f"gave up after {waited}" if run.progress.task_id else f"no answer within {waited}"
+
+
+def _run(run: Run, work: Callable[[Client], Awaitable[int]]) -> NoReturn:
     """Connect, run ``work``, close; turn failures into one line and an exit code."""
-    from accord.client import A2AClientError, ClientError
+    from accord.client import A2AClientError, ClientError, InvalidURLError
+    from accord.client.urls import check_agent_url
+
+    settings = run.settings
 
     async def main() -> int:
-        async with await _connect(settings) as client:
-            return await work(client)
+        async with asyncio.timeout(run.limit.seconds):
+            async with await _connect(settings) as client:
+                run.card = client.card
+                return await work(client)
 
     try:
-        code = asyncio.run(main())
-    except A2AClientError as exc:
-        name = exc.kind.error_name if exc.kind is not None else "A2AError"
-        _fail(
-            settings, EXIT_AGENT_ERROR, name, exc.message, {"reason": exc.reason, "code": exc.code}
-        )
-    except ClientError as exc:
-        _fail(settings, EXIT_UNREACHABLE, type(exc).__name__, str(exc))
-    except KeyboardInterrupt:
-        _fail(settings, EXIT_INTERRUPTED, "Interrupted", "interrupted")
+        try:
+            check_agent_url(settings.url)
+            code = asyncio.run(main())
+            sys.stdout.flush()  # here, where a closed pipe is still ours to handle
+        except InvalidURLError as exc:
+            _fail(settings, EXIT_USAGE, "InvalidURLError", str(exc))
+        except TimeoutError:
+            message, extra = _stopped(run, _time_limit_reason(run))
+            _fail(settings, EXIT_UNREACHABLE, "RequestTimeoutError", message, extra)
+        except A2AClientError as exc:
+            _agent_error(run, exc)
+        except ClientError as exc:
+            message, extra = _stopped(run, str(exc))
+            _fail(settings, EXIT_UNREACHABLE, type(exc).__name__, message, extra)
+        except KeyboardInterrupt:
+            _fail(settings, EXIT_INTERRUPTED, "Interrupted", "interrupted")
+    except BrokenPipeError:
+        exit_on_closed_pipe()
     sys.exit(code)
 
 
@@ -179,87 +302,11 @@ def _dump(value: Any) -> None:
     click.echo(json.dumps(to_builtins(value), ensure_ascii=False))
 
 
-def _state(status: TaskStatus) -> TaskState:
-    return status.state if isinstance(status.state, TaskState) else TaskState.UNSPECIFIED
-
-
-def _short_state(state: TaskState) -> str:
-    return state.value.removeprefix("TASK_STATE_").lower().replace("_", "-")
-
-
 def _task_exit(task: Task) -> int:
-    return EXIT_TASK_UNSUCCESSFUL if _state(task.status) in _UNSUCCESSFUL else EXIT_OK
-
-
-def _parts_text(parts: list[Part]) -> str:
-    out: list[str] = []
-    for part in parts:
-        if isinstance(part.text, str):
-            out.append(part.text)
-        elif isinstance(part.url, str):
-            out.append(f"<{part.url}>")
-        elif isinstance(part.raw, bytes):
-            out.append(f"<{len(part.raw)} bytes {part.media_type or ''}>".replace(" >", ">"))
-        else:
-            out.append(json.dumps(part.data, ensure_ascii=False))
-    return "".join(out)
-
-
-def _status_line(status: TaskStatus) -> str:
-    line = _short_state(_state(status))
-    if isinstance(status.message, Message):
-        line += f": {escape(_parts_text(status.message.parts))}"
-    return line
-
-
-def _print_task(console: Console, task: Task) -> None:
-    console.print(f"task {task.id} [bold]{_status_line(task.status)}[/bold]")
-    if task.context_id:
-        console.print(f"  context {task.context_id}", style="dim")
-    for artifact in task.artifacts:
-        _print_artifact(console, artifact)
-
-
-def _artifact_label(artifact: Artifact) -> str:
-    return f"  [cyan]{escape('[' + (artifact.name or artifact.artifact_id) + ']')}[/cyan] "
-
-
-def _print_artifact(console: Console, artifact: Artifact) -> None:
-    console.print(_artifact_label(artifact) + escape(_parts_text(artifact.parts)))
-
-
-def _print_message(console: Console, message: Message) -> None:
-    console.print(f"[bold]{message.role}[/bold]: {escape(_parts_text(message.parts))}")
+    return EXIT_TASK_UNSUCCESSFUL if render.state_of(task.status) in _UNSUCCESSFUL else EXIT_OK
 
 
 # --- card ------------------------------------------------------------------------------------
-
-
-def _print_card(console: Console, card: AgentCard) -> None:
-    console.print(f"[bold]{escape(card.name)}[/bold] {escape(card.version)}")
-    console.print(card.description, markup=False)
-    table = Table("binding", "version", "url", "tenant", title="interfaces", title_justify="left")
-    for interface in card.supported_interfaces:
-        table.add_row(
-            interface.protocol_binding,
-            interface.protocol_version,
-            interface.url,
-            interface.tenant,
-        )
-    console.print(table)
-    caps = card.capabilities
-    flags = {
-        "streaming": caps.streaming,
-        "push notifications": caps.push_notifications,
-        "extended card": caps.extended_agent_card,
-    }
-    console.print("capabilities: " + ", ".join(k for k, v in flags.items() if v is True))
-    for extension in caps.extensions:
-        required = " (required)" if extension.required else ""
-        console.print(f"extension: {extension.uri}{required}", markup=False)
-    for skill in card.skills:
-        about = escape(f"{skill.name} - {skill.description}")
-        console.print(f"skill [cyan]{escape(skill.id)}[/cyan]: {about}")
 
 
 @click.command()
@@ -267,129 +314,136 @@ def _print_card(console: Console, card: AgentCard) -> None:
 @click.option("--extended", is_flag=True, help="Fetch the extended (authenticated) card.")
 @_client_options
 def card(settings: Settings, extended: bool) -> None:
-    """Show an agent's card."""
+    """Show an agent's card: interfaces, capabilities, security schemes, skills."""
 
     async def work(client: Client) -> int:
         shown = await client.get_extended_card() if extended else client.card
         if settings.as_json:
             _dump(shown)
         else:
-            _print_card(_console(), shown)
+            render.print_card(console(), shown)
         return EXIT_OK
 
-    _run(settings, work)
+    _run(Run(settings), work)
 
 
 # --- send / stream ---------------------------------------------------------------------------
 
 
 def _message_options(command: F) -> F:
-    command = click.option("--context-id", default="", help="Continue this context.")(command)
-    command = click.option("--task-id", default="", help="Continue this task.")(command)
-    return command
+    """TEXT and the options that build the message of send and stream: the command gets it
+    as ``message``."""
+
+    @click.argument("text", required=False)
+    @click.option("--task-id", default="", help="Continue this task.")
+    @click.option("--context-id", default="", help="Continue this context.")
+    @click.option("--data", multiple=True, metavar="JSON", help="Add a data part. Repeatable.")
+    @click.option(
+        "--file",
+        "files",
+        multiple=True,
+        metavar="PATH",
+        help="Attach a file (its bytes; media type from its name). Repeatable.",
+    )
+    @click.option("--metadata", metavar="JSON", help="The message's metadata (a JSON object).")
+    @wraps(command)
+    def wrapper(
+        text: str | None,
+        task_id: str,
+        context_id: str,
+        data: tuple[str, ...],
+        files: tuple[str, ...],
+        metadata: str | None,
+        **kwargs: Any,
+    ) -> Any:
+        message = build_message(
+            text, data=data, files=files, metadata=metadata, context_id=context_id, task_id=task_id
+        )
+        return command(message=message, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
+async def _follow(run: Run, events: AsyncGenerator[StreamResponse, None]) -> None:
+    """Print a stream's events as they come (one JSON object per line with ``--json``)."""
+    printer = None if run.settings.as_json else render.StreamPrinter(console())
+    async with aclosing(events):  # closed here, in this task, whatever stops the loop
+        async for event in events:
+            run.progress.see(event)
+            if printer is None:
+                _dump(event)
+            else:
+                printer.show(event)
+            sys.stdout.flush()
+    if printer is not None:
+        printer.finish()
+
+
+async def _wait_for_turn(run: Run, client: Client, message: Message) -> Task | Message:
+    """Send ``message`` and wait for the end of the turn; the final Task or the answer.
+
+    An agent that streams is followed (SendStreamingMessage), so that the task's id is known
+    from the first event on: a command that stops early can say which task goes on. Else a
+    blocking SendMessage."""
+    if client.card.capabilities.streaming is not True:
+        return await client.send(message)
+    async with aclosing(client.stream(message)) as events:
+        async for event in events:
+            if isinstance(event.message, Message):
+                return event.message
+            run.progress.see(event)
+            if run.progress.turn_ended:
+                break
+    if not run.progress.task_id:
+        from accord.client import InvalidResponseError
+
+        raise InvalidResponseError("the agent's stream ended without a task or a message")
+    return await client.get_task(run.progress.task_id)
 
 
 @click.command()
 @click.argument("url")
-@click.argument("text")
 @_message_options
 @click.option("--no-wait", is_flag=True, help="Return as soon as the task exists.")
 @_client_options
-def send(settings: Settings, text: str, context_id: str, task_id: str, no_wait: bool) -> None:
-    """Send TEXT and print the answer (waits for the end of the turn)."""
+def send(settings: Settings, message: Message, no_wait: bool) -> None:
+    """Send a message and print the answer, once the turn ends.
+
+    TEXT is the message's text; - reads it from standard input."""
+    run = Run(settings, TimeLimit(settings.timeout, "--timeout"))
 
     async def work(client: Client) -> int:
-        answer = await client.send(
-            text,
-            context_id=context_id,
-            task_id=task_id,
-            return_immediately=True if no_wait else None,
-        )
+        if no_wait:
+            answer = await client.send(message, return_immediately=True)
+        else:
+            answer = await _wait_for_turn(run, client, message)
         if settings.as_json:
             _dump({"task": answer} if isinstance(answer, Task) else {"message": answer})
         elif isinstance(answer, Task):
-            _print_task(_console(), answer)
+            render.print_task(console(), answer)
         else:
-            _print_message(_console(), answer)
+            render.print_message(console(), answer)
         return _task_exit(answer) if isinstance(answer, Task) else EXIT_OK
 
-    _run(settings, work)
-
-
-class _StreamPrinter:
-    """Renders events as they arrive: state changes on their own line, artifact text inline."""
-
-    def __init__(self, console: Console) -> None:
-        self.console = console
-        self.open_artifact: str | None = None  # an artifact whose text line is still open
-        self.final: TaskState | None = None
-
-    def _close_line(self) -> None:
-        if self.open_artifact is not None:
-            self.console.print()
-            self.open_artifact = None
-
-    def show(self, event: StreamResponse) -> None:
-        if isinstance(event.task, Task):
-            self._close_line()
-            self.final = _state(event.task.status)
-            self.console.print(
-                f"task {event.task.id} [bold]{_status_line(event.task.status)}[/bold]"
-            )
-            for artifact in event.task.artifacts:
-                _print_artifact(self.console, artifact)
-        elif isinstance(event.status_update, TaskStatusUpdateEvent):
-            self._close_line()
-            self.final = _state(event.status_update.status)
-            self.console.print(f"[bold]→ {_status_line(event.status_update.status)}[/bold]")
-        elif isinstance(event.artifact_update, TaskArtifactUpdateEvent):
-            self._artifact(event.artifact_update)
-        elif isinstance(event.message, Message):
-            self._close_line()
-            _print_message(self.console, event.message)
-
-    def _artifact(self, update: TaskArtifactUpdateEvent) -> None:
-        artifact = update.artifact
-        if not (update.append and self.open_artifact == artifact.artifact_id):
-            self._close_line()
-            self.console.print(_artifact_label(artifact), end="")
-            self.open_artifact = artifact.artifact_id
-        self.console.print(_parts_text(artifact.parts), end="", markup=False)
-        if update.last_chunk:
-            self._close_line()
-
-    def finish(self) -> int:
-        self._close_line()
-        return EXIT_TASK_UNSUCCESSFUL if self.final in _UNSUCCESSFUL else EXIT_OK
-
-
-async def _follow(settings: Settings, events: Any) -> int:
-    printer = _StreamPrinter(_console())
-    async for event in events:
-        if settings.as_json:
-            _dump(event)
-            if isinstance(event.task, Task):
-                printer.final = _state(event.task.status)
-            elif isinstance(event.status_update, TaskStatusUpdateEvent):
-                printer.final = _state(event.status_update.status)
-        else:
-            printer.show(event)
-        sys.stdout.flush()
-    return printer.finish()
+    _run(run, work)
 
 
 @click.command()
 @click.argument("url")
-@click.argument("text")
 @_message_options
+@_max_time_option
 @_client_options
-def stream(settings: Settings, text: str, context_id: str, task_id: str) -> None:
-    """Send TEXT and show the task's progress live."""
+def stream(settings: Settings, message: Message, max_time: float | None) -> None:
+    """Send a message and show the task's progress live.
+
+    TEXT is the message's text; - reads it from standard input."""
+    run = Run(settings, TimeLimit(max_time, "--max-time"))
 
     async def work(client: Client) -> int:
-        return await _follow(settings, client.stream(text, context_id=context_id, task_id=task_id))
+        await _follow(run, client.stream(message))
+        return run.progress.exit_code
 
-    _run(settings, work)
+    _run(run, work)
 
 
 # --- tasks -----------------------------------------------------------------------------------
@@ -400,6 +454,14 @@ def tasks() -> None:
     """List, inspect, cancel and follow tasks."""
 
 
+def _next_page_command(settings: Settings, token: str, filters: dict[str, str | None]) -> str:
+    words = ["accord", "tasks", "list", settings.url]
+    for flag, value in filters.items():
+        if value:
+            words += [flag, value]
+    return shlex.join([*words, "--page-token", token])
+
+
 @tasks.command("list")
 @click.argument("url")
 @click.option("--context-id", default="", help="Only tasks of this context.")
@@ -408,40 +470,73 @@ def tasks() -> None:
     type=click.Choice(_STATE_NAMES),
     help="Only tasks in this state.",
 )
-@click.option("--page-size", type=click.IntRange(1, 100), help="Tasks per request.")
-@click.option("--limit", type=click.IntRange(min=1), help="Stop after this many tasks.")
+@click.option(
+    "--page-size", type=click.IntRange(1, 100), help="Tasks per page (the agent's default: 50)."
+)
+@click.option("--page-token", default="", help="The page to show (from the previous page).")
+@click.option("--all", "every_page", is_flag=True, help="Every page, not just one.")
 @_client_options
 def tasks_list(
     settings: Settings,
     context_id: str,
     status: str | None,
     page_size: int | None,
-    limit: int | None,
+    page_token: str,
+    every_page: bool,
 ) -> None:
-    """List tasks, newest first (every page)."""
+    """List tasks, newest first: one page, and how to get the next."""
+    state = TaskState["_".join(status.upper().split("-"))] if status else None
 
     async def work(client: Client) -> int:
-        found: list[Task] = []
-        state = TaskState["_".join(status.upper().split("-"))] if status else None
-        async for task in client.list_tasks(
-            context_id=context_id, status=state, page_size=page_size, history_length=0
-        ):
-            found.append(task)
-            if limit is not None and len(found) >= limit:
-                break
+        page = await client.list_tasks_page(
+            context_id=context_id,
+            status=state,
+            page_size=page_size,
+            page_token=page_token,
+            history_length=0,
+        )
+        found = list(page.tasks)
+        if every_page:
+            seen = {page_token}
+            while page.next_page_token and page.next_page_token not in seen:
+                seen.add(page.next_page_token)
+                page = await client.list_tasks_page(
+                    context_id=context_id,
+                    status=state,
+                    page_size=page_size,
+                    page_token=page.next_page_token,
+                    history_length=0,
+                )
+                found.extend(page.tasks)
+        next_token = "" if every_page else page.next_page_token
         if settings.as_json:
-            click.echo(json.dumps([to_builtins(t) for t in found], ensure_ascii=False))
+            _dump(
+                ListTasksResponse(
+                    tasks=found,
+                    next_page_token=next_token,
+                    page_size=len(found),
+                    total_size=page.total_size,
+                )
+            )
             return EXIT_OK
-        table = Table("task", "state", "context", "updated")
-        for task in found:
-            timestamp = task.status.timestamp if isinstance(task.status.timestamp, str) else ""
-            table.add_row(task.id, _short_state(_state(task.status)), task.context_id, timestamp)
-        console = _console()
-        console.print(table)
-        console.print(f"{len(found)} task{'s' if len(found) != 1 else ''}", style="dim")
+        out = console()
+        if not found:
+            out.print("no tasks")
+            return EXIT_OK
+        render.print_tasks(out, found)
+        total = f" of {page.total_size}" if page.total_size > len(found) else ""
+        out.print(f"{len(found)}{total} task{'s' if len(found) != 1 else ''}", style="dim")
+        if next_token:
+            filters = {
+                "--context-id": context_id,
+                "--status": status,
+                "--page-size": str(page_size) if page_size else None,
+            }
+            more = _next_page_command(settings, next_token, filters)
+            out.print(f"next page: {more}", markup=False)
         return EXIT_OK
 
-    _run(settings, work)
+    _run(Run(settings), work)
 
 
 @tasks.command("get")
@@ -457,14 +552,10 @@ def tasks_get(settings: Settings, task_id: str, history_length: int | None) -> N
         if settings.as_json:
             _dump(task)
         else:
-            console = _console()
-            _print_task(console, task)
-            for message in task.history:
-                text = escape(_parts_text(message.parts))
-                console.print(f"  {message.role}: {text}", style="dim")
+            render.print_task(console(), task, history=True)
         return EXIT_OK
 
-    _run(settings, work)
+    _run(Run(settings), work)
 
 
 @tasks.command("cancel")
@@ -479,23 +570,26 @@ def tasks_cancel(settings: Settings, task_id: str) -> None:
         if settings.as_json:
             _dump(task)
         else:
-            _print_task(_console(), task)
+            render.print_task(console(), task)
         return EXIT_OK
 
-    _run(settings, work)
+    _run(Run(settings), work)
 
 
 @tasks.command("subscribe")
 @click.argument("url")
 @click.argument("task_id")
+@_max_time_option
 @_client_options
-def tasks_subscribe(settings: Settings, task_id: str) -> None:
+def tasks_subscribe(settings: Settings, task_id: str, max_time: float | None) -> None:
     """Follow a task's events live until it ends."""
+    run = Run(settings, TimeLimit(max_time, "--max-time"))
 
     async def work(client: Client) -> int:
-        return await _follow(settings, client.subscribe(task_id))
+        await _follow(run, client.subscribe(task_id))
+        return run.progress.exit_code
 
-    _run(settings, work)
+    _run(run, work)
 
 
 # --- push ------------------------------------------------------------------------------------
@@ -510,21 +604,7 @@ def _show_config(settings: Settings, config: TaskPushNotificationConfig) -> None
     if settings.as_json:
         _dump(config)
     else:
-        _print_configs([config])
-
-
-def _print_configs(configs: list[TaskPushNotificationConfig]) -> None:
-    table = Table("id", "task", "url", "token", "auth")
-    for config in configs:
-        auth = config.authentication
-        table.add_row(
-            config.id,
-            config.task_id,
-            config.url,
-            "set" if config.token else "",
-            auth.scheme if isinstance(auth, AuthenticationInfo) else "",
-        )
-    _console().print(table)
+        render.print_configs(console(), [config])
 
 
 @push.command("add")
@@ -559,7 +639,7 @@ def push_add(
         _show_config(settings, config)
         return EXIT_OK
 
-    _run(settings, work)
+    _run(Run(settings), work)
 
 
 @push.command("list")
@@ -573,11 +653,13 @@ def push_list(settings: Settings, task_id: str) -> None:
         configs = await client.list_push_configs(task_id)
         if settings.as_json:
             click.echo(json.dumps([to_builtins(c) for c in configs], ensure_ascii=False))
+        elif not configs:
+            console().print(f"no push configs for task {task_id}", markup=False)
         else:
-            _print_configs(configs)
+            render.print_configs(console(), configs)
         return EXIT_OK
 
-    _run(settings, work)
+    _run(Run(settings), work)
 
 
 @push.command("get")
@@ -593,7 +675,7 @@ def push_get(settings: Settings, task_id: str, config_id: str) -> None:
         _show_config(settings, config)
         return EXIT_OK
 
-    _run(settings, work)
+    _run(Run(settings), work)
 
 
 @push.command("delete")
@@ -612,13 +694,4 @@ def push_delete(settings: Settings, task_id: str, config_id: str) -> None:
             click.echo(f"deleted {config_id} of task {task_id}")
         return EXIT_OK
 
-    _run(settings, work)
-
-
-COMMANDS: list[click.Command] = [card, send, stream, tasks, push]
-
-
-def register(group: click.Group) -> None:
-    """Add the client commands to the ``accord`` command group."""
-    for command in COMMANDS:
-        group.add_command(command)
+    _run(Run(settings), work)

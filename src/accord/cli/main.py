@@ -2,18 +2,38 @@
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import logging
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
 from accord import __version__
-from accord.cli.admin_commands import admin
+from accord.cli.lazy import LazyCommand, LazyGroup
+
+# Imported when one of them runs, so that `accord --help` and `--version` stay instant.
+_CLIENT = "accord.cli.client_commands"
+LAZY_COMMANDS = {
+    "admin": LazyCommand(
+        "accord.cli.admin_commands:admin",
+        "Operator commands on the server's store (read directly, not over the network).",
+    ),
+    "card": LazyCommand(
+        f"{_CLIENT}:card",
+        "Show an agent's card: interfaces, capabilities, security schemes, skills.",
+    ),
+    "send": LazyCommand(
+        f"{_CLIENT}:send", "Send a message and print the answer, once the turn ends."
+    ),
+    "stream": LazyCommand(f"{_CLIENT}:stream", "Send a message and show the task's progress live."),
+    "tasks": LazyCommand(f"{_CLIENT}:tasks", "List, inspect, cancel and follow tasks."),
+    "push": LazyCommand(f"{_CLIENT}:push", "Manage a task's push-notification webhooks."),
+}
 
 
-@click.group()
+@click.group(cls=LazyGroup, lazy=LAZY_COMMANDS)
 @click.version_option(__version__, prog_name="accord")
 def main() -> None:
     """accord: a fast, durable A2A 1.0 platform."""
@@ -21,15 +41,16 @@ def main() -> None:
 
 @main.command()
 @click.option("--host", help="Address to bind (default 127.0.0.1).")
-@click.option("--port", type=int, help="HTTP port (default 9999).")
+@click.option("--port", type=int, help="HTTP port (default 9999; 0 picks a free one).")
 @click.option(
     "--store",
     help="sqlite:///path (default sqlite:///accord.db), postgresql://user@host/db or memory://.",
 )
 @click.option(
     "--agent",
-    help="A built-in agent (echo, conformance), module:attribute, or remote (workers drive "
-    "tasks over the command surface: docs/remote-agents.md).",
+    help="A built-in agent (echo, conformance), module:attribute (module alone means "
+    "module:agent), or remote (workers drive tasks over the command surface: "
+    "docs/remote-agents.md).",
 )
 @click.option(
     "--config",
@@ -45,43 +66,71 @@ def main() -> None:
     type=click.Choice(["accord", "uvicorn"]),
     help="The HTTP server: accord's own HTTP/1.1 front (default) or uvicorn.",
 )
+@click.option(
+    "--access-log/--no-access-log",
+    default=None,
+    help="Log a line per HTTP request (method, path, status, duration, operation, task).",
+)
 def serve(config_path: str | None, **flags: Any) -> None:
-    """Run an A2A server (JSON-RPC, HTTP+JSON and SSE; gRPC with --grpc-port)."""
+    """Run an A2A server (JSON-RPC, HTTP+JSON and SSE; gRPC with --grpc-port).
+
+    Exits 2 when the settings or the agent are refused, 3 when the server cannot start (a
+    port in use, a store that cannot open); each says why in one line."""
     from accord.server.build import build_app
+    from accord.server.listen import ListenError, bind, check_free, host_port
     from accord.server.settings import load
     from accord.store import redact_url
 
     try:
         settings = load(config_path, flags)
-        app = build_app(settings)
-    except (ValueError, OSError, ImportError, AttributeError) as exc:
-        click.echo(f"accord: {exc}", err=True)
-        sys.exit(2)
+    except ValueError as exc:
+        _fail(exc, 2)
     logging.basicConfig(
         level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     log = logging.getLogger("accord")
+    if not settings.auth_configured and not settings.loopback_only:
+        _fail(
+            "refusing to serve without authentication on a non-loopback address "
+            f"({settings.host}); configure [[principals]], [jwt], api_keys or bearer_tokens",
+            2,
+        )
+    # The ports first: a busy one ends here, before the agent, the store or the engine start.
+    try:
+        sockets = bind(settings.host, settings.port, "HTTP")
+        if settings.grpc_port is not None:
+            check_free(settings.host, settings.grpc_port, "gRPC")
+    except ListenError as exc:
+        _fail(exc, 3)
+    # Port 0: the card and the log give the port the system picked.
+    settings = dataclasses.replace(settings, port=sockets[0].getsockname()[1])
+    try:
+        app = build_app(settings)
+    except ValueError as exc:
+        _fail(exc, 2)
+    # One accord serve per SQLite file, held before the engine's recovery could fail the
+    # running tasks of a server already on it.
+    from accord.store import StoreError, hold_store_file
+
+    try:
+        hold_store_file(settings.store)
+    except StoreError as exc:
+        _fail(exc, 3)
     if not settings.auth_configured:
-        if not settings.loopback_only:
-            click.echo(
-                "accord: refusing to serve without authentication on a non-loopback address "
-                f"({settings.host}); configure [[principals]], [jwt], api_keys or bearer_tokens",
-                err=True,
-            )
-            sys.exit(2)
         log.warning("no authentication configured: serving open, on loopback only")
     log.info(
-        "accord %s serving agent %r on %s (store %s)",
+        # "starting": the port is bound; the runner says "listening" once the engine is up.
+        "accord %s starting agent %r at %s (store %s)",
         __version__,
         settings.agent,
         settings.advertised_url,
         redact_url(settings.store),
     )
     served: Any = app
-    if settings.grpc_port:
+    if settings.grpc_port is not None:
         from accord.grpc.server import WithGrpc
 
-        served = WithGrpc(app, f"{settings.host}:{settings.grpc_port}")
+        served = WithGrpc(app, host_port(settings.host, settings.grpc_port))
     # Everything imported and built so far lives as long as the process: keep it out of the
     # collector's way, or each full collection walks it (tens of ms, every few thousand
     # requests; a few microseconds per request on average, more at the tail).
@@ -90,21 +139,24 @@ def serve(config_path: str | None, **flags: Any) -> None:
     if settings.http == "uvicorn":
         import uvicorn
 
-        uvicorn.run(
-            served,
-            host=settings.host,
-            port=settings.port,
-            loop="uvloop",
-            http="httptools",
-            log_level=settings.log_level,
-            access_log=False,
-            lifespan="on",
-            timeout_keep_alive=int(settings.keep_alive_s),
-            timeout_graceful_shutdown=int(settings.shutdown_grace_s),
-            # uvicorn answers 503 past this many connections or requests in progress; it has
-            # no request body timeout (body_timeout_s and body_min_rate do not apply).
-            limit_concurrency=settings.max_connections or None,
+        server = uvicorn.Server(
+            uvicorn.Config(
+                served,
+                loop="uvloop",
+                http="httptools",
+                log_level=settings.log_level,
+                access_log=False,
+                lifespan="on",
+                timeout_keep_alive=int(settings.keep_alive_s),
+                timeout_graceful_shutdown=int(settings.shutdown_grace_s),
+                # uvicorn answers 503 past this many connections or requests in progress; it
+                # has no request body timeout (body_timeout_s and body_min_rate do not apply).
+                limit_concurrency=settings.max_connections or None,
+            )
         )
+        server.run(sockets=sockets)
+        if not server.started:
+            sys.exit(3)  # as uvicorn.run: the application failed to start
         return
     from accord.server import runner
     from accord.server.h1 import Limits
@@ -113,6 +165,7 @@ def serve(config_path: str | None, **flags: Any) -> None:
         served,
         settings.host,
         settings.port,
+        sockets=sockets,
         limits=Limits(
             keep_alive_s=settings.keep_alive_s,
             body_timeout_s=settings.body_timeout_s,
@@ -123,17 +176,6 @@ def serve(config_path: str | None, **flags: Any) -> None:
     )
 
 
-main.add_command(admin)
-
-
-def _register_optional_commands() -> None:
-    import importlib
-
-    try:
-        client_commands = importlib.import_module("accord.cli.client_commands")
-    except ImportError:
-        return
-    client_commands.register(main)
-
-
-_register_optional_commands()
+def _fail(message: object, status: int) -> NoReturn:
+    click.echo(f"accord: {message}", err=True)
+    sys.exit(status)

@@ -6,6 +6,7 @@ response body into events with :class:`~accord.client.sse.SSEParser`.
 
 from __future__ import annotations
 
+import socket
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -15,13 +16,16 @@ import httpx
 from accord.client.errors import (
     ClientError,
     ConnectionFailedError,
+    InvalidResponseError,
+    InvalidURLError,
     RequestTimeoutError,
     StreamBrokenError,
     TransportError,
 )
 from accord.client.options import Timeouts
 from accord.client.sse import ServerSentEvent, SSEParser
-from accord.client.transport import CallMeta
+from accord.client.transport import CallMeta, TransportContext
+from accord.client.urls import check_agent_url
 
 SSE_MEDIA_TYPE = "text/event-stream"
 
@@ -34,18 +38,79 @@ class HttpAnswer:
     url: str
 
 
+def interface_url(ctx: TransportContext) -> str:
+    """The chosen interface's URL, checked: a card advertising one httpx cannot use (an IPv6
+    address without brackets, say) is the agent's error, reported before any call."""
+    interface = ctx.interface
+    try:
+        return check_agent_url(interface.url)
+    except InvalidURLError as exc:
+        raise InvalidResponseError(
+            f"the agent card's {interface.protocol_binding} interface has an unusable URL "
+            f"{interface.url!r}: {exc.problem}"
+        ) from None
+
+
 def _timeout(timeouts: Timeouts, read: float | None) -> httpx.Timeout:
     return httpx.Timeout(connect=timeouts.connect, read=read, write=read, pool=timeouts.connect)
 
 
 def transport_error(exc: httpx.HTTPError, *, streaming: bool = False) -> TransportError:
-    """The client's exception for an httpx failure."""
-    text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    """The client's exception for an httpx failure, naming the peer and what went wrong."""
+    origin = _origin(exc)
+    if isinstance(exc, httpx.ConnectTimeout):
+        waited = _seconds(exc, "connect")
+        return RequestTimeoutError(f"cannot connect to {origin} (no answer within {waited})")
     if isinstance(exc, httpx.TimeoutException):
-        return RequestTimeoutError(text)
+        waited = _seconds(exc, "read")
+        if streaming:
+            return RequestTimeoutError(f"no data from {origin} for {waited}")
+        return RequestTimeoutError(f"no answer from {origin} within {waited}")
+    if isinstance(exc, httpx.ConnectError):
+        return ConnectionFailedError(_connect_failure(origin, exc))
+    text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
     if streaming and isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError):
-        return StreamBrokenError(f"stream interrupted ({text})")
-    return ConnectionFailedError(text)
+        return StreamBrokenError(f"stream from {origin} interrupted ({text})")
+    return ConnectionFailedError(f"{origin}: {text}")
+
+
+def _origin(exc: httpx.HTTPError) -> str:
+    try:
+        url = exc.request.url
+    except RuntimeError:  # an error raised before any request was made
+        return "the agent"
+    return f"{url.scheme}://{url.netloc.decode('ascii', 'replace')}"
+
+
+def _seconds(exc: httpx.HTTPError, which: str) -> str:
+    try:
+        value = exc.request.extensions.get("timeout", {}).get(which)
+    except RuntimeError:
+        value = None
+    return f"{value:g} s" if isinstance(value, int | float) else "the time allowed"
+
+
+def _connect_failure(origin: str, exc: httpx.ConnectError) -> str:
+    cause = _root_os_error(exc)
+    if isinstance(cause, ConnectionRefusedError):
+        return f"cannot connect to {origin} (connection refused): is the server running?"
+    if isinstance(cause, socket.gaierror):
+        return f"cannot connect to {origin} (host not found)"
+    reason = cause.strerror if cause is not None and cause.strerror else str(exc)
+    return f"cannot connect to {origin} ({reason or type(exc).__name__})"
+
+
+def _root_os_error(exc: BaseException) -> OSError | None:
+    """The innermost OSError behind an httpx error (httpx and anyio wrap it once or twice)."""
+    found: OSError | None = None
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, OSError):
+            found = current
+        current = current.__cause__ or current.__context__
+    return found
 
 
 async def request(

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator, Callable, Generator, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Generator, Mapping, Sequence
+from contextlib import aclosing
 from types import TracebackType
 from typing import Any
 
@@ -34,6 +35,7 @@ from accord.client.transport import (
     registered_bindings,
     transport_factory,
 )
+from accord.client.urls import check_agent_url
 from accord.wire.model import (
     UNSET,
     AgentCard,
@@ -139,6 +141,7 @@ class Client:
         ``headers`` go with the card request too; credentials do not (they belong to an
         interface, which is only known once the card is read).
         """
+        url = check_agent_url(url)
         http = http_client or httpx.AsyncClient(follow_redirects=True)
         try:
             card = await fetch_card(http, url, headers=headers, timeouts=timeouts or Timeouts())
@@ -297,7 +300,7 @@ class Client:
         accepted_output_modes: Sequence[str] | None = None,
         metadata: Mapping[str, Any] | None = None,
         options: CallOptions | None = None,
-    ) -> AsyncIterator[StreamResponse]:
+    ) -> AsyncGenerator[StreamResponse, None]:
         """SendStreamingMessage: the events as they come, resumed if the stream breaks.
 
         Ends when the server closes the stream (at a terminal or interrupted state, or after
@@ -315,18 +318,22 @@ class Client:
         )
         meta = await self._meta(options, streaming=True)
         events = self._transport.send_streaming_message(request, meta)
-        async for event in self._follow(events, options, request.tenant):
-            yield event
+        # Closing this generator closes the connection now, not when the collector finds it.
+        async with aclosing(self._follow(events, options, request.tenant, turn=True)) as followed:
+            async for event in followed:
+                yield event
 
     async def subscribe(
         self, task_id: str, *, options: CallOptions | None = None
-    ) -> AsyncIterator[StreamResponse]:
+    ) -> AsyncGenerator[StreamResponse, None]:
         """SubscribeToTask: the task's current state, then its events, resumed if broken."""
         meta = await self._meta(options, streaming=True)
         request = SubscribeToTaskRequest(id=task_id, tenant=self.tenant)
         events = self._transport.subscribe_to_task(request, meta)
-        async for event in self._follow(events, options, request.tenant):
-            yield event
+        # Closing this generator closes the connection now, not when the collector finds it.
+        async with aclosing(self._follow(events, options, request.tenant)) as followed:
+            async for event in followed:
+                yield event
 
     async def get_task(
         self,
@@ -478,10 +485,17 @@ class Client:
     # --- resumable streams ----------------------------------------------------------------
 
     async def _follow(
-        self, events: AsyncIterator[StreamItem], options: CallOptions | None, tenant: str
-    ) -> AsyncIterator[StreamResponse]:
+        self,
+        events: AsyncIterator[StreamItem],
+        options: CallOptions | None,
+        tenant: str,
+        *,
+        turn: bool = False,
+    ) -> AsyncGenerator[StreamResponse, None]:
         """Yield each event once; on a break, resume (Last-Event-ID) or resubscribe.
 
+        With ``turn`` (SendStreamingMessage) the stream ends with the turn even when it was
+        resumed over SubscribeToTask, which would follow the task past an interrupted state.
         Headers are computed again for each reconnection, so refreshed credentials are used.
         """
         tracker = StreamTracker()
@@ -503,7 +517,7 @@ class Client:
                         for response in tracker.accept(item.response):
                             attempt = 0
                             yield response
-                        if tracker.done:
+                        if tracker.done or (turn and tracker.turn_ended):
                             return
                 finally:
                     await _close(events)

@@ -35,6 +35,7 @@ __all__ = [
     "InvalidParamsError",
     "InvalidRequestError",
     "InvalidResponseError",
+    "InvalidURLError",
     "JSONParseError",
     "MethodNotFoundError",
     "NoCompatibleInterfaceError",
@@ -65,6 +66,16 @@ class ClientError(Exception):
 
 class NoCompatibleInterfaceError(ClientError):
     """The agent card offers no interface this client can use (or not the one forced)."""
+
+
+class InvalidURLError(ClientError, ValueError):
+    """An agent URL that cannot be used: not http(s), no host, a bad port, an IPv6 address
+    without brackets."""
+
+    def __init__(self, url: str, problem: str) -> None:
+        super().__init__(f"invalid URL {url!r}: {problem}")
+        self.url = url
+        self.problem = problem
 
 
 # --- protocol errors ---------------------------------------------------------------------------

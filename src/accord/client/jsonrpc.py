@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from accord.client._http import HttpAnswer, request, stream_events
+from accord.client._http import HttpAnswer, interface_url, request, stream_events
 from accord.client.errors import (
     ClientError,
     InvalidResponseError,
@@ -73,7 +73,7 @@ class JsonRpcTransport(MethodTransport):
     binding = "JSONRPC"
 
     def __init__(self, ctx: TransportContext) -> None:
-        self._url = ctx.interface.url
+        self._url = interface_url(ctx)
         self._http = ctx.http
         self._timeouts = ctx.timeouts
         self._ids = itertools.count(1)

@@ -13,7 +13,7 @@ from urllib.parse import quote
 
 import msgspec
 
-from accord.client._http import HttpAnswer, request, stream_events
+from accord.client._http import HttpAnswer, interface_url, request, stream_events
 from accord.client.errors import (
     A2AClientError,
     ClientError,
@@ -94,7 +94,7 @@ class RestTransport(Transport):
     binding = "HTTP+JSON"
 
     def __init__(self, ctx: TransportContext) -> None:
-        self._base = ctx.interface.url.rstrip("/")
+        self._base = interface_url(ctx).rstrip("/")
         self._http = ctx.http
         self._timeouts = ctx.timeouts
 

@@ -83,6 +83,9 @@ class StreamTracker:
         self.task_id = ""
         self.context_id = ""
         self.done = False  # a terminal status, or a message answer, was delivered
+        # A terminal or interrupted status was delivered after the stream's first event: the
+        # end of a SendStreamingMessage turn (SubscribeToTask goes on past interrupted states).
+        self.turn_ended = False
         self.state: TaskState | None = None  # the last state delivered
         self._delivered_any = False
         self._status_keys: set[StatusKey] = set()
@@ -134,11 +137,15 @@ class StreamTracker:
         self._replaying = False
         return [response]
 
-    def _record_status(self, status: TaskStatus) -> None:
+    def _record_status(self, status: TaskStatus, *, opening: bool = False) -> None:
         self._status_keys.add(status_key(status))
-        self.state = status.state if isinstance(status.state, TaskState) else None
-        if self.state is not None and self.state.terminal:
+        state = self.state = status.state if isinstance(status.state, TaskState) else None
+        if state is not None and state.terminal:
             self.done = True
+        # The Task that opens the stream of a continuation still shows the interrupted state
+        # the message found: only a later status can end that turn.
+        if not opening and state is not None and (state.terminal or state.interrupted):
+            self.turn_ended = True
 
     def _status(
         self, event: TaskStatusUpdateEvent, response: StreamResponse
@@ -182,7 +189,7 @@ class StreamTracker:
             for artifact in task.artifacts:
                 view = self._artifacts[artifact.artifact_id] = _ArtifactView()
                 view.apply(self._as_update(task, artifact, append=False))
-            self._record_status(task.status)
+            self._record_status(task.status, opening=True)
             return self._deliver(response)
         if self._replaying and encode(task) == self._first_task:
             # The stream's first event again: the server replays from the start. Its

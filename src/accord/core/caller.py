@@ -23,3 +23,5 @@ class Caller:
 
 
 ANONYMOUS = Caller()
+# With no credentials configured (open mode, loopback only), a request may act as every actor.
+OPEN = Caller(identity="anonymous", actors=frozenset({CLIENT_ACTOR, AGENT_ACTOR, DISCOVERY_ACTOR}))

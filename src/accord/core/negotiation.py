@@ -1,5 +1,5 @@
 """Checks every request passes before its command runs: protocol version and extensions
-(A2A §3.2.6, §3.6; checklist §1)."""
+(A2A §3.2.6, §3.6)."""
 
 from __future__ import annotations
 

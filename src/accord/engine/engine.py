@@ -523,11 +523,24 @@ class Engine:
                         await asyncio.shield(self._commits.submit(created, 0, live.pending_configs))
                     continue
                 record = await durable_record(self.store, live, run, caller.tenant)
-                if record is not None and record.seq >= run.start.seq:
-                    moved = record.seq > run.start.seq
-                    if immediate or run.finished or (moved and lifecycle.ends_turn(record.state)):
-                        return views.present(record.task, history_length)
+                if (
+                    record is not None
+                    and record.seq >= run.start.seq
+                    and (immediate or run.finished or await self._turn_ended(live, run, record))
+                ):
+                    return views.present(record.task, history_length)
                 await sub.wait()
+
+    async def _turn_ended(self, live: LiveTask, run: Run, record: TaskRecord) -> bool:
+        """Whether ``record`` (durable, not older than the turn's start) shows ``run``'s turn
+        ended: terminal or interrupted by a status after the turn began."""
+        if record.seq == run.start.seq or not lifecycle.ends_turn(record.state):
+            return False
+        if not lifecycle.ends_turn(run.start.state):
+            return True  # a new task: it reached that state in this turn
+        # A continuation began interrupted, so the state alone tells nothing (the agent may
+        # have added an artifact without moving the task yet): the log has the answer.
+        return await self._streams.turn_ended(live, run)
 
     async def send_streaming_message(
         self,

@@ -33,6 +33,7 @@ from accord.core.caller import Caller
 from accord.core.outcome import Outcome
 from accord.core.records import TaskRecord
 from accord.engine.live import LiveHandle, as_message
+from accord.engine.streams import event_ends_turn
 from accord.store.claims import Claim, ClaimTable, LocalClaimTable
 from accord.wire.model import TaskState
 
@@ -75,10 +76,8 @@ async def wait_turn_end(engine: Engine, task_id: str, after_seq: int) -> None:
             events = await engine.store.read_events(task_id, cursor, 256)
             for event in events:
                 cursor = event.seq
-                if event.kind == "status":
-                    state = getattr(event.body, "status").state  # noqa: B009
-                    if isinstance(state, TaskState) and lifecycle.ends_turn(state):
-                        return
+                if event.kind == "status" and event_ends_turn(event):
+                    return
             if not events:
                 await sub.wait()
 

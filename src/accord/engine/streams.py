@@ -53,7 +53,11 @@ class Streams:
         heartbeat: float | None,
     ) -> AsyncIterator[StreamItem | None]:
         """The items of one SendStreamingMessage: the agent's direct reply, or the task as
-        this turn began (once durable) and its updates until the turn ends."""
+        this turn began (once durable) and its updates until the turn ends.
+
+        A message that continues an interrupted task begins in that task's INPUT_REQUIRED
+        or AUTH_REQUIRED state: the turn ends at the next such status (or a terminal one)
+        in the log after the message, never at the state it started in."""
         start = run.start
         with self.bus.subscribe(live.task_id) as sub:
             while True:  # the first item: a reply, or the task as this turn began, once durable
@@ -69,8 +73,6 @@ class Streams:
             yield StreamItem(
                 StreamResponse(task=views.present(start.task, history_length)), start.seq
             )
-            if lifecycle.ends_turn(start.state):
-                return
             async for event in self._follow(
                 sub, live.task_id, start.seq, until_turn_end=True, heartbeat=heartbeat, live=live
             ):
@@ -88,30 +90,18 @@ class Streams:
     ) -> AsyncIterator[Event | None]:
         """Streamed events after ``after_seq``, in order, until the task is terminal (or its
         turn ends); None when ``heartbeat`` seconds pass with nothing new. Reads the log in
-        bounded batches, so a slow follower holds no more than one batch.
-
-        New events come from the task's live record when it has them (``live``: the turn's,
-        which stays readable after its run ended), else from the store, which also has the
-        last word when memory knows of nothing new."""
+        bounded batches (see _read_after), so a slow follower holds no more than one batch."""
         cursor = after_seq
+        ends = event_ends_turn if until_turn_end else event_ends_task
         while True:
             sub.clear()
-            source = self.live.get(task_id) or live
-            known = source.events_after(cursor) if source is not None else None
-            events = (
-                known[:READ_BATCH]
-                if known
-                else await self.store.read_events(task_id, cursor, READ_BATCH)
-            )
+            events = await self._read_after(task_id, cursor, live)
             for event in events:
                 cursor = event.seq
                 if not event.streamed:
                     continue
                 yield event
-                state = _state_after(event)
-                if state is not None and (
-                    lifecycle.is_terminal(state) or (until_turn_end and lifecycle.ends_turn(state))
-                ):
+                if ends(event):
                     return
             if events:
                 continue
@@ -123,6 +113,28 @@ class Streams:
                 continue
             if not await sub.wait(heartbeat):
                 yield None
+
+    async def _read_after(self, task_id: str, cursor: int, live: LiveTask | None) -> list[Event]:
+        """One bounded batch of the durable events after ``cursor``: from the task's live
+        record when it has them (``live``: a turn's, readable after its run ended), else from
+        the store, which also has the last word when memory knows of nothing new."""
+        source = self.live.get(task_id) or live
+        known = source.events_after(cursor) if source is not None else None
+        if known:
+            return known[:READ_BATCH]
+        return await self.store.read_events(task_id, cursor, READ_BATCH)
+
+    async def turn_ended(self, live: LiveTask, run: Run) -> bool:
+        """Whether the log holds the end of ``run``'s turn: a status after the turn began that
+        leaves the task terminal or interrupted. (The task's state alone cannot tell when
+        the turn continued an interrupted task: that is the state it began in.)"""
+        cursor = run.start.seq
+        while events := await self._read_after(live.task_id, cursor, live):
+            for event in events:
+                cursor = event.seq
+                if event_ends_turn(event):
+                    return True
+        return False
 
     async def subscribe(
         self,
@@ -172,12 +184,21 @@ class Streams:
                 yield None if event is None else StreamItem(event.stream_response(), event.seq)
 
 
+def event_ends_turn(event: Event) -> bool:
+    """The event leaves the task terminal or interrupted: its turn ends with it."""
+    state = _state_after(event)
+    return state is not None and lifecycle.ends_turn(state)
+
+
+def event_ends_task(event: Event) -> bool:
+    """The event leaves the task terminal: nothing follows it."""
+    state = _state_after(event)
+    return state is not None and lifecycle.is_terminal(state)
+
+
 def _state_after(event: Event) -> TaskState | None:
-    if event.kind == "status":
-        state = getattr(event.body, "status").state  # noqa: B009
-        assert isinstance(state, TaskState)
-        return state
-    if event.kind == "task":
+    """The state a status (or creation) event leaves the task in; None for other kinds."""
+    if event.kind == "status" or event.kind == "task":
         state = getattr(event.body, "status").state  # noqa: B009
         assert isinstance(state, TaskState)
         return state

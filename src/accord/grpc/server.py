@@ -1,13 +1,13 @@
 """The gRPC binding: ``lf.a2a.v1.A2AService`` on ``grpc.aio``, over the same operations
 (``accord.server.operations``) and engine as the HTTP bindings.
 
-Each call: metadata -> authentication, ``a2a-version`` / ``a2a-extensions`` negotiation (the
-same :class:`~accord.server.binding.Binding` the HTTP bindings use, fed the metadata as
-headers); proto request -> wire model (``accord.grpc.convert``); the operation's handler; the
-result back to proto. Errors come from the one table (``accord.wire.errors``): the status code
-is the row's ``grpc_status`` and the rich status (``grpc-status-details-bin``) carries a
-``google.rpc.Status`` with ``google.rpc.ErrorInfo`` and, for validation errors,
-``google.rpc.BadRequest``.
+Each call: metadata -> authentication, ``a2a-version`` / ``a2a-extensions`` negotiation and
+the operation's grant (the same :class:`~accord.server.binding.Binding` the HTTP bindings use,
+fed the metadata as headers); proto request -> wire model (``accord.grpc.convert``); the
+operation's handler; the result back to proto. Errors come from the one table
+(``accord.wire.errors``): the status code is the row's ``grpc_status`` and the rich status
+(``grpc-status-details-bin``) carries a ``google.rpc.Status`` with ``google.rpc.ErrorInfo``
+and, for validation errors, ``google.rpc.BadRequest``.
 
 Deadlines and cancellation need nothing extra: grpc.aio cancels the handler's task, which
 closes the stream's subscription (``aclose`` in ``finally``); the task itself goes on, as with
@@ -122,6 +122,7 @@ class GrpcBinding(Binding):
 
     def _begin(self, operation: Operation, raw: bytes, context: Context) -> tuple[Any, Call]:
         call = self.prepare(_MetadataRequest(context.invocation_metadata()))
+        self.authorize(call.caller, operation.command)
         request_class = proto_class(cast(type[Wire], operation.request_type))
         try:
             message = request_class.FromString(raw)
@@ -219,6 +220,9 @@ def create_server(
         "grpc.keepalive_time_ms": 60_000,
         "grpc.keepalive_timeout_ms": 20_000,
         "grpc.http2.min_ping_interval_without_data_ms": 10_000,
+        # gRPC's default SO_REUSEPORT lets a second server bind a port that is in use and
+        # share its connections: a busy port must be an error instead.
+        "grpc.so_reuseport": 0,
         **(options or {}),
     }
     server = grpc.aio.server(options=list(settings.items()))

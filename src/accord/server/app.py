@@ -1,17 +1,23 @@
-"""The ASGI application: agent card, JSON-RPC at ``POST /``, HTTP+JSON paths, lifespan."""
+"""The ASGI application: agent card, JSON-RPC at ``POST /``, HTTP+JSON paths, lifespan; and
+before any of them, what browsers may do (accord.server.browsers: Host, Origin, CORS)."""
 
 from __future__ import annotations
 
 import logging
 from typing import Any
 
+from accord.server.access_log import AccessLogged, AccessRecord
 from accord.server.auth import Authenticator, NoAuthentication
+from accord.server.browsers import BrowserPolicy
 from accord.server.card import CardEndpoint
 from accord.server.errors import rest_error
+from accord.server.health import PATHS as HEALTH_PATHS
+from accord.server.health import Health
 from accord.server.http import JSON, Receive, Request, Scope, Send, respond
-from accord.server.jsonrpc import JsonRpcBinding
+from accord.server.jsonrpc import JsonRpcBinding, error_body
 from accord.server.operations import Service
 from accord.server.rest import RestBinding, route
+from accord.store.base import StoreError
 from accord.surface.app import handles as surface_path
 from accord.wire.codec import encode
 from accord.wire.errors import A2AError, ErrorKind
@@ -31,9 +37,13 @@ class A2AApplication:
         jsonrpc_path: str = "/",
         manage_engine: bool = True,
         surface: Any = None,
+        browsers: BrowserPolicy | None = None,
+        access_log: bool = False,
     ) -> None:
         self.service = service
         auth = auth or NoAuthentication()
+        # Without credentials only loopback Host values are answered; no CORS unless given.
+        self.browsers = browsers or BrowserPolicy(check_host=not auth.configured)
         self.card = CardEndpoint(service.card)
         self.jsonrpc = JsonRpcBinding(service, auth, require_auth)
         self.rest = RestBinding(service, auth, require_auth)
@@ -41,18 +51,35 @@ class A2AApplication:
         self._jsonrpc_path = jsonrpc_path.rstrip("/")  # a trailing slash is accepted either way
         self.manage_engine = manage_engine
         self.surface = surface  # accord.surface.SurfaceApp: the seed's command surface
+        engine = service.engine
+        self.health = Health({"store": engine.store.ping, "bus": engine.bus.ping})
+        # Off, the access log costs nothing: requests go straight to the handler.
+        self._serve_http = AccessLogged(self._http) if access_log else self._http
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
         if kind == "http":
-            await self._http(scope, receive, send)
+            await self._serve_http(scope, receive, send)
         elif kind == "lifespan":
             await self._lifespan(receive, send)
 
-    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
-        request = Request(scope, receive)
+    async def _http(
+        self, scope: Scope, receive: Receive, send: Send, access: AccessRecord | None = None
+    ) -> None:
+        request = Request(scope, receive, access)
         path = request.path
         method = request.method
+        headers = request.headers
+        if method == "OPTIONS" and "access-control-request-method" in headers:
+            await self._preflight(request, send)
+            return
+        refused = self.browsers.refusal(headers)
+        if refused is not None:
+            await self._refuse(request, send, refused)
+            return
+        origin = headers.get("origin")
+        if origin is not None and self.browsers.allows(origin):
+            send = _with_headers(send, self.browsers.response_headers(origin))
         if path == CARD_PATH and method in ("GET", "HEAD"):
             await self.card.handle(request, send)
             return
@@ -66,8 +93,30 @@ class A2AApplication:
         if routed is not None:
             await self.rest.handle(request, send, routed)
             return
+        if path in HEALTH_PATHS and method in ("GET", "HEAD"):  # off the A2A paths' way
+            await self.health.handle(path, send)
+            return
         error = A2AError(ErrorKind.METHOD_NOT_FOUND, f"no operation at {method} {path}")
         await respond(send, 404, encode(rest_error(error)), JSON)
+
+    async def _preflight(self, request: Request, send: Send) -> None:
+        granted = self.browsers.preflight(request.headers)
+        if isinstance(granted, str):
+            await self._refuse(request, send, granted)
+            return
+        await send({"type": "http.response.start", "status": 204, "headers": granted})
+        await send({"type": "http.response.body", "body": b""})
+
+    async def _refuse(self, request: Request, send: Send, message: str) -> None:
+        """A request no browser check admits, answered in its binding's own error shape."""
+        error = A2AError(ErrorKind.PERMISSION_DENIED, message)
+        path = request.path
+        if request.method == "POST" and path.rstrip("/") == self._jsonrpc_path:
+            await respond(send, 200, error_body(error), JSON)
+        elif self.surface is not None and surface_path(path):
+            await respond(send, 403, encode({"refused": message}), JSON)
+        else:
+            await respond(send, 403, encode(rest_error(error)), JSON)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:
@@ -76,6 +125,12 @@ class A2AApplication:
                 try:
                     if self.manage_engine:
                         await self.service.engine.start()
+                except StoreError as exc:
+                    # The store's message is the useful line (the server logs it); the
+                    # traceback is for debugging.
+                    log.debug("startup failed", exc_info=True)
+                    await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                    return
                 except Exception as exc:
                     log.exception("startup failed")
                     await send({"type": "lifespan.startup.failed", "message": str(exc)})
@@ -86,6 +141,17 @@ class A2AApplication:
                     await self.service.engine.stop()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
+
+
+def _with_headers(send: Send, extra: list[tuple[bytes, bytes]]) -> Send:
+    """``send`` adding ``extra`` to the response's headers."""
+
+    async def sending(message: Any) -> None:
+        if message["type"] == "http.response.start":
+            message = {**message, "headers": [*message.get("headers", ()), *extra]}
+        await send(message)
+
+    return sending
 
 
 def create_app(service: Service, **options: Any) -> A2AApplication:

@@ -1,12 +1,14 @@
-"""What every HTTP binding does before its operation runs: authenticate, negotiate the
-version and extensions, and note where a stream resumes."""
+"""What every binding does before its operation runs: authenticate, negotiate the version and
+extensions, and note where a stream resumes (all from the request's head, before a byte of
+its body is read); then check the operation's grant (accord.core.grants)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import ClassVar
 
-from accord.core.caller import ANONYMOUS, Caller
+from accord.core.caller import ANONYMOUS, OPEN, Caller
+from accord.core.grants import granted, required_actor
 from accord.server.auth import Authenticator
 from accord.server.event_ids import event_number
 from accord.server.http import Request
@@ -23,7 +25,7 @@ class Binding:
 
     def authenticate(self, request: Request) -> Caller:
         if not self.auth.configured:
-            return ANONYMOUS
+            return OPEN
         caller = self.auth.authenticate(request.headers)
         if caller is not None:
             return caller
@@ -42,6 +44,15 @@ class Binding:
         return Call(
             caller=caller, extensions=extensions, last_event_id=resume, json_out=self.json_out
         )
+
+    @staticmethod
+    def authorize(caller: Caller, command: str) -> None:
+        """PERMISSION_DENIED unless ``caller`` holds the actor ``command`` needs."""
+        if granted(caller, command):
+            return
+        actor = required_actor(command)
+        needs = f"the actor {actor}" if actor is not None else "a grant no actor holds"
+        raise A2AError(ErrorKind.PERMISSION_DENIED, f"not granted: {command} needs {needs}")
 
     @staticmethod
     def response_headers(extensions: list[str]) -> list[tuple[bytes, bytes]]:

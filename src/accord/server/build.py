@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import importlib
-import os
-import sys
+import dataclasses
+import logging
 from typing import Any
 
 from accord.auth import PrincipalAuthenticator, parse_auth
@@ -13,8 +12,10 @@ from accord.core.limits import Limits
 from accord.engine import Engine, EngineConfig
 from accord.engine.remote import Claims, RemoteAgent
 from accord.push import PushDispatcher, PushSettings
+from accord.server.agent_loader import LoadedAgent, checked_agent, load_agent
 from accord.server.app import A2AApplication
 from accord.server.bounds import Bounds
+from accord.server.browsers import BrowserPolicy
 from accord.server.card import CardSettings, build_card
 from accord.server.operations import Service
 from accord.server.settings import Principal, Settings
@@ -29,26 +30,6 @@ from accord.wire.model import (
     SecurityScheme,
     StringList,
 )
-
-BUILTIN_AGENTS = {
-    "echo": "accord.agents.echo:echo",
-    "conformance": "accord.agents.conformance:ConformanceAgent",
-}
-
-
-def load_agent(spec: str) -> Any:
-    """A built-in agent by name, or ``module:attribute``. A class is instantiated."""
-    target = BUILTIN_AGENTS.get(spec, spec)
-    module_name, sep, attribute = target.partition(":")
-    if not sep:
-        raise ValueError(
-            f"agent {spec!r}: use a built-in name ({', '.join(BUILTIN_AGENTS)}) or module:attribute"
-        )
-    if spec not in BUILTIN_AGENTS and "" not in sys.path and os.getcwd() not in sys.path:
-        # Like `python -m`, find the user's own modules in the working directory.
-        sys.path.insert(0, os.getcwd())
-    agent = getattr(importlib.import_module(module_name), attribute)
-    return agent() if isinstance(agent, type) else agent
 
 
 def _callers(table: dict[str, Principal]) -> dict[str, Caller]:
@@ -79,6 +60,14 @@ def build_app(settings: Settings, agent: Any = None) -> A2AApplication:
         static_bearer=_callers(settings.bearer_tokens),
         static_keys=_callers(settings.api_keys),
     )
+    browsers = BrowserPolicy.configure(
+        open_mode=not auth.configured,
+        public_url=settings.public_url,
+        allowed_hosts=settings.allowed_hosts,
+        cors_origins=settings.cors_origins,
+        cors_headers=settings.cors_headers,
+        cors_max_age_s=settings.cors_max_age_s,
+    )
     schemes: dict[str, SecurityScheme] = {}
     if auth.has_api_keys:
         schemes["apiKey"] = SecurityScheme(
@@ -95,16 +84,21 @@ def build_app(settings: Settings, agent: Any = None) -> A2AApplication:
         if settings.require_auth
         else []
     )
+    remote = agent is None and settings.agent == "remote"
+    if remote:
+        loaded = LoadedAgent(RemoteAgent())
+    elif agent is None:
+        loaded = load_agent(settings.agent)
+    else:
+        loaded = LoadedAgent(checked_agent(agent, getattr(agent, "__qualname__", repr(agent))))
     card_settings = CardSettings(
-        name=settings.name,
-        description=settings.description,
+        # The settings' [card] over the module's own `card`; CardSettings has the defaults.
+        **settings.card.over(loaded.card).given(),
         public_url=settings.advertised_url,
-        grpc_url=f"{settings.host}:{settings.grpc_port}" if settings.grpc_port else None,
+        grpc_url=settings.advertised_grpc_url,
         streaming=settings.streaming,
         push_notifications=settings.push_notifications,
         extended_card=settings.extended_card,
-        input_modes=settings.input_modes,
-        output_modes=settings.output_modes,
         security_schemes=schemes,
         security_requirements=requirements,
     )
@@ -112,21 +106,16 @@ def build_app(settings: Settings, agent: Any = None) -> A2AApplication:
     extended = None
     if settings.extended_card:
         extended = build_card(
-            CardSettings(
-                **{
-                    **card_settings.__dict__,
-                    "description": settings.description
-                    + " (extended card for authenticated clients)",
-                }
+            dataclasses.replace(
+                card_settings,
+                description=card_settings.description
+                + " (extended card for authenticated clients)",
             )
         )
     store = open_store(settings.store)
-    remote = agent is None and settings.agent == "remote"
-    if remote:
-        agent = RemoteAgent()
     engine = Engine(
         store,
-        agent if agent is not None else load_agent(settings.agent),
+        loaded.agent,
         EngineConfig(
             limits=Limits(
                 tasks_per_tenant=settings.tasks_per_tenant,
@@ -135,7 +124,9 @@ def build_app(settings: Settings, agent: Any = None) -> A2AApplication:
             ),
             streaming=settings.streaming,
             push_notifications=settings.push_notifications,
-            input_modes=tuple(settings.input_modes) if settings.strict_input_modes else None,
+            input_modes=tuple(card_settings.default_input_modes)
+            if settings.strict_input_modes
+            else None,
             retention_ms=int(settings.retention_days * 86_400_000)
             if settings.retention_days is not None
             else None,
@@ -161,8 +152,8 @@ def build_app(settings: Settings, agent: Any = None) -> A2AApplication:
         heartbeat_s=settings.heartbeat_s,
     )
     claims = None
-    if isinstance(agent, RemoteAgent):
-        agent.bind(engine)
+    if isinstance(loaded.agent, RemoteAgent):
+        loaded.agent.bind(engine)
         # Nodes on one PostgreSQL database grant and reap the same claims.
         table = PgClaimTable(lambda: store.pool) if isinstance(store, PostgresStore) else None
         claims = Claims(engine, int(settings.claim_lease_s * 1000), engine.clock, table)
@@ -175,4 +166,14 @@ def build_app(settings: Settings, agent: Any = None) -> A2AApplication:
         api_key=auth.has_api_keys,
         bearer=auth.has_bearer,
     )
-    return A2AApplication(service, auth, require_auth=settings.require_auth, surface=surface)
+    if settings.access_log:
+        # Asked for explicitly: shown whatever log_level says of the rest.
+        logging.getLogger("accord.access").setLevel(logging.INFO)
+    return A2AApplication(
+        service,
+        auth,
+        require_auth=settings.require_auth,
+        surface=surface,
+        browsers=browsers,
+        access_log=settings.access_log,
+    )

@@ -27,18 +27,23 @@ PROTOCOL_VERSION = "1.0"
 class CardSettings:
     name: str = "accord agent"
     description: str = "An A2A agent served by accord."
-    version: str = "0.1.0"
+    version: str = "0.0.0"  # the agent's version (not accord's)
     public_url: str = "http://127.0.0.1:9999"
-    grpc_url: str | None = None  # host:port when gRPC is served
+    grpc_url: str | None = None  # the gRPC target (host:port) when gRPC is served
     streaming: bool = True
     push_notifications: bool = True
     extended_card: bool = False
-    input_modes: list[str] = field(default_factory=lambda: ["text/plain", "application/json"])
-    output_modes: list[str] = field(default_factory=lambda: ["text/plain", "application/json"])
+    default_input_modes: list[str] = field(
+        default_factory=lambda: ["text/plain", "application/json"]
+    )
+    default_output_modes: list[str] = field(
+        default_factory=lambda: ["text/plain", "application/json"]
+    )
     skills: list[AgentSkill] = field(default_factory=list)
     extensions: list[AgentExtension] = field(default_factory=list)
     provider: AgentProvider | None = None
     documentation_url: str | None = None
+    icon_url: str | None = None
     security_schemes: dict[str, SecurityScheme] = field(default_factory=dict)
     security_requirements: list[SecurityRequirement] = field(default_factory=list)
 
@@ -74,8 +79,8 @@ def build_card(settings: CardSettings) -> AgentCard:
             extended_agent_card=settings.extended_card,
             extensions=settings.extensions,
         ),
-        default_input_modes=settings.input_modes,
-        default_output_modes=settings.output_modes,
+        default_input_modes=settings.default_input_modes,
+        default_output_modes=settings.default_output_modes,
         skills=skills,
         security_schemes=settings.security_schemes,
         security_requirements=settings.security_requirements,
@@ -84,6 +89,8 @@ def build_card(settings: CardSettings) -> AgentCard:
         card.provider = settings.provider
     if settings.documentation_url:
         card.documentation_url = settings.documentation_url
+    if settings.icon_url:
+        card.icon_url = settings.icon_url
     return card
 
 

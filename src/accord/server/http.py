@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, MutableMapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl
 
 from accord.wire.errors import A2AError, ErrorKind
+
+if TYPE_CHECKING:
+    from accord.server.access_log import AccessRecord
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -22,11 +25,12 @@ EVENT_STREAM = b"text/event-stream"
 class Request:
     """What a binding needs of an HTTP request, read lazily from the ASGI scope."""
 
-    __slots__ = ("_headers", "_query", "receive", "scope")
+    __slots__ = ("_headers", "_query", "access", "receive", "scope")
 
-    def __init__(self, scope: Scope, receive: Receive) -> None:
+    def __init__(self, scope: Scope, receive: Receive, access: AccessRecord | None = None) -> None:
         self.scope = scope
         self.receive = receive
+        self.access = access  # what the bindings learn, for the access log; None when it is off
         self._headers: dict[str, str] | None = None
         self._query: list[tuple[str, str]] | None = None
 
@@ -72,6 +76,22 @@ class Request:
         that, the query string."""
         value = self.headers.get(name)
         return value if value is not None else self.query_value(name)
+
+    def require_json(self) -> None:
+        """UNSUPPORTED_MEDIA_TYPE unless the body is declared JSON (``application/json`` or
+        ``application/*+json``). A missing Content-Type is not JSON: a browser sends a
+        cross-site POST without a preflight only with a form or ``text/plain`` type (or none),
+        so requiring JSON keeps pages on other sites from driving the server."""
+        declared = self.headers.get("content-type", "")
+        essence = declared.partition(";")[0].strip().lower()
+        if essence == "application/json" or (
+            essence.startswith("application/") and essence.endswith("+json")
+        ):
+            return
+        raise A2AError(
+            ErrorKind.UNSUPPORTED_MEDIA_TYPE,
+            f"the request body must be application/json, not {declared or '(no Content-Type)'}",
+        )
 
     def accepts(self, media_type: str) -> bool:
         return media_type in self.headers.get("accept", "")

@@ -7,6 +7,7 @@ from typing import Any
 
 import msgspec
 
+from accord.engine import StreamItem
 from accord.server import sse
 from accord.server.binding import Binding
 from accord.server.errors import from_wire_error, internal_error, jsonrpc_error
@@ -61,12 +62,11 @@ class JsonRpcBinding(Binding):
         request_id: RequestId = None
         headers: list[tuple[bytes, bytes]] = []
         try:
-            content_type = request.headers.get("content-type", "application/json")
-            if "json" not in content_type:
-                raise A2AError(
-                    ErrorKind.UNSUPPORTED_MEDIA_TYPE,
-                    f"JSON-RPC requests must be application/json, not {content_type}",
-                )
+            # Who asks and in which version come from the head: a caller the server refuses
+            # is answered before a byte of its body is read (and held).
+            call = self.prepare(request)
+            headers = self.response_headers(call.extensions)
+            request.require_json()
             body = await request.body(self.service.bounds.max_body_bytes)
             try:
                 envelope = _envelope.decode(body)
@@ -85,8 +85,9 @@ class JsonRpcBinding(Binding):
             operation = OPERATIONS.get(envelope.method)
             if operation is None:
                 raise A2AError(ErrorKind.METHOD_NOT_FOUND, f"no method {envelope.method!r}")
-            call = self.prepare(request)
-            headers = self.response_headers(call.extensions)
+            if request.access is not None:
+                request.access.note_operation(operation.name)
+            self.authorize(call.caller, operation.command)
             try:
                 params = decode(bytes(envelope.params), operation.request_type)
             except WireError as exc:
@@ -97,7 +98,11 @@ class JsonRpcBinding(Binding):
                 ) from None
             except RecursionError:
                 raise invalid_params("params", TOO_DEEP) from None
+            if request.access is not None:
+                request.access.note_params(params)
             result = await operation.handler(self.service, params, call)
+            if request.access is not None:
+                request.access.note_result(result)
         except A2AError as error:
             await respond(send, 200, _error(request_id, error), JSON, headers)
             return
@@ -107,15 +112,15 @@ class JsonRpcBinding(Binding):
             return
         if operation.streaming:
             rid = request_id
+
+            def encode_event(item: StreamItem) -> bytes:
+                return _result(rid, encode(item.response))
+
+            access = request.access
+            encode_item = encode_event if access is None else access.watching(encode_event)
             await until_disconnected(
                 request.receive,
-                sse.stream(
-                    send,
-                    result,
-                    lambda item: _result(rid, encode(item.response)),
-                    lambda error: _error(rid, error),
-                    headers,
-                ),
+                sse.stream(send, result, encode_item, lambda error: _error(rid, error), headers),
             )
             return
         await respond(send, 200, _result(request_id, encode(result)), JSON, headers)

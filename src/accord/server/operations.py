@@ -207,6 +207,13 @@ class Operation:
     request_type: type[Any]
     handler: Callable[[Service, Any, Call], Awaitable[Any]]
     streaming: bool = False
+    domain: str = "a2a.tasks"
+    # The qualified name (``a2a.tasks.SendMessage``): its row in accord.core.grants, and the
+    # command surface's name for the same command.
+    command: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "command", f"{self.domain}.{self.name}")
 
 
 OPERATIONS: dict[str, Operation] = {
@@ -234,6 +241,11 @@ OPERATIONS: dict[str, Operation] = {
             DeleteTaskPushNotificationConfigRequest,
             delete_push_config,
         ),
-        Operation("GetExtendedAgentCard", GetExtendedAgentCardRequest, get_extended_card),
+        Operation(
+            "GetExtendedAgentCard",
+            GetExtendedAgentCardRequest,
+            get_extended_card,
+            domain="a2a.discovery",
+        ),
     )
 }

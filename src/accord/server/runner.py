@@ -13,11 +13,13 @@ import asyncio
 import contextlib
 import logging
 import signal
+import socket
 import sys
 from collections.abc import Callable, MutableMapping
 from typing import Any
 
 from accord.server.h1 import ASGIApp, Connection, Connections, Limits
+from accord.server.listen import bind, host_port
 
 log = logging.getLogger("accord.server")
 
@@ -93,22 +95,42 @@ async def serve(
     grace_s: float = 5.0,
     stop: asyncio.Event | None = None,
     on_listening: Callable[[int], None] | None = None,
+    sockets: list[socket.socket] | None = None,
 ) -> None:
-    """Serve ``app`` until ``stop`` is set or the process gets SIGINT/SIGTERM."""
+    """Serve ``app`` until ``stop`` is set or the process gets SIGINT/SIGTERM.
+
+    ``sockets``: already bound sockets to listen on (``accord.server.listen.bind``); without
+    them ``host`` and ``port`` are bound here. Either way the port is bound before the app
+    starts, so a busy port (:class:`~accord.server.listen.ListenError`) starts nothing."""
     loop = asyncio.get_running_loop()
     limits = limits or Limits()
+    if sockets is None:
+        sockets = bind(host, port, "HTTP")
     lifespan = Lifespan(app)
-    await lifespan.startup()
-    connections = Connections()
     try:
-        server = await loop.create_server(
-            lambda: Connection(app, limits, connections), host, port, backlog=2048
-        )
+        await lifespan.startup()
+    except BaseException:
+        for sock in sockets:
+            sock.close()
+        raise
+    connections = Connections()
+    servers: list[asyncio.Server] = []
+    try:
+        for sock in sockets:
+            servers.append(
+                await loop.create_server(
+                    lambda: Connection(app, limits, connections), sock=sock, backlog=2048
+                )
+            )
     except OSError:
+        for server in servers:
+            server.close()
+        for sock in sockets:
+            sock.close()
         await lifespan.shutdown()
         raise
-    bound = server.sockets[0].getsockname()[1] if server.sockets else port
-    log.info("listening on http://%s:%d", host, bound)
+    bound = sockets[0].getsockname()[1]
+    log.info("listening on http://%s", host_port(host, bound))
     if on_listening is not None:
         on_listening(bound)
     stop = stop or asyncio.Event()
@@ -123,7 +145,8 @@ async def serve(
         for signum in handled:
             loop.remove_signal_handler(signum)
         log.info("stopping: letting responses in progress finish (up to %.0f s)", grace_s)
-        server.close()
+        for server in servers:
+            server.close()
         await _drain(connections, grace_s)
         await lifespan.shutdown()
 

@@ -1,5 +1,7 @@
 """Server settings: defaults, then a TOML file, then ``ACCORD_*`` environment variables, then
-command-line flags — each later source overrides the earlier ones."""
+command-line flags — each later source overrides the earlier ones. A value that does not fit
+its setting is refused with the source and the setting named (``accord.toml: port: expected
+an integer, got 'abc'``, ``ACCORD_PORT: …``, ``--port: …``)."""
 
 from __future__ import annotations
 
@@ -9,9 +11,16 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
+
+from accord.server import config_values as check
+from accord.server.card_description import CardDescription, parse_card
+from accord.server.config_values import ConfigError
+from accord.server.listen import host_port, reachable_host
 
 ENV_PREFIX = "ACCORD_"
 HTTP_SERVERS = ("accord", "uvicorn")
+LOG_LEVELS = ("debug", "info", "warning", "error")
 
 
 @dataclass
@@ -30,20 +39,30 @@ class Settings:
     agent: str = "echo"
     public_url: str = ""  # what the card advertises; default http://host:port
     grpc_port: int | None = None
-    name: str = "accord agent"
-    description: str = "An A2A agent served by accord."
+    # The gRPC interface's URL in the card; default: public_url's host (else host) and
+    # grpc_port.
+    grpc_public_url: str = ""
+    # [card]: name, description, version, provider, links, skills, media types (over the
+    # agent module's own `card`); see accord.server.card_description.
+    card: CardDescription = field(default_factory=CardDescription)
     streaming: bool = True
     push_notifications: bool = True
     extended_card: bool = False
-    strict_input_modes: bool = False
-    input_modes: list[str] = field(default_factory=lambda: ["text/plain", "application/json"])
-    output_modes: list[str] = field(default_factory=lambda: ["text/plain", "application/json"])
+    strict_input_modes: bool = False  # refuse parts outside the card's default_input_modes
     require_auth: bool = True  # when credentials are configured, every request must carry one
     api_keys: dict[str, Principal] = field(default_factory=dict)
     bearer_tokens: dict[str, Principal] = field(default_factory=dict)
     # [[principals]] and [jwt]: see accord.auth.config and docs/authentication.md
     principals: list[dict[str, Any]] = field(default_factory=list, repr=False)  # has secrets
     jwt: dict[str, Any] = field(default_factory=dict, repr=False)
+    # Browsers (docs/server.md, "Browsers"): besides loopback names, the Host names a server
+    # without credentials answers; the origins whose pages may call it (CORS, off when empty;
+    # "*" only with credentials configured), the request headers they may send besides
+    # accord's own, and how long a browser may keep a granted preflight.
+    allowed_hosts: list[str] = field(default_factory=list)
+    cors_origins: list[str] = field(default_factory=list)
+    cors_headers: list[str] = field(default_factory=list)
+    cors_max_age_s: int = 600
     claim_lease_s: float = 30.0  # --agent remote: how long a worker's claim lives unrenewed
     max_body_bytes: int = 10 * 1024 * 1024
     max_parts: int = 256
@@ -79,13 +98,25 @@ class Settings:
     body_timeout_s: float = 20.0
     body_min_rate: int = 500
     max_connections: int = 1024  # open at once; past it, 503 (0: no cap)
+    # --- the access log (accord.server.access_log): a line per HTTP request, off by default
+    access_log: bool = False
 
     @property
     def advertised_url(self) -> str:
         if self.public_url:
             return self.public_url.rstrip("/")
-        host = "127.0.0.1" if self.host in ("0.0.0.0", "::", "") else self.host
-        return f"http://{host}:{self.port}"
+        return f"http://{host_port(reachable_host(self.host), self.port)}"
+
+    @property
+    def advertised_grpc_url(self) -> str | None:
+        """What the card gives as the gRPC interface's URL (a ``host:port`` target), or None
+        without gRPC: never a wildcard bind address."""
+        if self.grpc_port is None:
+            return None
+        if self.grpc_public_url:
+            return self.grpc_public_url
+        host = urlsplit(self.public_url).hostname if self.public_url else None
+        return host_port(host or reachable_host(self.host), self.grpc_port)
 
     @property
     def auth_configured(self) -> bool:
@@ -97,56 +128,120 @@ class Settings:
 
 
 _FIELDS = {f.name: f for f in dataclasses.fields(Settings)}
+# Tables with secrets or structure: from the TOML file only, never the environment.
+FILE_ONLY = ("api_keys", "bearer_tokens", "principals", "jwt", "card")
+# Settings that moved into the [card] table: an old file gets told where.
+MOVED = {
+    "name": "card.name",
+    "description": "card.description",
+    "input_modes": "card.default_input_modes",
+    "output_modes": "card.default_output_modes",
+}
+CHOICES = {"http": HTTP_SERVERS, "log_level": LOG_LEVELS}
+NOT_NEGATIVE = ("body_timeout_s", "body_min_rate", "max_connections")  # 0 turns them off
 
 
-def _coerce(name: str, value: Any) -> Any:
-    """A value from TOML or the environment, as the field's type wants it."""
-    default = getattr(Settings(), name)
-    kind = _FIELDS[name].type
+def _checked(name: str, value: Any, where: str, source: str) -> Any:
+    """``value`` (from TOML, the environment or a flag) as setting ``name`` wants it; ``where``
+    names the value in errors, ``source`` the file or variable it came from."""
     if name in ("api_keys", "bearer_tokens"):
-        return {
-            secret: Principal(**who) if isinstance(who, dict) else Principal(identity=str(who))
-            for secret, who in dict(value).items()
-        }
-    if isinstance(value, str):
-        lowered = value.strip().lower()
-        if isinstance(default, bool):
-            if lowered not in ("1", "0", "true", "false", "yes", "no", "on", "off"):
-                raise ValueError(f"{name}: expected a boolean, got {value!r}")
-            return lowered in ("1", "true", "yes", "on")
-        if isinstance(default, list):
-            return [item.strip() for item in value.split(",") if item.strip()]
-        if "int" in str(kind) and "float" not in str(kind):
-            return None if lowered in ("", "none") else int(value)
-        if "float" in str(kind):
-            return None if lowered in ("", "none") else float(value)
-    return value
+        return _principals(value, where)
+    if name == "card":
+        return parse_card(value, source)
+    kind = str(_FIELDS[name].type)
+    if "None" in kind and (
+        value is None or (isinstance(value, str) and value.strip().lower() in ("", "none"))
+    ):
+        return None
+    base = kind.split("|")[0].strip()
+    if base == "bool":
+        checked: Any = check.boolean(value, where)
+    elif base == "int":
+        checked = check.integer(value, where)
+    elif base == "float":
+        checked = check.number(value, where)
+    elif base == "str":
+        checked = check.text(value, where)
+    elif base == "list[str]":
+        checked = check.texts(value, where, split=True)
+    else:  # the auth tables: accord.auth.config checks them
+        return value
+    if name in ("port", "grpc_port"):
+        # Port 0 asks the system for a free HTTP port (the card and log show the one bound);
+        # gRPC is off by leaving grpc_port unset.
+        check.port(checked, where, allow_zero=name == "port")
+    elif name in NOT_NEGATIVE and checked < 0:
+        raise ConfigError(f"{where}: expected 0 (off) or more, got {check.shown(checked)}")
+    elif name in CHOICES and checked not in CHOICES[name]:
+        raise ConfigError(
+            f"{where}: expected one of {', '.join(CHOICES[name])}, got {check.shown(checked)}"
+        )
+    elif name == "host" and checked.startswith("[") and checked.endswith("]"):
+        checked = checked[1:-1]  # [::1] as a URL writes it
+    elif name == "public_url" and checked:
+        check.url(checked, where)
+    return checked
+
+
+def _principals(value: Any, where: str) -> dict[str, Principal]:
+    if not isinstance(value, dict):
+        raise check.refuse(where, 'a table of "secret" = { identity = …, tenant = … }', value)
+    out: dict[str, Principal] = {}
+    for secret, who in value.items():
+        # The secret itself never appears in an error.
+        if isinstance(who, str):
+            out[secret] = Principal(identity=who)
+            continue
+        fields = check.table(who, f"{where}.<secret>", ("identity", "tenant"))
+        if "identity" not in fields:
+            raise ConfigError(f"{where}.<secret>.identity: missing")
+        out[secret] = Principal(
+            identity=check.text(fields["identity"], f"{where}.<secret>.identity", empty=False),
+            tenant=check.text(fields.get("tenant", ""), f"{where}.<secret>.tenant"),
+        )
+    return out
+
+
+def _read_file(path: str) -> dict[str, Any]:
+    try:
+        with Path(path).open("rb") as handle:
+            data = tomllib.load(handle)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read it: {exc.strerror or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    table = data.get("accord", data)
+    if not isinstance(table, dict):
+        raise check.refuse(f"{path}: accord", "a table", table)
+    return table
 
 
 def load(config_path: str | None = None, overrides: dict[str, Any] | None = None) -> Settings:
-    settings = Settings()
+    """Settings from the defaults, the TOML file (``config_path`` or ``ACCORD_CONFIG``), the
+    ``ACCORD_*`` environment and ``overrides`` (the command line's flags; None is unset).
+    Raises :class:`ConfigError` naming the file, variable or flag of a refused value."""
     values: dict[str, Any] = {}
     path = config_path or os.environ.get(ENV_PREFIX + "CONFIG")
     if path:
-        with Path(path).open("rb") as handle:
-            data = tomllib.load(handle)
-        data = data.get("accord", data)
-        for key, value in data.items():
-            name = key.replace("-", "_")
+        for key, value in _read_file(path).items():
+            name = check.snake_case(key)
+            if name in MOVED:
+                raise ConfigError(f"{path}: {key}: now set in the [card] table, as {MOVED[name]}")
             if name not in _FIELDS:
-                raise ValueError(f"{path}: unknown setting {key!r}")
-            values[name] = _coerce(name, value)
-    for name in _FIELDS:
-        env = os.environ.get(ENV_PREFIX + name.upper())
-        if env is not None and name not in ("api_keys", "bearer_tokens", "principals", "jwt"):
-            values[name] = _coerce(name, env)
+                raise ConfigError(f"{path}: unknown setting {key!r}")
+            values[name] = _checked(name, value, f"{path}: {key}", path)
+    for name in (*_FIELDS, *MOVED):
+        variable = ENV_PREFIX + name.upper()
+        env = os.environ.get(variable)
+        if env is None or name in FILE_ONLY:
+            continue
+        if name in MOVED:
+            raise ConfigError(
+                f"{variable}: now set in the settings file's [card] table, as {MOVED[name]}"
+            )
+        values[name] = _checked(name, env, variable, variable)
     for name, value in (overrides or {}).items():
         if value is not None:
-            values[name] = value
-    loaded = dataclasses.replace(settings, **values)
-    if loaded.http not in HTTP_SERVERS:
-        raise ValueError(f"http: expected one of {', '.join(HTTP_SERVERS)}, got {loaded.http!r}")
-    for name in ("body_timeout_s", "body_min_rate", "max_connections"):
-        if getattr(loaded, name) < 0:
-            raise ValueError(f"{name}: must be 0 (off) or more, got {getattr(loaded, name)}")
-    return loaded
+            flag = "--" + name.replace("_", "-")
+            values[name] = _checked(name, value, flag, flag)
+    return dataclasses.replace(Settings(), **values)

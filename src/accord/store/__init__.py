@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from urllib.parse import parse_qs
 
+from accord.store import sqlite_lock
 from accord.store.base import (
     LimitExceeded,
     SeqConflict,
@@ -25,9 +26,11 @@ from accord.store.base import (
 )
 from accord.store.memory import MemoryStore
 from accord.store.sqlite import DEFAULT_ROW_CACHE_KIB, SqliteStore
+from accord.store.sqlite_lock import FileInUse
 
 __all__ = [
     "DEFAULT_URL",
+    "FileInUse",
     "LimitExceeded",
     "MemoryStore",
     "SeqConflict",
@@ -36,6 +39,7 @@ __all__ = [
     "TaskGone",
     "TaskPage",
     "TaskStore",
+    "hold_store_file",
     "open_store",
     "redact_url",
 ]
@@ -55,9 +59,11 @@ def redact_url(url: str) -> str:
     return _SECRET_OPTION.sub(r"\1***", url)
 
 
-def open_store(url: str = DEFAULT_URL) -> TaskStore:
+def open_store(url: str = DEFAULT_URL, *, exclusive: bool = True) -> TaskStore:
     """The store ``url`` names, not yet opened: ``await store.open()`` before use.
 
+    ``exclusive=False`` opens a SQLite file without holding it against other processes (for
+    a reader beside a running server; see :mod:`accord.store.sqlite_lock`).
     Raises ValueError for a URL no backend understands (its message shows the URL with any
     password hidden).
     """
@@ -89,6 +95,7 @@ def open_store(url: str = DEFAULT_URL) -> TaskStore:
             path,
             synchronous=options.get("synchronous", "FULL"),
             row_cache_kib=int(row_cache_kib),
+            exclusive=exclusive,
         )
     if scheme in ("postgresql", "postgres"):
         from accord.store.postgres import PostgresStore  # asyncpg loads only when used
@@ -102,3 +109,13 @@ def open_store(url: str = DEFAULT_URL) -> TaskStore:
                 raise ValueError(f"store URL {shown!r}: pool_size must be a positive integer")
         return PostgresStore(dsn, pool_size=int(pool_size) if pool_size else 10)
     raise ValueError(f"store URL {shown!r}: unknown scheme {scheme!r} (memory, sqlite, postgresql)")
+
+
+def hold_store_file(url: str) -> None:
+    """Hold the SQLite file ``url`` names for the rest of this process (nothing for other
+    stores): ``accord serve`` does this before it starts, so a second server on the file stops
+    there, with FileInUse, instead of recovering (failing) the first one's running tasks.
+    Raises ValueError as :func:`open_store` does."""
+    store = open_store(url)
+    if isinstance(store, SqliteStore):
+        sqlite_lock.hold(store.path)  # released by the OS when the process ends

@@ -122,6 +122,10 @@ class TaskStore(Protocol):
     async def close(self) -> None:
         """Flush and release everything. Idempotent."""
 
+    async def ping(self) -> None:
+        """Raise when the store cannot serve now (closed, database unreachable): a cheap
+        round trip for readiness probes."""
+
     # --- tasks and their logs --------------------------------------------------------------
 
     def append(

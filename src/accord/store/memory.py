@@ -62,6 +62,9 @@ class MemoryStore:
     async def shared_secret(self, name: str) -> bytes:
         return self._secrets.setdefault(name, new_secret())
 
+    async def ping(self) -> None:
+        pass
+
     # --- tasks and their logs --------------------------------------------------------------
 
     async def append(

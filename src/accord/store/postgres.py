@@ -191,6 +191,12 @@ class PostgresStore:
             value = await conn.fetchval("SELECT value FROM secrets WHERE name = $1", name)
         return bytes(value)
 
+    async def ping(self) -> None:
+        try:
+            await self.pool.fetchval("SELECT 1")
+        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
+            raise StoreError(f"the PostgreSQL store cannot be reached: {exc}") from exc
+
     @property
     def pool(self) -> asyncpg.Pool:
         if self._pool is None:

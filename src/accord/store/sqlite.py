@@ -24,7 +24,7 @@ from typing import Any, NamedTuple
 from accord.core.events import Event
 from accord.core.records import PushConfigRecord, TaskRecord
 from accord.core.views import Cursor, TaskQuery
-from accord.store import _rows, migrations
+from accord.store import _rows, migrations, sqlite_lock
 from accord.store._appends import STATEMENT_CACHE, Append, tenant_counts
 from accord.store._checks import check_append
 from accord.store._row_cache import Row, RowCache
@@ -79,6 +79,9 @@ class SqliteStore:
     it survives the process being killed, not the machine losing power).
     ``cache_kib`` bounds SQLite's page cache per connection; ``row_cache_kib`` the cache of
     task rows that point reads use (0: none, every read goes to SQLite).
+    ``exclusive`` (the default) holds the file against every other process while the store is
+    open (:mod:`accord.store.sqlite_lock`): ``open()`` raises FileInUse when another process
+    holds it. False only for a reader beside a running server (``accord admin``).
     """
 
     def __init__(
@@ -88,6 +91,7 @@ class SqliteStore:
         synchronous: str = "FULL",
         cache_kib: int = 2048,
         row_cache_kib: int = DEFAULT_ROW_CACHE_KIB,
+        exclusive: bool = True,
     ) -> None:
         synchronous = synchronous.upper()
         if synchronous not in _SYNCHRONOUS:
@@ -95,6 +99,8 @@ class SqliteStore:
         self.path = path
         self.synchronous = synchronous
         self.cache_kib = cache_kib
+        self.exclusive = exclusive
+        self._holding = False
         if row_cache_kib < 0:
             raise ValueError(f"row_cache_kib must be 0 or more, not {row_cache_kib}")
         self.row_cache = RowCache(row_cache_kib * 1024) if row_cache_kib else None
@@ -109,6 +115,17 @@ class SqliteStore:
     async def open(self) -> None:
         if self._writer is not None:
             return
+        if self.exclusive and not self._holding:
+            # Before anything is read or written: another process's tasks are not ours.
+            sqlite_lock.hold(self.path)
+            self._holding = True
+        try:
+            await self._open()
+        except BaseException:
+            self._let_go()
+            raise
+
+    async def _open(self) -> None:
         await asyncio.to_thread(self._migrate)
         writer = Writer(
             lambda: _connect(self.path, self.synchronous),
@@ -148,6 +165,21 @@ class SqliteStore:
         reader, self._reader = self._reader, None
         if reader is not None:
             reader.close()
+        self._let_go()
+
+    def _let_go(self) -> None:
+        if self._holding:
+            self._holding = False
+            sqlite_lock.release(self.path)
+
+    async def ping(self) -> None:
+        writer = self._writer
+        if writer is None or not writer.is_alive():
+            raise StoreError("the store is not open (or its writer thread stopped)")
+        try:
+            self._read().execute("SELECT 1").fetchall()
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot read {self.path}: {exc}") from exc
 
     async def shared_secret(self, name: str) -> bytes:
         rows = self._rows("SELECT value FROM secrets WHERE name = ?", (name,))

@@ -3,9 +3,10 @@
 ``POST /tasks/claims`` and ``GET /openapi.json``.
 
 Order of checks for a command: authenticate (401 when credentials are configured and missing
-or wrong), the grant (403 standard refusal, before the body is read), the Input (422), version
-and extensions for the A2A client commands (502 outcomes), then the command. Every outcome is
-answered with the status code the seed declares for it.
+or wrong), the grant (403 standard refusal, from accord.core.grants), a JSON Content-Type
+(415), version and extensions for the A2A client commands (502 outcomes) — all from the head,
+before the body is read — then the Input (422) and the command. Every outcome is answered
+with the status code the seed declares for it.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from typing import Any
 
 import msgspec
 
-from accord.core.caller import AGENT_ACTOR, CLIENT_ACTOR, DISCOVERY_ACTOR, Caller
+from accord.core.caller import Caller
+from accord.core.grants import granted
 from accord.engine.remote import Claims
 from accord.server.auth import Authenticator
 from accord.server.binding import Binding
@@ -34,9 +36,6 @@ log = logging.getLogger("accord.surface")
 
 PREFIXES = ("/tasks/commands/", "/discovery/commands/", "/tasks/views/")
 EXACT = ("/tasks/events", "/tasks/claims", "/openapi.json")
-
-# With no authentication configured (loopback only), a request may act as every actor.
-OPEN = Caller(identity="anonymous", actors=frozenset({CLIENT_ACTOR, AGENT_ACTOR, DISCOVERY_ACTOR}))
 
 
 def handles(path: str) -> bool:
@@ -91,15 +90,14 @@ class SurfaceApp:
                 await self._claim(request, send, caller)
             else:
                 await self._operation(request, send, caller)
-        except A2AError as error:  # e.g. a body past the size limit
-            await self._answer(send, 422, {"refused": error.message})
+        except A2AError as error:  # a body past the size limit, or not declared JSON
+            status = 415 if error.kind is ErrorKind.UNSUPPORTED_MEDIA_TYPE else 422
+            await self._answer(send, status, {"refused": error.message})
         except Exception:
             log_unexpected(log, "%s %s failed", method, path)
             await self._answer(send, 500, {"refused": "internal error"})
 
     def _authenticate(self, request: Request) -> Caller | None:
-        if not self.auth.configured:
-            return OPEN
         try:
             return self.binding.authenticate(request)
         except A2AError:
@@ -123,15 +121,22 @@ class SurfaceApp:
         if request.method != op.method:
             await self._answer(send, 405, {"refused": f"{request.path} takes {op.method}"})
             return
-        if not any(caller.may(actor) for actor in op.actors):
+        if not granted(caller, op.name):
             await self._refuse_grant(send, caller)
             return
         if op.is_view:
             await self._view(request, send, caller, op.name)
             return
+        request.require_json()
         try:
-            body = await request.body(self.service.bounds.max_body_bytes)
-            result = await self._run(request, op.name, caller, body)
+            call = Call(caller=caller)
+            refused = self._negotiate(request, op.name, call)
+            if refused is not None:
+                result = refused
+            else:
+                body = await request.body(self.service.bounds.max_body_bytes)
+                ctx = Context(service=self.service, claims=self.claims, call=call, body=body)
+                result = await HANDLERS[op.name](ctx)
         except InputError as error:
             await self._answer(send, 422, {"refused": str(error), "errors": error.errors})
             return
@@ -182,21 +187,22 @@ class SurfaceApp:
                 return Result(name)
         return None
 
-    async def _run(self, request: Request, name: str, caller: Caller, body: bytes) -> Result:
-        call = Call(caller=caller)
-        if name in NEGOTIATED:
-            try:
-                call.extensions = negotiate(
-                    self.service,
-                    request.service_parameter("a2a-version"),
-                    request.service_parameter("a2a-extensions"),
-                )
-            except A2AError as error:
-                if error.kind is ErrorKind.VERSION_NOT_SUPPORTED:
-                    return Result("version-not-supported")
-                return Result("extension-required")
-        ctx = Context(service=self.service, claims=self.claims, call=call, body=body)
-        return await HANDLERS[name](ctx)
+    def _negotiate(self, request: Request, name: str, call: Call) -> Result | None:
+        """For an A2A client command: the outcome refusing its version or extensions, or
+        None (with the activated extensions in ``call``)."""
+        if name not in NEGOTIATED:
+            return None
+        try:
+            call.extensions = negotiate(
+                self.service,
+                request.service_parameter("a2a-version"),
+                request.service_parameter("a2a-extensions"),
+            )
+        except A2AError as error:
+            if error.kind is ErrorKind.VERSION_NOT_SUPPORTED:
+                return Result("version-not-supported")
+            return Result("extension-required")
+        return None
 
     async def _view(self, request: Request, send: Send, caller: Caller, name: str) -> None:
         params = dict(request.query)
@@ -218,7 +224,7 @@ class SurfaceApp:
     # --- remote agents -----------------------------------------------------------------------
 
     async def _feed(self, request: Request, send: Send, caller: Caller) -> None:
-        if not caller.may(AGENT_ACTOR):
+        if not granted(caller, "accord.remote.Feed"):
             await self._refuse_grant(send, caller)
             return
         try:
@@ -263,9 +269,10 @@ class SurfaceApp:
             await frames.aclose()  # type: ignore[attr-defined]
 
     async def _claim(self, request: Request, send: Send, caller: Caller) -> None:
-        if not caller.may(AGENT_ACTOR):
+        if not granted(caller, "accord.remote.Claim"):
             await self._refuse_grant(send, caller)
             return
+        request.require_json()
         if self.claims is None:
             await self._answer(
                 send,

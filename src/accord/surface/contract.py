@@ -1,11 +1,13 @@
 """The command surface's contract: the seed document, read once, and what it decides here
-(each outcome's status code, who may invoke what), plus the document ``/openapi.json`` serves.
+(each outcome's status code), plus the document ``/openapi.json`` serves. Who may invoke what
+is accord.core.grants, the table every binding checks, which agrees with the seed's
+``x-ess-may-invoke`` and ``x-ess-may-read``.
 
 The served document is the seed's, with what this realization adds and nothing changed: a
-``401`` where authentication is configured, a ``422`` for a body that does not match the
-command's Input schema, and the security schemes. The accord-only paths for remote workers
-(``GET /tasks/events``, ``POST /tasks/claims``) are documented in docs/remote-agents.md, not
-here: they are not part of the seed's contract.
+``401`` where authentication is configured, a ``415`` for a body not declared JSON, a ``422``
+for a body that does not match the command's Input schema, and the security schemes. The
+accord-only paths for remote workers (``GET /tasks/events``, ``POST /tasks/claims``) are
+documented in docs/remote-agents.md, not here: they are not part of the seed's contract.
 """
 
 from __future__ import annotations
@@ -26,7 +28,6 @@ class Operation:
     path: str
     method: str
     name: str  # operationId, e.g. a2a.tasks.CompleteTask
-    actors: tuple[str, ...]
     statuses: dict[str, int]  # outcome name -> status code
     is_view: bool
 
@@ -60,12 +61,10 @@ def operations() -> dict[str, Operation]:
                 schema = response["content"]["application/json"]["schema"]
                 for outcome in _outcomes(schema):
                     statuses[outcome] = int(code)
-            actors = op.get("x-ess-may-invoke") or op.get("x-ess-may-read") or []
             found[path] = Operation(
                 path=path,
                 method=method.upper(),
                 name=op["operationId"],
-                actors=tuple(actors),
                 statuses=statuses,
                 is_view=method == "get",
             )
@@ -96,6 +95,12 @@ def served_document(auth_configured: bool, api_key: bool, bearer: bool) -> dict[
     for item in document["paths"].values():
         for op in item.values():
             responses = op["responses"]
+            if "requestBody" in op:
+                responses["415"] = {
+                    "description": "accord: the request does not declare a JSON Content-Type "
+                    "(application/json); nothing was read or written.",
+                    "content": {"application/json": {"schema": _REFUSAL}},
+                }
             if "requestBody" in op or "parameters" in op:
                 responses["422"] = {
                     "description": "accord: the request does not match the command's Input "

@@ -2,7 +2,7 @@
 
 An error is decided once (in the core or at the edge) as an :class:`A2AError` naming a row of
 this table; each binding maps the row to its own representation. Values follow A2A v1.0.1
-(see ``../shared/reference/a2a-1.0-checklist.md`` §3); the seed's own errors
+(where v1.0.0 and v1.0.1 differ, v1.0.1 wins); the seed's own errors
 (``ResourceExhausted``, ``TaskStateConflict``, ``ContextMismatch``, ``ContextNotAccepted``) use
 codes from the JSON-RPC server-error range that A2A leaves free.
 """
