@@ -24,6 +24,7 @@ import json
 import os
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -36,15 +37,17 @@ from typing import Any
 import grpc
 import httpx
 
-from accord.core.records import PushConfigRecord
 from accord.grpc._generated import a2a_pb2 as pb
-from accord.store import SqliteStore
+from accord.wire.codec import encode
 from accord.wire.model import AuthenticationInfo, TaskPushNotificationConfig
 
 HOST = "127.0.0.1"
 A2A = {"A2A-Version": "1.0"}
 DEEP = "[" * 1100 + "]" * 1100  # past any recursive JSON parser's limit
 SECRET = "s3cret-d41d8cd9"
+# What a JSON-RPC request's head needs for the server to go on and read its body (a head it
+# refuses is answered at once, body unread).
+HEAD_PASSES = "Content-Type: application/json\r\nA2A-Version: 1.0\r\n"
 
 # The server most probes share: short timeouts, so that slow clients are cut within seconds.
 BASE: dict[str, Any] = {
@@ -205,10 +208,8 @@ async def body_stall(target: Target) -> str:
     """100 connections send a head and one body byte, then nothing."""
     connections = [await connect(target) for _ in range(100)]
     for _, writer in connections:
-        writer.write(
-            f"POST / HTTP/1.1\r\nHost: {HOST}\r\nContent-Type: application/json\r\n"
-            "Content-Length: 100\r\n\r\n{".encode()
-        )
+        head = f"POST / HTTP/1.1\r\nHost: {HOST}\r\n{HEAD_PASSES}Content-Length: 100\r\n\r\n"
+        writer.write(head.encode() + b"{")
     answers = await asyncio.gather(*(until_closed(r, 20) for r, _ in connections))
     for _, writer in connections:
         writer.close()
@@ -223,7 +224,9 @@ async def body_stall(target: Target) -> str:
 async def body_trickle(target: Target) -> str:
     """A body that never pauses for long but comes at a few bytes a second."""
     reader, writer = await connect(target)
-    writer.write(f"POST / HTTP/1.1\r\nHost: {HOST}\r\nContent-Length: 100000\r\n\r\n".encode())
+    writer.write(
+        f"POST / HTTP/1.1\r\nHost: {HOST}\r\n{HEAD_PASSES}Content-Length: 100000\r\n\r\n".encode()
+    )
     answer = b""
     for _ in range(200):  # 20 s at most
         with contextlib.suppress(ConnectionError):
@@ -451,31 +454,50 @@ async def webhook_receiver() -> AsyncIterator[tuple[int, list[bytes]]]:
         server.close()
 
 
+@dataclass(frozen=True)
+class Delivery:
+    state: str
+    failures: int
+    last_error: str
+
+
+def delivery_of(path: Path, task_id: str, config_id: str) -> Delivery | None:
+    with contextlib.closing(sqlite3.connect(path, timeout=10)) as db:
+        row = db.execute(
+            "SELECT delivery_state, failures, last_error FROM push_configs"
+            " WHERE task_id = ? AND config_id = ?",
+            (task_id, config_id),
+        ).fetchone()
+    return Delivery(*row) if row else None
+
+
 @probe("push-secret-stored-before", "6")
 async def push_secret_stored_before(target: Target) -> str:
     """A config an older accord accepted, put straight into the store: delivery gives up on
     it, and neither the log nor ``accord admin push-deliveries`` shows the secret."""
     task_id = await new_task(target)
-    store = SqliteStore(str(target.store_path))
-    await store.open()
-    try:
-        async with webhook_receiver() as (port, heads):
-            config = TaskPushNotificationConfig(
-                url=f"http://{HOST}:{port}/hook",
-                id="older",
-                task_id=task_id,
-                token=UNSENDABLE["CR LF"],
-                authentication=AuthenticationInfo(scheme="Bearer", credentials=UNSENDABLE["NUL"]),
+    async with webhook_receiver() as (port, heads):
+        config = TaskPushNotificationConfig(
+            url=f"http://{HOST}:{port}/hook",
+            id="older",
+            task_id=task_id,
+            token=UNSENDABLE["CR LF"],
+            authentication=AuthenticationInfo(scheme="Bearer", credentials=UNSENDABLE["NUL"]),
+        )
+        # Written beside the running server (which holds the file: accord's own store would
+        # refuse to open it), as the row an older accord stored.
+        with contextlib.closing(sqlite3.connect(target.store_path, timeout=10)) as db, db:
+            db.execute(
+                "INSERT INTO push_configs (task_id, config_id, tenant, created_ms, body)"
+                " VALUES (?, ?, '', 0, ?)",
+                (task_id, "older", encode(config)),
             )
-            await store.put_push_config(PushConfigRecord(config, "", 0), 0)
-            failing = None
-            for _ in range(200):  # the server's poll claims it within a second; 20 s at most
-                failing = await store.get_push_delivery(task_id, "older")
-                if failing is not None and failing.state == "failing":
-                    break
-                await asyncio.sleep(0.1)
-    finally:
-        await store.close()
+        failing = None
+        for _ in range(200):  # the server's poll claims it within a second; 20 s at most
+            failing = await asyncio.to_thread(delivery_of, target.store_path, task_id, "older")
+            if failing is not None and failing.state == "failing":
+                break
+            await asyncio.sleep(0.1)
     check(failing is not None and failing.state == "failing", f"delivery state: {failing}")
     assert failing is not None
     check(not heads, "a request with the injected header reached the webhook")
