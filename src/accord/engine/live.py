@@ -12,9 +12,9 @@ import os
 import weakref
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from accord.agents.api import AgentError, MessageLike, RequestContext
+from accord.agents.api import AgentError, Decision, MessageLike, RequestContext
 from accord.core import agent as agent_commands
 from accord.core.events import Event
 from accord.core.outcome import Outcome
@@ -173,30 +173,64 @@ class LiveHandle:
     def context_id(self) -> str:
         return self._ctx.context_id
 
-    def _move(self, move: str, message: MessageLike) -> Awaitable[Outcome]:
+    def _move(
+        self, move: str, message: MessageLike, metadata: dict[str, Any] | None
+    ) -> Awaitable[Outcome]:
         status = as_message(message, self.task_id, self.context_id)
         return self._engine.agent_act(
             self._live,
-            lambda record, now: agent_commands.move(record, move, now, status, self.task_id),
+            lambda record, now: agent_commands.move(
+                record, move, now, status, self.task_id, metadata
+            ),
         )
 
-    async def start_working(self, message: MessageLike = None) -> None:
-        await self._move("work", message)
+    async def start_working(
+        self, message: MessageLike = None, *, metadata: dict[str, Any] | None = None
+    ) -> None:
+        await self._move("work", message, metadata)
 
-    async def require_input(self, message: MessageLike = None) -> None:
-        await self._move("require_input", message)
+    async def require_input(
+        self, message: MessageLike = None, *, metadata: dict[str, Any] | None = None
+    ) -> None:
+        await self._move("require_input", message, metadata)
 
-    async def require_auth(self, message: MessageLike = None) -> None:
-        await self._move("require_auth", message)
+    async def require_auth(
+        self, message: MessageLike = None, *, metadata: dict[str, Any] | None = None
+    ) -> None:
+        await self._move("require_auth", message, metadata)
 
-    async def complete(self, message: MessageLike = None) -> None:
-        await self._move("complete", message)
+    async def complete(
+        self, message: MessageLike = None, *, metadata: dict[str, Any] | None = None
+    ) -> None:
+        await self._move("complete", message, metadata)
 
-    async def fail(self, message: MessageLike = None) -> None:
-        await self._move("fail", message)
+    async def fail(
+        self, message: MessageLike = None, *, metadata: dict[str, Any] | None = None
+    ) -> None:
+        await self._move("fail", message, metadata)
 
-    async def reject(self, message: MessageLike = None) -> None:
-        await self._move("reject", message)
+    async def reject(
+        self, message: MessageLike = None, *, metadata: dict[str, Any] | None = None
+    ) -> None:
+        await self._move("reject", message, metadata)
+
+    async def note(
+        self, message: MessageLike = None, *, metadata: dict[str, Any] | None = None
+    ) -> None:
+        status = as_message(message, self.task_id, self.context_id)
+        await self._engine.agent_act(
+            self._live,
+            lambda record, now: agent_commands.note(record, now, status, self.task_id, metadata),
+        )
+
+    async def set_metadata(self, metadata: dict[str, Any]) -> None:
+        await self._engine.agent_act(
+            self._live,
+            lambda record, now: agent_commands.set_metadata(record, metadata, now, self.task_id),
+        )
+
+    async def decide(self, decide: Decision) -> Outcome:
+        return await self._engine.apply_in_run(self._live, decide)
 
     async def update_artifact(
         self,
