@@ -138,6 +138,10 @@ class TaskHandle(Protocol):
         """Replace Task.metadata (streams and push get the task with it)."""
         ...
 
+    async def current(self) -> Task:
+        """The task as it stands now, with what this run (and any other) decided so far."""
+        ...
+
     async def decide(self, decide: Decision) -> Outcome:
         """Apply a core decision (``decide(record, now_ms) -> Outcome``, as accord.core's
         commands are) and wait until it is durable. It is decided again, against the task as

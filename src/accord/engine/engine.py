@@ -363,7 +363,9 @@ class Engine:
             if not outcome.ok or not outcome.events:
                 return outcome
             try:
-                await self._commits.submit(outcome, record.seq if record else 0)
+                # (shielded: the commit is shared with whatever else this loop turn decided;
+                # a cancelled caller must not cancel it for the others)
+                await asyncio.shield(self._commits.submit(outcome, record.seq if record else 0))
             except SeqConflict:
                 continue
             return outcome
@@ -532,6 +534,7 @@ class Engine:
         metadata = request.metadata if request.metadata is not UNSET else {}
         inline = await self._push_configs.requested_inline(request)
         if message.task_id:
+            await self._interrupt_if_diverted(request, caller)
             outcome = await self._decide(message.task_id, tenant, decide)
             if outcome.error is not None:
                 raise outcome.error
@@ -567,15 +570,26 @@ class Engine:
             await self._holds.hold_task(record.id)
         verdict = verdicts[0]
         if isinstance(verdict, Divert):
-            if verdict.interrupt:
-                await self._interrupt(live)
             return live, self._start_run(live, ctx, record, verdict.handler)
         return live, self._start_run(live, ctx, record)
 
-    async def _interrupt(self, live: LiveTask) -> None:
-        """Cut the turns running on the task in this process and wait until they stopped
-        (their last writes settled). Other nodes' turns stop at their next move, once the
-        task has moved under them (see :meth:`_refresh`)."""
+    async def _interrupt_if_diverted(self, request: SendMessageRequest, caller: Caller) -> None:
+        """Before a message that interrupts is stored, cut the turns running on its task in
+        this process and wait until they stopped, so that none of them acts on the message
+        (or after it). Other nodes' turns stop at their next move, once the interrupting
+        message's handler has moved the task under them (see :meth:`_refresh`)."""
+        live = self._live.get(request.message.task_id)
+        if self._intake is None or live is None or live.tenant != caller.tenant:
+            return
+        record = await self._current(live.task_id, caller.tenant)
+        if record is None:
+            return
+        try:
+            verdict = self._intake.intake(request, record.task, caller)
+        except A2AError:
+            return  # refused: decided (and answered) when the message is
+        if not isinstance(verdict, Divert) or not verdict.interrupt:
+            return
         runs = [run for run in live.runs if run.task is not None and not run.ending]
         for run in runs:
             assert run.task is not None

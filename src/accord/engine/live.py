@@ -20,7 +20,7 @@ from accord.core.events import Event
 from accord.core.outcome import Outcome
 from accord.core.records import PushConfigRecord, TaskRecord
 from accord.engine.errors import creation_failed
-from accord.wire.model import Artifact, Message, Part, Role
+from accord.wire.model import Artifact, Message, Part, Role, Task
 
 if TYPE_CHECKING:
     from accord.engine.engine import Engine
@@ -228,6 +228,15 @@ class LiveHandle:
             self._live,
             lambda record, now: agent_commands.set_metadata(record, metadata, now, self.task_id),
         )
+
+    async def current(self) -> Task:
+        live = self._live
+        record = live.record or (live.pending.record if live.pending is not None else None)
+        if record is None:
+            record = self._live.record = await self._engine.store.get_task(self.task_id, None)
+        if record is None:  # (only a new task whose creation was never stored)
+            raise AgentError(f"task {self.task_id} is not stored")
+        return record.task
 
     async def decide(self, decide: Decision) -> Outcome:
         return await self._engine.apply_in_run(self._live, decide)

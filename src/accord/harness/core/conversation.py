@@ -32,29 +32,32 @@ def start_turn(record: TaskRecord | None, now_ms: int) -> Outcome:
 def park(
     record: TaskRecord | None,
     now_ms: int,
-    text: str = "",
+    message: Message | str | None = None,
     sub_state: str = SubState.AWAITING_NEXT_MESSAGE.value,
 ) -> Outcome:
-    """INPUT_REQUIRED with ``sub_state``: the turn is over and the task waits for a message.
-    From INPUT_REQUIRED the task first resumes (WORKING), as the lifecycle asks of any
-    interrupted task that is answered."""
+    """INPUT_REQUIRED with ``sub_state`` and ``message`` (an answer, a reason) as its status
+    message: the turn is over and the task waits for a message. From INPUT_REQUIRED the task
+    first resumes (WORKING), as the lifecycle asks of any interrupted task that is answered."""
     metadata = {STATUS_KEY: status_data(sub_state)}
 
     def parked(rec: TaskRecord | None, now: int) -> Outcome:
-        status = agent_text(rec, text) if text else None
+        status = agent_text(rec, message) if isinstance(message, str) else message
         return moves.move(rec, "require_input", now, status, metadata=metadata)
 
     return _resuming(record, now_ms, parked)
 
 
-def end_turn(record: TaskRecord | None, now_ms: int, text: str) -> Outcome:
+def end_turn(record: TaskRecord | None, now_ms: int, answer: Message | str) -> Outcome:
     """A turn's answer: a conversation parks, a delegated task completes."""
     extension = extension_of(record.task) if record is not None else None
-    if extension is not None and extension.lifecycle == "delegated":
-        return _resuming(
-            record, now_ms, lambda r, n: moves.move(r, "complete", n, agent_text(r, text))
-        )
-    return park(record, now_ms, text)
+    if extension is None or extension.lifecycle != "delegated":
+        return park(record, now_ms, answer)
+
+    def completed(rec: TaskRecord | None, now: int) -> Outcome:
+        status = agent_text(rec, answer) if isinstance(answer, str) else answer
+        return moves.move(rec, "complete", now, status)
+
+    return _resuming(record, now_ms, completed)
 
 
 def unresolved(record: TaskRecord) -> list[str]:
