@@ -403,6 +403,8 @@ class Engine:
     async def apply_in_run(self, live: LiveTask, decide: Decision) -> Outcome:
         """TaskHandle.decide: a decision of a running executor, durable on return and decided
         again when another writer got there first."""
+        if live.pending is not None:  # a new task: its creation is stored first
+            await self.commit_created(live.task_id)
         outcome = await self._decide(live.task_id, None, decide)
         if not outcome.ok:
             raise _agent_error(outcome)
