@@ -228,6 +228,13 @@ def test_any_sequence_keeps_the_conversation_rules(script: list[Step]) -> None:
         check_invariants(world)
 
 
+def denied(role: str, action: str) -> bool:
+    """What a member's role does not allow: watchers end nothing, non-admins change no role."""
+    if action in ("complete", "cancel"):
+        return role == "watcher"
+    return action in ("promote", "demote") and role != "admin"
+
+
 def check_invariants(world: World) -> None:
     task = world.record.task
     # The snapshot is the fold of the log.

@@ -55,8 +55,11 @@ def send_request(
     )
 
 
+CONTROL = {"kind": "control", "action": "complete"}
+
+
 def control() -> list[Part]:
-    return [Part(data={"kind": "control", "action": "complete"}, media_type=EVENT_MEDIA_TYPE)]
+    return [Part(data=CONTROL, media_type=EVENT_MEDIA_TYPE)]
 
 
 def task_envelope(payload: dict[str, Any]) -> Part:
