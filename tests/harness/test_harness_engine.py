@@ -227,7 +227,7 @@ async def test_a_control_cuts_the_running_turn_and_completes(store: MemoryStore)
         if conversation.text == "think hard":
             started.set()
             await never.wait()
-        return "done thinking"
+        return f"answered {conversation.text}"
 
     engine = await engine_with(store, conversation_agent(slow))
     try:
@@ -241,7 +241,7 @@ async def test_a_control_cuts_the_running_turn_and_completes(store: MemoryStore)
         cut = await asyncio.wait_for(running, 5)
         assert cut.status.state is TaskState.COMPLETED
         texts = [m.text() for m in (await engine.get_task(task.id, ALICE)).history]
-        assert "done thinking" not in texts
+        assert "answered hi" in texts and "answered think hard" not in texts
         assert calls == ["hi", "think hard"]
     finally:
         await engine.stop()
@@ -293,15 +293,24 @@ async def test_task_envelopes_change_the_task_by_role_and_streams_see_it(
         assert server_field.value.kind is ErrorKind.INVALID_PARAMS
         assert server_field.value.violations[0].field == "message.parts[0].data.payload.model"
         assert await store.read_events(task.id, 0) == before
+        # A follower hears of the change when it happens, as a task snapshot in its stream.
+        following = await engine.subscribe(task.id, BOB)
+        first = await anext(following)
+        assert first is not None and first.response.task is not msgspec.UNSET
         items = await collect(
             await engine.send_streaming_message(
                 send_request([task_envelope({"participants": people})], task.id), carol
             )
         )
-        snapshots = [i.response.task for i in items[1:] if i.response.task is not msgspec.UNSET]
-        assert [
-            [(p["id"], p["role"]) for p in s.metadata[TASK_KEY]["participants"]] for s in snapshots
-        ] == [[(p["id"], p["role"]) for p in people]]
+        expected = [(p["id"], p["role"]) for p in people]
+        opened = items[0].response.task
+        assert [(p["id"], p["role"]) for p in opened.metadata[TASK_KEY]["participants"]] == expected
+        seen = await anext(following)
+        while seen is None or seen.response.task is msgspec.UNSET:
+            seen = await anext(following)
+        snapshot = seen.response.task.metadata[TASK_KEY]
+        assert [(p["id"], p["role"]) for p in snapshot["participants"]] == expected
+        await following.aclose()
         # Bob may now complete.
         done = await send(engine, BOB, control(), task.id)
         assert done.status.state is TaskState.COMPLETED

@@ -290,6 +290,7 @@ class Engine:
         elif ended:
             for run in list(live.runs):
                 if run.task is not None and not run.ending:
+                    run.cut = True
                     run.task.cancel()
 
     async def _turn_ended_elsewhere(self, live: LiveTask) -> bool:
@@ -595,6 +596,7 @@ class Engine:
         runs = [run for run in live.runs if run.task is not None and not run.ending]
         for run in runs:
             assert run.task is not None
+            run.cut = True
             run.task.cancel()
         await asyncio.gather(*(run.task for run in runs if run.task), return_exceptions=True)
 
@@ -620,11 +622,19 @@ class Engine:
                     with contextlib.suppress(StoreError):  # live.broken says why, below
                         await asyncio.shield(self._commits.submit(created, 0, live.pending_configs))
                     continue
-                record = await durable_record(self.store, live, run, caller.tenant)
+                if run.cut and run.finished:
+                    # (its live record stopped following the task with it: the store knows)
+                    record = await self.store.get_task(live.task_id, caller.tenant)
+                else:
+                    record = await durable_record(self.store, live, run, caller.tenant)
                 if (
                     record is not None
                     and record.seq >= run.start.seq
-                    and (immediate or run.finished or await self._turn_ended(live, run, record))
+                    and (
+                        immediate
+                        or (run.finished and not run.cut)
+                        or await self._turn_ended(live, run, record)
+                    )
                 ):
                     return views.present(record.task, history_length)
                 await sub.wait()

@@ -42,6 +42,9 @@ class Run:
     task: asyncio.Task[None] | None = None
     reply: Message | None = None
     ending: bool = False  # the agent is done; the run is making its last writes durable
+    # Cut by an interrupting message or by another writer's end of its turn: its client's
+    # turn ends when that turn's end is in the log, not when the run stops.
+    cut: bool = False
     finished: bool = False
 
 
