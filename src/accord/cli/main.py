@@ -49,7 +49,8 @@ def main() -> None:
 @click.option(
     "--agent",
     help="A built-in agent (echo, conformance), module:attribute (module alone means "
-    "module:agent), or remote (workers drive tasks over the command surface: "
+    "module:agent), harness (conversations: the [harness] table of --config, "
+    "docs/harness.md), or remote (workers drive tasks over the command surface: "
     "docs/remote-agents.md).",
 )
 @click.option(

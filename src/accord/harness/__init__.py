@@ -17,8 +17,6 @@ and ``accord serve --agent mymodule:agent``. See docs/harness.md.
 
 from __future__ import annotations
 
-from typing import Any
-
 from accord.harness.agent import HarnessAgent
 from accord.harness.models import FunctionModel, Model, ModelResponse, ToolCall, TurnFunction
 from accord.harness.settings import HarnessSettings, parse
@@ -34,10 +32,9 @@ def conversation_agent(turn: TurnFunction, *, agent_id: str = "accord") -> Harne
     return HarnessAgent(settings, {FUNCTION_MODEL: FunctionModel(turn)})
 
 
-def from_settings(table: dict[str, Any], source: str = "") -> HarnessAgent:
-    """The harness agent a ``[harness]`` settings table describes (ValueError naming the
-    setting when it cannot be built)."""
-    settings = parse(table, source)
+def from_settings(settings: HarnessSettings) -> HarnessAgent:
+    """The harness agent of ``accord serve --agent harness``; its models are built now, so
+    that one that cannot be (a missing script) stops the server at start (ValueError)."""
     agent = HarnessAgent(settings)
     agent.check_models()
     return agent
@@ -56,4 +53,5 @@ __all__ = [
     "ToolCall",
     "conversation_agent",
     "from_settings",
+    "parse",
 ]

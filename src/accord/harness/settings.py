@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from accord.harness.models import Model, ScriptedModel
+from accord.server import config_values as check
+from accord.server.config_values import ConfigError
 
 MODEL_KINDS = ("scripted",)
 
@@ -37,61 +39,52 @@ class HarnessSettings:
         return tuple(dict.fromkeys((self.model, *self.models)))
 
 
-def parse(table: dict[str, Any], source: str = "") -> HarnessSettings:
-    """The settings of a ``[harness]`` table; ValueError naming the file and setting."""
-    where = f"{source}: " if source else ""
+KNOWN = ("agent_id", "model", "models", "system_prompt", "system_prompt_file", "delegators")
 
-    def fail(key: str, problem: str) -> ValueError:
-        return ValueError(f"{where}harness.{key}: {problem}")
 
-    known = {"agent_id", "model", "models", "system_prompt", "system_prompt_file", "delegators"}
-    for key in table:
-        if key not in known:
-            raise fail(key, "unknown setting")
+def parse(value: Any, source: str = "") -> HarnessSettings:
+    """The settings of a ``[harness]`` table; ConfigError naming the file and the setting
+    (``harness.toml: harness.model: …``)."""
+    where = f"{source}: harness" if source else "harness"
+    fields = check.table(value, where, KNOWN)
 
-    def text(key: str, default: str = "") -> str:
-        value = table.get(key, default)
-        if not isinstance(value, str):
-            raise fail(key, f"expected a string, got {value!r}")
-        return value
+    def text(key: str, default: str = "", *, empty: bool = True) -> str:
+        return check.text(fields.get(key, default), f"{where}.{key}", empty=empty)
 
     def texts(key: str) -> tuple[str, ...]:
-        value = table.get(key, [])
-        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-            raise fail(key, f"expected a list of strings, got {value!r}")
-        return tuple(value)
+        items = check.texts(fields.get(key, []), f"{where}.{key}")
+        for index, item in enumerate(items):
+            check.text(item, f"{where}.{key}[{index}]", empty=False)
+        return tuple(items)
 
-    agent_id = text("agent_id", "accord")
-    if not agent_id:
-        raise fail("agent_id", "must not be empty")
-    model = text("model")
-    if not model:
-        raise fail("model", 'required, e.g. model = "scripted:examples/harness/hello.json"')
+    if "model" not in fields:
+        raise ConfigError(
+            f'{where}.model: missing (e.g. model = "scripted:examples/harness/hello.json")'
+        )
+    model = text("model", empty=False)
     prompt = text("system_prompt")
     prompt_file = text("system_prompt_file")
     if prompt and prompt_file:
-        raise fail("system_prompt_file", "set system_prompt or system_prompt_file, not both")
+        raise ConfigError(f"{where}.system_prompt_file: set it or system_prompt, not both")
     if prompt_file:
         try:
             prompt = Path(prompt_file).read_text(encoding="utf-8")
         except OSError as exc:
-            raise fail(
-                "system_prompt_file", f"cannot read {prompt_file} ({exc.strerror})"
+            raise ConfigError(
+                f"{where}.system_prompt_file: cannot read {prompt_file} ({exc.strerror})"
             ) from None
     settings = HarnessSettings(
-        agent_id=agent_id,
+        agent_id=text("agent_id", "accord", empty=False),
         model=model,
         models=texts("models"),
         system_prompt=prompt,
         delegators=texts("delegators"),
     )
     for name in settings.selectable:
-        kind = name.partition(":")[0]
-        if kind not in MODEL_KINDS:
-            raise fail(
-                "model" if name == model else "models",
-                f"{name!r}: a model is {' or '.join(k + ':…' for k in MODEL_KINDS)}",
-            )
+        if name.partition(":")[0] not in MODEL_KINDS:
+            key = "model" if name == model else "models"
+            kinds = " or ".join(f"{kind}:…" for kind in MODEL_KINDS)
+            raise ConfigError(f"{where}.{key}: {name!r} is no model: a model is {kinds}")
     return settings
 
 
