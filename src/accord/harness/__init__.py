@@ -13,31 +13,46 @@ a conversation agent of your own with :func:`conversation_agent`::
     agent = conversation_agent(turn)
 
 and ``accord serve --agent mymodule:agent``. See docs/harness.md.
+
+The names below are imported when first used, so that a client that only needs the wire's
+constants (``accord.harness.wire``) does not load the agent.
 """
 
 from __future__ import annotations
 
-from accord.harness.agent import HarnessAgent
-from accord.harness.models import FunctionModel, Model, ModelResponse, ToolCall, TurnFunction
-from accord.harness.settings import HarnessSettings, parse
-from accord.harness.transcript import Conversation, Entry
-from accord.harness.wire import Role, SubState, TaskExtension
+import importlib
+from typing import TYPE_CHECKING, Any
 
-FUNCTION_MODEL = "function"
+if TYPE_CHECKING:
+    from accord.harness.agent import HarnessAgent
+    from accord.harness.build import conversation_agent, from_settings
+    from accord.harness.models import Model, ModelResponse, ToolCall
+    from accord.harness.settings import HarnessSettings, parse
+    from accord.harness.transcript import Conversation, Entry
+    from accord.harness.wire import Role, SubState, TaskExtension
+
+_WHERE = {
+    "HarnessAgent": "accord.harness.agent",
+    "conversation_agent": "accord.harness.build",
+    "from_settings": "accord.harness.build",
+    "Model": "accord.harness.models",
+    "ModelResponse": "accord.harness.models",
+    "ToolCall": "accord.harness.models",
+    "HarnessSettings": "accord.harness.settings",
+    "parse": "accord.harness.settings",
+    "Conversation": "accord.harness.transcript",
+    "Entry": "accord.harness.transcript",
+    "Role": "accord.harness.wire",
+    "SubState": "accord.harness.wire",
+    "TaskExtension": "accord.harness.wire",
+}
 
 
-def conversation_agent(turn: TurnFunction, *, agent_id: str = "accord") -> HarnessAgent:
-    """A harness agent whose every turn is answered by ``turn(conversation)``."""
-    settings = HarnessSettings(agent_id=agent_id, model=FUNCTION_MODEL)
-    return HarnessAgent(settings, {FUNCTION_MODEL: FunctionModel(turn)})
-
-
-def from_settings(settings: HarnessSettings) -> HarnessAgent:
-    """The harness agent of ``accord serve --agent harness``; its models are built now, so
-    that one that cannot be (a missing script) stops the server at start (ValueError)."""
-    agent = HarnessAgent(settings)
-    agent.check_models()
-    return agent
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'accord.harness' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
 
 
 __all__ = [

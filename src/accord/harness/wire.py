@@ -31,7 +31,7 @@ CHANNEL_MEDIA_TYPE = "application/vnd.tiny-harness.channel+json"
 EVENT_MEDIA_TYPE = "application/vnd.tiny-harness.event+json"
 
 # Where a tiny-harness client asserts who it is when nothing authenticates it.
-PARTICIPANT_HEADER = "x-participant-id"
+PARTICIPANT_HEADER = "X-Participant-Id"
 PARTICIPANT_METADATA = "participant_id"
 
 

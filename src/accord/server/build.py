@@ -62,7 +62,7 @@ def harness_agent(settings: Settings) -> Any:
             "agent 'harness': the settings file has no [harness] table (at least "
             'model = "scripted:PATH"; see docs/harness.md)'
         )
-    from accord.harness import from_settings
+    from accord.harness.build import from_settings
 
     return from_settings(settings.harness)
 
