@@ -68,7 +68,9 @@ class Conversation:
 
 
 def entries(task: Task, agent_id: str) -> tuple[Entry, ...]:
-    return tuple(entry(message, agent_id) for message in task.history)
+    return tuple(
+        entry(message, agent_id, first=index == 0) for index, message in enumerate(task.history)
+    )
 
 
 def model_calls(task: Task) -> int:
@@ -79,19 +81,21 @@ def model_calls(task: Task) -> int:
     )
 
 
-def entry(message: Message, agent_id: str) -> Entry:
+def entry(message: Message, agent_id: str, *, first: bool = False) -> Entry:
+    """A message as a model reads it. The first message's task envelope is the brief the
+    task was made from (the extension), not a change: it is not repeated."""
     if message.role is Role.AGENT:
         return Entry(agent_id, "agent", message.text())
     sender = claimed(message) or "unknown"
-    lines = [_describe(part, index, sender) for index, part in enumerate(message.parts)]
+    lines = [_describe(part, index, sender, first) for index, part in enumerate(message.parts)]
     return Entry(sender, "user", "\n".join(line for line in lines if line))
 
 
-def _describe(part: Part, index: int, sender: str) -> str:
+def _describe(part: Part, index: int, sender: str, first: bool) -> str:
     if isinstance(part.text, str):
         return part.text
     if part.media_type == EVENT_MEDIA_TYPE:
-        return _describe_envelope(part.data, index, sender)
+        return "" if first else _describe_envelope(part.data, index, sender)
     if part.data is not UNSET:
         return f"[data from {sender}] {_preview(part.data)}"
     name = part.filename or "file"
