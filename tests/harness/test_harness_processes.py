@@ -4,7 +4,6 @@ the other; a completion sent to one cuts a turn running on the other)."""
 
 from __future__ import annotations
 
-import sys
 import threading
 import time
 import uuid
@@ -14,10 +13,7 @@ from typing import Any
 
 import httpx
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from harness_proc import HarnessServer, start, write_settings
+from tests.harness.harness_proc import HarnessServer, start, write_settings
 
 STATUS_KEY = "io.github.madarauchiha-314.tiny-harness/status"
 TASK_KEY = "io.github.madarauchiha-314.tiny-harness/task"

@@ -5,10 +5,8 @@ by the control part."""
 
 from __future__ import annotations
 
-import sys
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import grpc
@@ -17,10 +15,7 @@ from a2a.client import ClientCallContext, ClientConfig, create_client
 from a2a.types import a2a_pb2 as pb
 from a2a.utils.errors import A2AError, TaskNotFoundError
 from google.protobuf import json_format, struct_pb2
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from harness_proc import HarnessServer, harness_serve
+from tests.harness.harness_proc import HarnessServer, harness_serve
 
 BINDINGS = ["JSONRPC", "HTTP+JSON", "GRPC"]
 STATUS_KEY = "io.github.madarauchiha-314.tiny-harness/status"
