@@ -471,3 +471,19 @@ async def test_the_scripted_model_answers_in_order_across_turns(
         assert status_text(await send(engine, ALICE, "d", task.id)) == "4"
     finally:
         await engine.stop()
+
+
+async def test_the_conversation_example_serves_as_documented(store: MemoryStore) -> None:
+    from examples.conversation import agent
+
+    engine = await engine_with(store, agent)
+    try:
+        task = await send(engine, ALICE, "hello")
+        assert status_text(task) == "alice, message 1 of this conversation: 'hello'"
+        again = await send(engine, ALICE, "again", task.id)
+        assert status_text(again) == "alice, message 2 of this conversation: 'again'"
+        with pytest.raises(A2AError) as stranger:
+            await send(engine, BOB, "hi", task.id)
+        assert stranger.value.kind is ErrorKind.TASK_NOT_FOUND
+    finally:
+        await engine.stop()
