@@ -18,10 +18,12 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from accord.core.caller import Caller
-from accord.wire.model import Artifact, Message, Part, Task
+from accord.core.outcome import Outcome
+from accord.core.records import TaskRecord
+from accord.wire.model import Artifact, Message, Part, SendMessageRequest, Task
 
 
 class AgentError(Exception):
@@ -34,6 +36,11 @@ class WrongStateError(AgentError):
     def __init__(self, message: str, state: str) -> None:
         super().__init__(message)
         self.state = state
+
+
+class TurnEndedError(AgentError):
+    """Someone else ended this turn (a participant's completion, a cancel, a move by another
+    node or a remote worker): the run's moves are refused from here on; nothing changed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,8 +72,12 @@ class RequestContext:
 MessageLike = str | Message | list[Part] | None
 
 
+Decision = Callable[[TaskRecord | None, int], Outcome]
+
+
 class TaskHandle(Protocol):
-    """The agent commands, bound to one task."""
+    """The agent commands, bound to one task. ``metadata`` on a status move is the status
+    update's own (an extension's annotation of this status)."""
 
     @property
     def task_id(self) -> str: ...
@@ -74,7 +85,9 @@ class TaskHandle(Protocol):
     @property
     def context_id(self) -> str: ...
 
-    async def start_working(self, message: MessageLike = None) -> None: ...
+    async def start_working(
+        self, message: MessageLike = None, *, metadata: dict[str, Any] | None = None
+    ) -> None: ...
 
     async def update_artifact(
         self,
@@ -90,19 +103,49 @@ class TaskHandle(Protocol):
         """Emit an artifact or a chunk of one; returns its artifactId."""
         ...
 
-    async def require_input(self, message: MessageLike = None) -> None: ...
+    async def require_input(
+        self, message: MessageLike = None, *, metadata: dict[str, Any] | None = None
+    ) -> None: ...
 
-    async def require_auth(self, message: MessageLike = None) -> None: ...
+    async def require_auth(
+        self, message: MessageLike = None, *, metadata: dict[str, Any] | None = None
+    ) -> None: ...
 
-    async def complete(self, message: MessageLike = None) -> None: ...
+    async def complete(
+        self, message: MessageLike = None, *, metadata: dict[str, Any] | None = None
+    ) -> None: ...
 
-    async def fail(self, message: MessageLike = None) -> None: ...
+    async def fail(
+        self, message: MessageLike = None, *, metadata: dict[str, Any] | None = None
+    ) -> None: ...
 
-    async def reject(self, message: MessageLike = None) -> None: ...
+    async def reject(
+        self, message: MessageLike = None, *, metadata: dict[str, Any] | None = None
+    ) -> None: ...
 
     async def reply(self, message: MessageLike) -> None:
         """Answer with a direct message and create no task (only as the first answer to a
         message that does not continue a task)."""
+        ...
+
+    async def note(
+        self, message: MessageLike = None, *, metadata: dict[str, Any] | None = None
+    ) -> None:
+        """A status update in the task's current state (a message that moves nothing)."""
+        ...
+
+    async def set_metadata(self, metadata: dict[str, Any]) -> None:
+        """Replace Task.metadata (streams and push get the task with it)."""
+        ...
+
+    async def current(self) -> Task:
+        """The task as it stands now, with what this run (and any other) decided so far."""
+        ...
+
+    async def decide(self, decide: Decision) -> Outcome:
+        """Apply a core decision (``decide(record, now_ms) -> Outcome``, as accord.core's
+        commands are) and wait until it is durable. It is decided again, against the task as
+        stored, when another writer (another node) changed the task first."""
         ...
 
     async def flush(self) -> None:
@@ -113,8 +156,63 @@ class TaskHandle(Protocol):
 ExecutorFunction = Callable[[RequestContext, TaskHandle], Awaitable[None]]
 
 
+# --- intake: judging a message before it is stored ---------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Admit:
+    """An intake's verdict: take the message; the agent runs on it.
+
+    ``message`` is the message as it is to be stored (None: as sent). ``task_metadata``, when
+    given, is the task's metadata with this message: a new task's own (instead of the
+    request's), or an existing task's new metadata, logged right after the message as a task
+    snapshot (streams and push see it)."""
+
+    message: Message | None = None
+    task_metadata: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Divert:
+    """An intake's verdict: take the message (stored as with :class:`Admit`), but run
+    ``handler(ctx, task)`` on it instead of the agent; a message that continues a task only.
+    With ``interrupt`` the turns running on the task are cut first, here and on every node
+    sharing the store (they stop at their next move once the handler has moved the task)."""
+
+    handler: ExecutorFunction
+    interrupt: bool = False
+    message: Message | None = None
+    task_metadata: dict[str, Any] | None = None
+
+
+Verdict = Admit | Divert
+
+# What an agent's access check is asked about an existing task.
+Access = Literal["read", "subscribe", "cancel", "push-config"]
+
+
 @runtime_checkable
 class Executor(Protocol):
     async def execute(self, ctx: RequestContext, task: TaskHandle) -> None: ...
 
     async def cancel(self, ctx: RequestContext, task: TaskHandle) -> None: ...
+
+
+@runtime_checkable
+class Intake(Protocol):
+    """Optional methods of an :class:`Executor` object that judges what reaches it.
+
+    ``intake`` sees every SendMessage before anything of it is stored: the request, the task
+    it continues (None for a new task) and the authenticated caller. It raises
+    :class:`~accord.wire.errors.A2AError` to refuse (nothing is stored; the client gets that
+    error), or returns :class:`Admit` or :class:`Divert`. It must be pure: it may be asked
+    again when another writer changed the task in between.
+
+    ``access`` is asked before any other operation on an existing task (GetTask, ListTasks,
+    SubscribeToTask, CancelTask, the push-config operations) and raises to refuse; a task
+    the caller must not know of is refused with the task-not-found error, so that it looks
+    exactly like an unknown id. ListTasks leaves out the tasks it refuses."""
+
+    def intake(self, request: SendMessageRequest, task: Task | None, caller: Caller) -> Verdict: ...
+
+    def access(self, operation: Access, task: Task, caller: Caller) -> None: ...

@@ -19,6 +19,7 @@ import asyncio
 import json
 import shlex
 import sys
+import uuid
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import aclosing
 from dataclasses import dataclass, field
@@ -30,12 +31,15 @@ import click
 from accord.cli import render
 from accord.cli.message_input import build_message
 from accord.cli.output import console, exit_on_closed_pipe
+from accord.harness.wire import EVENT_MEDIA_TYPE, PARTICIPANT_HEADER
 from accord.wire import to_builtins
 from accord.wire.model import (
     AgentCard,
     AuthenticationInfo,
     ListTasksResponse,
     Message,
+    Part,
+    Role,
     StreamResponse,
     Task,
     TaskArtifactUpdateEvent,
@@ -150,6 +154,13 @@ def _client_options(command: F) -> F:
     )
     @click.option("--token", envvar="ACCORD_TOKEN", help="Bearer token (or $ACCORD_TOKEN).")
     @click.option(
+        "--as",
+        "participant",
+        metavar="ID",
+        help="Speak as this participant of a conversation (the X-Participant-Id header; "
+        "for servers without authentication, docs/harness.md).",
+    )
+    @click.option(
         "--binding",
         type=click.Choice(["JSONRPC", "HTTP+JSON", "GRPC"], case_sensitive=False),
         help="Use this binding (default: the agent's first that accord supports).",
@@ -158,6 +169,7 @@ def _client_options(command: F) -> F:
     def wrapper(
         binding: str | None,
         token: str | None,
+        participant: str | None,
         headers: tuple[str, ...],
         extensions: tuple[str, ...],
         timeout: float | None,
@@ -166,11 +178,14 @@ def _client_options(command: F) -> F:
     ) -> Any:
         from accord.client.urls import expand_shorthand
 
+        extra = _parse_headers(headers)
+        if participant:
+            extra[PARTICIPANT_HEADER] = participant
         settings = Settings(
             url=expand_shorthand(kwargs.pop("url")),
             binding=binding.upper() if binding else None,
             token=token,
-            headers=_parse_headers(headers),
+            headers=extra,
             extensions=extensions,
             timeout=timeout,
             as_json=as_json,
@@ -335,7 +350,7 @@ def _message_options(command: F) -> F:
     as ``message``."""
 
     @click.argument("text", required=False)
-    @click.option("--task-id", default="", help="Continue this task.")
+    @click.option("--task-id", "--task", "task_id", default="", help="Continue this task.")
     @click.option("--context-id", default="", help="Continue this context.")
     @click.option("--data", multiple=True, metavar="JSON", help="Add a data part. Repeatable.")
     @click.option(
@@ -401,6 +416,17 @@ async def _wait_for_turn(run: Run, client: Client, message: Message) -> Task | M
     return await client.get_task(run.progress.task_id)
 
 
+def _show_answer(settings: Settings, answer: Task | Message) -> int:
+    """Print a turn's answer; the command's exit code."""
+    if settings.as_json:
+        _dump({"task": answer} if isinstance(answer, Task) else {"message": answer})
+    elif isinstance(answer, Task):
+        render.print_task(console(), answer)
+    else:
+        render.print_message(console(), answer)
+    return _task_exit(answer) if isinstance(answer, Task) else EXIT_OK
+
+
 @click.command()
 @click.argument("url")
 @_message_options
@@ -417,13 +443,7 @@ def send(settings: Settings, message: Message, no_wait: bool) -> None:
             answer = await client.send(message, return_immediately=True)
         else:
             answer = await _wait_for_turn(run, client, message)
-        if settings.as_json:
-            _dump({"task": answer} if isinstance(answer, Task) else {"message": answer})
-        elif isinstance(answer, Task):
-            render.print_task(console(), answer)
-        else:
-            render.print_message(console(), answer)
-        return _task_exit(answer) if isinstance(answer, Task) else EXIT_OK
+        return _show_answer(settings, answer)
 
     _run(run, work)
 
@@ -442,6 +462,29 @@ def stream(settings: Settings, message: Message, max_time: float | None) -> None
     async def work(client: Client) -> int:
         await _follow(run, client.stream(message))
         return run.progress.exit_code
+
+    _run(run, work)
+
+
+@click.command()
+@click.argument("url")
+@click.argument("task_id")
+@_client_options
+def complete(settings: Settings, task_id: str) -> None:
+    """Complete a conversation: send the harness's complete control to TASK_ID.
+
+    The agent completes the task, or keeps it open and says why (an open sub-task); a
+    watcher or a stranger is refused."""
+    run = Run(settings, TimeLimit(settings.timeout, "--timeout"))
+    message = Message(
+        message_id=str(uuid.uuid4()),
+        role=Role.USER,
+        parts=[Part(data={"kind": "control", "action": "complete"}, media_type=EVENT_MEDIA_TYPE)],
+        task_id=task_id,
+    )
+
+    async def work(client: Client) -> int:
+        return _show_answer(settings, await _wait_for_turn(run, client, message))
 
     _run(run, work)
 

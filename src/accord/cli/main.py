@@ -28,6 +28,10 @@ LAZY_COMMANDS = {
         f"{_CLIENT}:send", "Send a message and print the answer, once the turn ends."
     ),
     "stream": LazyCommand(f"{_CLIENT}:stream", "Send a message and show the task's progress live."),
+    "complete": LazyCommand(
+        f"{_CLIENT}:complete",
+        "Complete a conversation: send the harness's complete control to TASK_ID.",
+    ),
     "tasks": LazyCommand(f"{_CLIENT}:tasks", "List, inspect, cancel and follow tasks."),
     "push": LazyCommand(f"{_CLIENT}:push", "Manage a task's push-notification webhooks."),
 }
@@ -49,7 +53,8 @@ def main() -> None:
 @click.option(
     "--agent",
     help="A built-in agent (echo, conformance), module:attribute (module alone means "
-    "module:agent), or remote (workers drive tasks over the command surface: "
+    "module:agent), harness (conversations: the [harness] table of --config, "
+    "docs/harness.md), or remote (workers drive tasks over the command surface: "
     "docs/remote-agents.md).",
 )
 @click.option(

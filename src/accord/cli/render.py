@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -57,15 +58,29 @@ def parts_text(parts: list[Part]) -> str:
     return "".join(out)
 
 
-def _status_line(status: TaskStatus) -> str:
+# The status extension's key (the harness): why a task is INPUT_REQUIRED, shown beside it.
+SUB_STATE_KEY = "io.github.madarauchiha-314.tiny-harness/status"
+
+
+def sub_state(metadata: Any) -> str:
+    """The sub-state a task's or a status update's metadata gives ("" for none)."""
+    value = metadata.get(SUB_STATE_KEY) if isinstance(metadata, dict) else None
+    found = value.get("sub_state") if isinstance(value, dict) else None
+    return found if isinstance(found, str) else ""
+
+
+def _status_line(status: TaskStatus, metadata: Any = None) -> str:
     line = short_state(state_of(status))
+    reason = sub_state(metadata)
+    if reason and state_of(status) is TaskState.INPUT_REQUIRED:
+        line += f" ({escape(reason)})"
     if isinstance(status.message, Message):
         line += f": {escape(parts_text(status.message.parts))}"
     return line
 
 
 def print_task(out: Console, task: Task, *, history: bool = False) -> None:
-    out.print(f"task {escape(task.id)} [bold]{_status_line(task.status)}[/bold]")
+    out.print(f"task {escape(task.id)} [bold]{_status_line(task.status, task.metadata)}[/bold]")
     if task.context_id:
         out.print(f"  context {task.context_id}", style="dim", markup=False)
     for artifact in task.artifacts:
@@ -225,13 +240,15 @@ class StreamPrinter:
         if isinstance(event.task, Task):
             self._close_line()
             self.out.print(
-                f"task {escape(event.task.id)} [bold]{_status_line(event.task.status)}[/bold]"
+                f"task {escape(event.task.id)} "
+                f"[bold]{_status_line(event.task.status, event.task.metadata)}[/bold]"
             )
             for artifact in event.task.artifacts:
                 _print_artifact(self.out, artifact)
         elif isinstance(event.status_update, TaskStatusUpdateEvent):
             self._close_line()
-            self.out.print(f"[bold]→ {_status_line(event.status_update.status)}[/bold]")
+            update = event.status_update
+            self.out.print(f"[bold]→ {_status_line(update.status, update.metadata)}[/bold]")
         elif isinstance(event.artifact_update, TaskArtifactUpdateEvent):
             self._artifact(event.artifact_update)
         elif isinstance(event.message, Message):

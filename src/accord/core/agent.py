@@ -8,6 +8,8 @@ so ``update_artifact`` on a terminal task is ``wrong-state`` too (the seed is si
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
 
 from accord.core import lifecycle
@@ -28,6 +30,7 @@ from accord.wire.model import (
     Message,
     Role,
     TaskArtifactUpdateEvent,
+    TaskState,
     TaskStatus,
     TaskStatusUpdateEvent,
 )
@@ -61,24 +64,70 @@ def move(
     now_ms: int,
     status_message: Message | None = None,
     task_id: str = "",
+    metadata: dict[str, Any] | None = None,
 ) -> Outcome:
     """StartWorking / CompleteTask / FailTask / RejectTask / RequireInput / RequireAuth /
-    (with ``move_name="cancel"``) the state change of a cancel."""
+    (with ``move_name="cancel"``) the state change of a cancel. ``metadata`` is the status
+    update's own (an extension's annotation of this status, e.g. a sub-state)."""
     if record is None:
         return refused("not-found", task_not_found(task_id))
     target = lifecycle.MOVES[move_name]
     if record.state not in target.sources:
         return wrong_state(record, move_name)
+    return _status(record, target.to, now_ms, status_message, metadata, "moved")
+
+
+def note(
+    record: TaskRecord | None,
+    now_ms: int,
+    status_message: Message | None = None,
+    task_id: str = "",
+    metadata: dict[str, Any] | None = None,
+) -> Outcome:
+    """A status update in the task's current state: a message from the agent (a command's
+    answer, a refusal's reason) that moves nothing. Terminal tasks take none."""
+    if record is None:
+        return refused("not-found", task_not_found(task_id))
+    if lifecycle.is_terminal(record.state):
+        return wrong_state(record, "note")
+    return _status(record, record.state, now_ms, status_message, metadata, "noted")
+
+
+def _status(
+    record: TaskRecord,
+    state: TaskState,
+    now_ms: int,
+    status_message: Message | None,
+    metadata: dict[str, Any] | None,
+    name: str,
+) -> Outcome:
     status = TaskStatus(
-        state=target.to,
+        state=state,
         message=agent_message(status_message, record) if status_message else UNSET,
         timestamp=timestamp(now_ms),
     )
     update = TaskStatusUpdateEvent(
-        task_id=record.task.id, context_id=record.task.context_id, status=status
+        task_id=record.task.id,
+        context_id=record.task.context_id,
+        status=status,
+        metadata=metadata if metadata is not None else UNSET,
     )
     new, event = append(record, "status", update, now_ms)
-    return Outcome("moved", events=[event], record=new, published=[status_published(update)])
+    return Outcome(name, events=[event], record=new, published=[status_published(update)])
+
+
+def set_metadata(
+    record: TaskRecord | None, metadata: dict[str, Any], now_ms: int, task_id: str = ""
+) -> Outcome:
+    """Replace Task.metadata: a ``task`` event carrying the whole new snapshot, so streams and
+    push deliver the change when it happens. Terminal tasks never change."""
+    if record is None:
+        return refused("not-found", task_not_found(task_id))
+    if lifecycle.is_terminal(record.state):
+        return wrong_state(record, "set_metadata")
+    snapshot = msgspec.structs.replace(record.task, metadata=metadata)
+    new, event = append(record, "task", snapshot, now_ms)
+    return Outcome("updated", events=[event], record=new)
 
 
 def update_artifact(

@@ -17,6 +17,10 @@ class Caller:
         default_factory=lambda: frozenset({CLIENT_ACTOR, DISCOVERY_ACTOR})
     )
     authenticated: bool = False
+    # The participant id the request asserts (the X-Participant-Id header), "" for none. It
+    # is who the caller is only where nothing authenticates (open mode); with authentication
+    # the harness refuses a request whose assertion differs from ``identity``.
+    participant: str = ""
 
     def may(self, actor: str) -> bool:
         return actor in self.actors

@@ -9,6 +9,7 @@ streaming capability) live in :mod:`accord.core.negotiation` and run before thes
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import msgspec
 
@@ -79,6 +80,8 @@ def send_message(
     input_modes: Sequence[str] | None = None,
     streaming: bool = False,
     streaming_supported: bool = True,
+    message: Message | None = None,
+    task_metadata: dict[str, Any] | None = None,
 ) -> Outcome:
     """SendMessage / SendStreamingMessage up to the agent's answer.
 
@@ -86,11 +89,16 @@ def send_message(
     names none). ``input_modes``, when given, is a hard filter on part media types.
     ``streaming`` marks SendStreamingMessage: refused without the capability, and its accepted
     outcomes also publish the first ``a2a.tasks.MessageStreamResponse``.
+
+    What an agent's intake admitted (accord.agents.api.Admit) comes as ``message``, the
+    message as it is to be stored (default: the request's), and ``task_metadata``, the
+    task's metadata with it: a new task's own, or an existing task's replacement, logged
+    after the message as a task snapshot.
     """
     if streaming and not streaming_supported:
         error = A2AError(ErrorKind.UNSUPPORTED_OPERATION, "this agent does not stream")
         return refused("streaming-not-supported", error)
-    message = request.message
+    message = message or request.message
     if input_modes is not None:
         for index, part in enumerate(message.parts):
             media_type = part_media_type(part)
@@ -132,8 +140,13 @@ def send_message(
             return refused("history-limit", error)
         bound = msgspec.structs.replace(message, task_id=task.id, context_id=task.task.context_id)
         new, event = append(task, "message", bound, now_ms)
+        events = [event]
+        if task_metadata is not None and task_metadata != new.task.metadata:
+            snapshot = msgspec.structs.replace(new.task, metadata=task_metadata)
+            new, changed = append(new, "task", snapshot, now_ms)
+            events.append(changed)
         published = [stream_published(StreamResponse(task=new.task))] if streaming else []
-        return Outcome("continued", events=[event], record=new, published=published)
+        return Outcome("continued", events=events, record=new, published=published)
 
     if message.context_id and not accept_client_context_ids:
         error = A2AError(
@@ -152,7 +165,7 @@ def send_message(
         context_id=context_id,
         status=TaskStatus(state=TaskState.SUBMITTED, timestamp=timestamp(now_ms)),
         history=[bound],
-        metadata=request.metadata,
+        metadata=request.metadata if task_metadata is None else task_metadata,
     )
     event = Event(task_id=new_task_id, seq=1, kind="task", body=created, at_ms=now_ms)
     record = TaskRecord(task=created, tenant=tenant, seq=1, created_ms=now_ms, updated_ms=now_ms)

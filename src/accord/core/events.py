@@ -16,7 +16,7 @@ body is:
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 
@@ -28,10 +28,17 @@ from accord.wire.model import (
     Task,
     TaskArtifactUpdateEvent,
     TaskStatusUpdateEvent,
+    UnsetType,
 )
 
 EventKind = Literal["task", "status", "artifact", "message"]
 STREAMED_KINDS: frozenset[str] = frozenset({"task", "status", "artifact"})
+
+# Task.metadata keys that describe the current status rather than the task: a status update
+# whose metadata carries one sets it in Task.metadata, and the next status update that does
+# not carry it removes it (A2A's TaskStatus has no metadata of its own). The one such key is
+# the tiny-harness status extension's, whose sub_state says why a task is INPUT_REQUIRED.
+STATUS_SCOPED_KEYS: tuple[str, ...] = ("io.github.madarauchiha-314.tiny-harness/status",)
 
 
 class Event(msgspec.Struct, gc=False, frozen=True):
@@ -70,12 +77,35 @@ def apply(task: Task | None, event: Event) -> Task:
         history = task.history
         if body.status.message is not UNSET:
             history = [*history, body.status.message]
-        return msgspec.structs.replace(task, status=body.status, history=history)
+        metadata = task.metadata
+        if metadata is not UNSET or body.metadata is not UNSET:
+            metadata = _with_status_scoped(metadata, body.metadata)
+        return msgspec.structs.replace(task, status=body.status, history=history, metadata=metadata)
     if isinstance(body, TaskArtifactUpdateEvent):
         return msgspec.structs.replace(task, artifacts=_merge_artifact(task.artifacts, body))
     if isinstance(body, Message):
         return msgspec.structs.replace(task, history=[*task.history, body])
     raise ValueError(f"unknown event body {type(body).__name__}")
+
+
+def _with_status_scoped(
+    metadata: dict[str, Any] | UnsetType, update: dict[str, Any] | UnsetType
+) -> dict[str, Any] | UnsetType:
+    """Task.metadata after a status update with metadata ``update`` (STATUS_SCOPED_KEYS)."""
+    carried = {
+        key: update[key] for key in STATUS_SCOPED_KEYS if update is not UNSET and key in update
+    }
+    stale = metadata is not UNSET and any(
+        key in metadata and key not in carried for key in STATUS_SCOPED_KEYS
+    )
+    if not carried and not stale:
+        return metadata
+    kept = (
+        {k: v for k, v in metadata.items() if k not in STATUS_SCOPED_KEYS}
+        if metadata is not UNSET
+        else {}
+    )
+    return {**kept, **carried}
 
 
 def _merge_artifact(artifacts: list[Artifact], update: TaskArtifactUpdateEvent) -> list[Artifact]:

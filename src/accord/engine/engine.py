@@ -26,10 +26,16 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from accord.agents.api import (
+    Access,
     AgentError,
+    Decision,
+    Divert,
     Executor,
     ExecutorFunction,
+    Intake,
     RequestContext,
+    TurnEndedError,
+    Verdict,
     WrongStateError,
 )
 from accord.bus.local import LocalBus
@@ -38,7 +44,7 @@ from accord.core import client as client_commands
 from accord.core import lifecycle, views
 from accord.core.caller import Caller
 from accord.core.limits import Limits
-from accord.core.outcome import Outcome
+from accord.core.outcome import Outcome, refused
 from accord.core.records import TaskRecord
 from accord.engine.commits import Commits
 from accord.engine.live import LiveHandle, LiveTask, Run, as_message, durable_record
@@ -62,6 +68,7 @@ from accord.wire.model import (
     Task,
     TaskPushNotificationConfig,
     TaskState,
+    TaskStatusUpdateEvent,
 )
 
 log = logging.getLogger("accord.engine")
@@ -149,6 +156,8 @@ class Engine:
         self.clock = clock
         self.new_id = new_id
         self._execute, self._cancel = _as_executor(agent)
+        # (isinstance against a runtime-checkable Protocol costs microseconds: once, here)
+        self._intake: Intake | None = agent if isinstance(agent, Intake) else None
         self._live: dict[str, LiveTask] = {}
         self._background: set[asyncio.Task[Any]] = set()
         # (isinstance against a runtime-checkable Protocol costs microseconds: once, here)
@@ -272,6 +281,7 @@ class Engine:
         record = await self.store.get_task(live.task_id, None)
         if record is None or (live.durable is not None and record.seq <= live.durable.seq):
             return
+        ended = await self._turn_ended_elsewhere(live)
         live.durable = record
         if not live.writing:
             live.record = record  # (in flight, our append will conflict and reload instead)
@@ -279,6 +289,28 @@ class Engine:
         if lifecycle.is_terminal(record.state):
             for run in list(live.runs):
                 await self._cancel_run(run)
+        elif ended:
+            for run in list(live.runs):
+                if run.task is not None and not run.ending:
+                    run.cut = True
+                    run.task.cancel()
+
+    async def _turn_ended_elsewhere(self, live: LiveTask) -> bool:
+        """Whether another writer ended the task's turn since what this process last knew
+        of it: a status update to a terminal or interrupted state that is not ours. The
+        turns running here are then over: a participant completed the task, or parked it,
+        from another node."""
+        if live.durable is None:
+            return False  # not created yet: nobody else can have written to it
+        after = live.durable.seq
+        while events := await self.store.read_events(live.task_id, after, 256):
+            for event in events:
+                after = event.seq
+                if isinstance(event.body, TaskStatusUpdateEvent):
+                    state = event.body.status.state
+                    if isinstance(state, TaskState) and lifecycle.ends_turn(state):
+                        return True
+        return False
 
     # --- push hooks (kept apart: the engine runs without push delivery too) ----------------
 
@@ -334,7 +366,9 @@ class Engine:
             if not outcome.ok or not outcome.events:
                 return outcome
             try:
-                await self._commits.submit(outcome, record.seq if record else 0)
+                # (shielded: the commit is shared with whatever else this loop turn decided;
+                # a cancelled caller must not cancel it for the others)
+                await asyncio.shield(self._commits.submit(outcome, record.seq if record else 0))
             except SeqConflict:
                 continue
             return outcome
@@ -358,13 +392,25 @@ class Engine:
             outcome.published = [*created.published, *outcome.published]
             self._commits.submit(outcome, 0, live.pending_configs)
             return outcome
-        if live.record is None:
+        if live.record is None:  # (after another writer's append, or a failed one)
+            if await self._turn_ended_elsewhere(live):
+                raise TurnEndedError(f"another writer ended the turn on task {live.task_id}")
             live.record = await self.store.get_task(live.task_id, None)
         outcome = decide(live.record, now)
         if not outcome.ok:
             raise _agent_error(outcome)
         assert live.record is not None
         self._commits.submit(outcome, live.record.seq)
+        return outcome
+
+    async def apply_in_run(self, live: LiveTask, decide: Decision) -> Outcome:
+        """TaskHandle.decide: a decision of a running executor, durable on return and decided
+        again when another writer got there first."""
+        if live.pending is not None:  # a new task: its creation is stored first
+            await self.commit_created(live.task_id)
+        outcome = await self._decide(live.task_id, None, decide)
+        if not outcome.ok:
+            raise _agent_error(outcome)
         return outcome
 
     def agent_reply(self, live: LiveTask, run: Run, reply: Message) -> None:
@@ -380,21 +426,28 @@ class Engine:
 
     # --- running executors -------------------------------------------------------------------
 
-    def _start_run(self, live: LiveTask, ctx: RequestContext, start: TaskRecord) -> Run:
+    def _start_run(
+        self,
+        live: LiveTask,
+        ctx: RequestContext,
+        start: TaskRecord,
+        body: ExecutorFunction | None = None,
+    ) -> Run:
+        """Run the agent (or ``body``, a diverted message's handler) on ``ctx``."""
         handle = LiveHandle(self, live, ctx)
         run = Run(ctx=ctx, handle=handle, start=start)
         handle.bind(run)
         live.runs.add(run)
         self._live[live.task_id] = live
-        run.task = asyncio.ensure_future(self._run(live, run))
+        run.task = asyncio.ensure_future(self._run(live, run, body or self._execute))
         return run
 
-    async def _run(self, live: LiveTask, run: Run) -> None:
+    async def _run(self, live: LiveTask, run: Run, body: ExecutorFunction) -> None:
         try:
-            await self._execute(run.ctx, run.handle)
+            await body(run.ctx, run.handle)
         except asyncio.CancelledError:
             pass  # CancelTask or shutdown; the task's state was decided by whoever cancelled
-        except WrongStateError as exc:
+        except (WrongStateError, TurnEndedError) as exc:
             log.info("agent stopped on task %s: %s", live.task_id, exc)
         except Exception:
             log.exception("agent failed on task %s", live.task_id)
@@ -447,7 +500,26 @@ class Engine:
         )
         new_task_id, new_context_id = self.new_id(), self.new_id()
 
+        verdicts: list[Verdict | None] = [None]
+
         def decide(record: TaskRecord | None, now: int) -> Outcome:
+            verdict = None
+            # (a message naming a task the caller cannot see is refused as not found by the
+            # core, before any agent is asked about it)
+            if self._intake is not None and (record is not None or not message.task_id):
+                try:
+                    verdict = self._intake.intake(
+                        request, record.task if record is not None else None, caller
+                    )
+                except A2AError as refusal:
+                    return refused("intake-refused", refusal)
+                if isinstance(verdict, Divert) and record is None:
+                    needs_task = A2AError(
+                        ErrorKind.UNSUPPORTED_OPERATION,
+                        "this message needs an existing task (send its taskId)",
+                    )
+                    return refused("intake-refused", needs_task)
+            verdicts[0] = verdict
             return client_commands.send_message(
                 request,
                 tenant=tenant,
@@ -459,12 +531,15 @@ class Engine:
                 limits=limits,
                 accept_client_context_ids=self.config.accept_client_context_ids,
                 input_modes=self.config.input_modes,
+                message=verdict.message if verdict is not None else None,
+                task_metadata=verdict.task_metadata if verdict is not None else None,
             )
 
         extensions: list[str] = []
         metadata = request.metadata if request.metadata is not UNSET else {}
         inline = await self._push_configs.requested_inline(request)
         if message.task_id:
+            await self._interrupt_if_diverted(request, caller)
             outcome = await self._decide(message.task_id, tenant, decide)
             if outcome.error is not None:
                 raise outcome.error
@@ -498,7 +573,34 @@ class Engine:
         # too; the store takes the hold once that node lets go.)
         if self._holds is not None and record.id not in self._live:
             await self._holds.hold_task(record.id)
+        verdict = verdicts[0]
+        if isinstance(verdict, Divert):
+            return live, self._start_run(live, ctx, record, verdict.handler)
         return live, self._start_run(live, ctx, record)
+
+    async def _interrupt_if_diverted(self, request: SendMessageRequest, caller: Caller) -> None:
+        """Before a message that interrupts is stored, cut the turns running on its task in
+        this process and wait until they stopped, so that none of them acts on the message
+        (or after it). Other nodes' turns stop at their next move, once the interrupting
+        message's handler has moved the task under them (see :meth:`_refresh`)."""
+        live = self._live.get(request.message.task_id)
+        if self._intake is None or live is None or live.tenant != caller.tenant:
+            return
+        record = await self._current(live.task_id, caller.tenant)
+        if record is None:
+            return
+        try:
+            verdict = self._intake.intake(request, record.task, caller)
+        except A2AError:
+            return  # refused: decided (and answered) when the message is
+        if not isinstance(verdict, Divert) or not verdict.interrupt:
+            return
+        runs = [run for run in live.runs if run.task is not None and not run.ending]
+        for run in runs:
+            assert run.task is not None
+            run.cut = True
+            run.task.cancel()
+        await asyncio.gather(*(run.task for run in runs if run.task), return_exceptions=True)
 
     async def send_message(
         self, request: SendMessageRequest, caller: Caller, extensions: list[str] | None = None
@@ -522,11 +624,19 @@ class Engine:
                     with contextlib.suppress(StoreError):  # live.broken says why, below
                         await asyncio.shield(self._commits.submit(created, 0, live.pending_configs))
                     continue
-                record = await durable_record(self.store, live, run, caller.tenant)
+                if run.cut and run.finished:
+                    # (its live record stopped following the task with it: the store knows)
+                    record = await self.store.get_task(live.task_id, caller.tenant)
+                else:
+                    record = await durable_record(self.store, live, run, caller.tenant)
                 if (
                     record is not None
                     and record.seq >= run.start.seq
-                    and (immediate or run.finished or await self._turn_ended(live, run, record))
+                    and (
+                        immediate
+                        or (run.finished and not run.cut)
+                        or await self._turn_ended(live, run, record)
+                    )
                 ):
                     return views.present(record.task, history_length)
                 await sub.wait()
@@ -569,6 +679,7 @@ class Engine:
         """SubscribeToTask: decided here (errors raise), then the current task and every
         update until the task is terminal. With ``after_seq`` (SSE Last-Event-ID) the stream
         resumes after that event instead of starting with the task."""
+        await self._guard("subscribe", task_id, caller)
         return await self._streams.subscribe(
             task_id, caller, after_seq, heartbeat, streaming=self.config.streaming
         )
@@ -581,13 +692,15 @@ class Engine:
         if outcome.error is not None:
             raise outcome.error
         assert record is not None
+        if self._intake is not None:
+            self._intake.access("read", record.task, caller)
         return views.present(record.task, history_length)
 
     async def get_task_json(self, task_id: str, caller: Caller) -> bytes:
         """GetTask without historyLength as ProtoJSON bytes: the stored snapshot as it is when
         the store keeps it that way (what ``encode(get_task(…))`` gives, without decoding and
         re-encoding the task)."""
-        if self._snapshots is None:
+        if self._snapshots is None or self._intake is not None:
             return encode(await self.get_task(task_id, caller))
         snapshot = await self._snapshots.get_snapshot(task_id, caller.tenant)
         if snapshot is None:
@@ -600,14 +713,21 @@ class Engine:
         key = await self._page_token_key()
         query = views.list_query(request, caller.tenant, key)
         page = await self.store.list_tasks(query)
+        records = page.records
+        total_size = page.total_size
+        if self._intake is not None:
+            # Only the tasks the agent lets the caller see; the count of the others is not
+            # told either (totalSize then counts this page's tasks).
+            records = [r for r in records if self._allows("read", r.task, caller)]
+            total_size = len(records)
         return ListTasksResponse(
             tasks=[
                 views.present(r.task, query.history_length, query.include_artifacts)
-                for r in page.records
+                for r in records
             ],
             next_page_token=page.next_cursor.token(key) if page.next_cursor else "",
             page_size=query.page_size,
-            total_size=page.total_size,
+            total_size=total_size,
         )
 
     async def _page_token_key(self) -> bytes:
@@ -616,7 +736,25 @@ class Engine:
             self._token_key = await self.store.shared_secret(PAGE_TOKEN_SECRET)
         return self._token_key
 
+    async def _guard(self, operation: Access, task_id: str, caller: Caller) -> None:
+        """The agent's access check on an existing task of the caller's tenant (the
+        operation itself refuses unknown and other tenants' tasks)."""
+        if self._intake is None:
+            return
+        record = await self._current(task_id, caller.tenant)
+        if record is not None:
+            self._intake.access(operation, record.task, caller)
+
+    def _allows(self, operation: Access, task: Task, caller: Caller) -> bool:
+        assert self._intake is not None
+        try:
+            self._intake.access(operation, task, caller)
+        except A2AError:
+            return False
+        return True
+
     async def cancel_task(self, task_id: str, caller: Caller) -> Task:
+        await self._guard("cancel", task_id, caller)
         outcome = await self._decide(
             task_id,
             caller.tenant,
@@ -651,19 +789,23 @@ class Engine:
     async def create_push_config(
         self, config: TaskPushNotificationConfig, caller: Caller
     ) -> TaskPushNotificationConfig:
+        await self._guard("push-config", config.task_id, caller)
         return await self._push_configs.create(config, caller)
 
     async def get_push_config(
         self, task_id: str, config_id: str, caller: Caller
     ) -> TaskPushNotificationConfig:
+        await self._guard("push-config", task_id, caller)
         return await self._push_configs.get(task_id, config_id, caller)
 
     async def list_push_configs(
         self, task_id: str, caller: Caller
     ) -> list[TaskPushNotificationConfig]:
+        await self._guard("push-config", task_id, caller)
         return await self._push_configs.list_all(task_id, caller)
 
     async def delete_push_config(self, task_id: str, config_id: str, caller: Caller) -> None:
+        await self._guard("push-config", task_id, caller)
         await self._push_configs.delete(task_id, config_id, caller)
 
     # --- remote agents (accord.engine.remote) ------------------------------------------------

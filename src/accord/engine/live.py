@@ -12,15 +12,15 @@ import os
 import weakref
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from accord.agents.api import AgentError, MessageLike, RequestContext
+from accord.agents.api import AgentError, Decision, MessageLike, RequestContext
 from accord.core import agent as agent_commands
 from accord.core.events import Event
 from accord.core.outcome import Outcome
 from accord.core.records import PushConfigRecord, TaskRecord
 from accord.engine.errors import creation_failed
-from accord.wire.model import Artifact, Message, Part, Role
+from accord.wire.model import Artifact, Message, Part, Role, Task
 
 if TYPE_CHECKING:
     from accord.engine.engine import Engine
@@ -42,6 +42,9 @@ class Run:
     task: asyncio.Task[None] | None = None
     reply: Message | None = None
     ending: bool = False  # the agent is done; the run is making its last writes durable
+    # Cut by an interrupting message or by another writer's end of its turn: its client's
+    # turn ends when that turn's end is in the log, not when the run stops.
+    cut: bool = False
     finished: bool = False
 
 
@@ -173,30 +176,73 @@ class LiveHandle:
     def context_id(self) -> str:
         return self._ctx.context_id
 
-    def _move(self, move: str, message: MessageLike) -> Awaitable[Outcome]:
+    def _move(
+        self, move: str, message: MessageLike, metadata: dict[str, Any] | None
+    ) -> Awaitable[Outcome]:
         status = as_message(message, self.task_id, self.context_id)
         return self._engine.agent_act(
             self._live,
-            lambda record, now: agent_commands.move(record, move, now, status, self.task_id),
+            lambda record, now: agent_commands.move(
+                record, move, now, status, self.task_id, metadata
+            ),
         )
 
-    async def start_working(self, message: MessageLike = None) -> None:
-        await self._move("work", message)
+    async def start_working(
+        self, message: MessageLike = None, *, metadata: dict[str, Any] | None = None
+    ) -> None:
+        await self._move("work", message, metadata)
 
-    async def require_input(self, message: MessageLike = None) -> None:
-        await self._move("require_input", message)
+    async def require_input(
+        self, message: MessageLike = None, *, metadata: dict[str, Any] | None = None
+    ) -> None:
+        await self._move("require_input", message, metadata)
 
-    async def require_auth(self, message: MessageLike = None) -> None:
-        await self._move("require_auth", message)
+    async def require_auth(
+        self, message: MessageLike = None, *, metadata: dict[str, Any] | None = None
+    ) -> None:
+        await self._move("require_auth", message, metadata)
 
-    async def complete(self, message: MessageLike = None) -> None:
-        await self._move("complete", message)
+    async def complete(
+        self, message: MessageLike = None, *, metadata: dict[str, Any] | None = None
+    ) -> None:
+        await self._move("complete", message, metadata)
 
-    async def fail(self, message: MessageLike = None) -> None:
-        await self._move("fail", message)
+    async def fail(
+        self, message: MessageLike = None, *, metadata: dict[str, Any] | None = None
+    ) -> None:
+        await self._move("fail", message, metadata)
 
-    async def reject(self, message: MessageLike = None) -> None:
-        await self._move("reject", message)
+    async def reject(
+        self, message: MessageLike = None, *, metadata: dict[str, Any] | None = None
+    ) -> None:
+        await self._move("reject", message, metadata)
+
+    async def note(
+        self, message: MessageLike = None, *, metadata: dict[str, Any] | None = None
+    ) -> None:
+        status = as_message(message, self.task_id, self.context_id)
+        await self._engine.agent_act(
+            self._live,
+            lambda record, now: agent_commands.note(record, now, status, self.task_id, metadata),
+        )
+
+    async def set_metadata(self, metadata: dict[str, Any]) -> None:
+        await self._engine.agent_act(
+            self._live,
+            lambda record, now: agent_commands.set_metadata(record, metadata, now, self.task_id),
+        )
+
+    async def current(self) -> Task:
+        live = self._live
+        record = live.record or (live.pending.record if live.pending is not None else None)
+        if record is None:
+            record = self._live.record = await self._engine.store.get_task(self.task_id, None)
+        if record is None:  # (only a new task whose creation was never stored)
+            raise AgentError(f"task {self.task_id} is not stored")
+        return record.task
+
+    async def decide(self, decide: Decision) -> Outcome:
+        return await self._engine.apply_in_run(self._live, decide)
 
     async def update_artifact(
         self,

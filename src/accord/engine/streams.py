@@ -74,7 +74,13 @@ class Streams:
                 StreamResponse(task=views.present(start.task, history_length)), start.seq
             )
             async for event in self._follow(
-                sub, live.task_id, start.seq, until_turn_end=True, heartbeat=heartbeat, live=live
+                sub,
+                live.task_id,
+                start.seq,
+                until_turn_end=True,
+                heartbeat=heartbeat,
+                live=live,
+                run=run,
             ):
                 yield None if event is None else StreamItem(event.stream_response(), event.seq)
 
@@ -87,10 +93,12 @@ class Streams:
         until_turn_end: bool,
         heartbeat: float | None = None,
         live: LiveTask | None = None,
+        run: Run | None = None,
     ) -> AsyncIterator[Event | None]:
         """Streamed events after ``after_seq``, in order, until the task is terminal (or its
         turn ends); None when ``heartbeat`` seconds pass with nothing new. Reads the log in
-        bounded batches (see _read_after), so a slow follower holds no more than one batch."""
+        bounded batches (see _read_after), so a slow follower holds no more than one batch.
+        The turn of a ``run`` that was cut ends when whoever cut it ends it, in the log."""
         cursor = after_seq
         ends = event_ends_turn if until_turn_end else event_ends_task
         while True:
@@ -106,7 +114,8 @@ class Streams:
             if events:
                 continue
             running = self.live.get(task_id)
-            if until_turn_end and (running is None or not running.runs):
+            cut = run is not None and run.cut
+            if until_turn_end and not cut and (running is None or not running.runs):
                 # No executor will move the task further in this process.
                 if not await self.store.read_events(task_id, cursor, 1):
                     return

@@ -35,6 +35,7 @@ CORS_HEADERS = (
     "a2a-version",
     "a2a-extensions",
     "last-event-id",
+    "x-participant-id",  # the harness's participant assertion (open mode)
 )
 CORS_METHODS = ("GET", "POST", "DELETE")  # every method accord serves
 EXPOSED_HEADERS = b"A2A-Extensions, WWW-Authenticate"

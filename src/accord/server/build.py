@@ -12,11 +12,12 @@ from accord.core.limits import Limits
 from accord.engine import Engine, EngineConfig
 from accord.engine.remote import Claims, RemoteAgent
 from accord.push import PushDispatcher, PushSettings
-from accord.server.agent_loader import LoadedAgent, checked_agent, load_agent
+from accord.server.agent_loader import AgentLoadError, LoadedAgent, checked_agent, load_agent
 from accord.server.app import A2AApplication
 from accord.server.bounds import Bounds
 from accord.server.browsers import BrowserPolicy
 from accord.server.card import CardSettings, build_card
+from accord.server.card_description import CardDescription
 from accord.server.operations import Service
 from accord.server.settings import Principal, Settings
 from accord.store import open_store
@@ -54,6 +55,29 @@ def push_dispatcher(engine: Engine, settings: Settings) -> PushDispatcher:
     )
 
 
+def harness_agent(settings: Settings) -> Any:
+    """The harness agent of ``--agent harness``, from the settings' ``[harness]`` table."""
+    if settings.harness is None:
+        raise AgentLoadError(
+            "agent 'harness': the settings file has no [harness] table (at least "
+            'model = "scripted:PATH"; see docs/harness.md)'
+        )
+    from accord.harness.build import from_settings
+
+    return from_settings(settings.harness)
+
+
+def declared_card(agent: Any) -> CardDescription:
+    """The media types an agent object declares it takes and gives (``input_modes`` and
+    ``output_modes`` attributes: the harness's own media types, say)."""
+    inputs = getattr(agent, "input_modes", None)
+    outputs = getattr(agent, "output_modes", None)
+    return CardDescription(
+        default_input_modes=list(inputs) if inputs is not None else None,
+        default_output_modes=list(outputs) if outputs is not None else None,
+    )
+
+
 def build_app(settings: Settings, agent: Any = None) -> A2AApplication:
     auth = PrincipalAuthenticator(
         parse_auth(settings.principals, settings.jwt),
@@ -87,13 +111,17 @@ def build_app(settings: Settings, agent: Any = None) -> A2AApplication:
     remote = agent is None and settings.agent == "remote"
     if remote:
         loaded = LoadedAgent(RemoteAgent())
+    elif agent is None and settings.agent == "harness":
+        loaded = LoadedAgent(harness_agent(settings))
     elif agent is None:
         loaded = load_agent(settings.agent)
     else:
         loaded = LoadedAgent(checked_agent(agent, getattr(agent, "__qualname__", repr(agent))))
     card_settings = CardSettings(
-        # The settings' [card] over the module's own `card`; CardSettings has the defaults.
-        **settings.card.over(loaded.card).given(),
+        # The settings' [card] over the module's own `card`, over what the agent declares of
+        # itself; CardSettings has the defaults.
+        **settings.card.over(loaded.card.over(declared_card(loaded.agent))).given(),
+        extensions=list(getattr(loaded.agent, "card_extensions", list)()),
         public_url=settings.advertised_url,
         grpc_url=settings.advertised_grpc_url,
         streaming=settings.streaming,

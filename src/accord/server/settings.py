@@ -45,6 +45,8 @@ class Settings:
     # [card]: name, description, version, provider, links, skills, media types (over the
     # agent module's own `card`); see accord.server.card_description.
     card: CardDescription = field(default_factory=CardDescription)
+    # [harness]: the harness agent's settings (--agent harness); see docs/harness.md.
+    harness: Any = None  # accord.harness.HarnessSettings, read only when given
     streaming: bool = True
     push_notifications: bool = True
     extended_card: bool = False
@@ -129,7 +131,7 @@ class Settings:
 
 _FIELDS = {f.name: f for f in dataclasses.fields(Settings)}
 # Tables with secrets or structure: from the TOML file only, never the environment.
-FILE_ONLY = ("api_keys", "bearer_tokens", "principals", "jwt", "card")
+FILE_ONLY = ("api_keys", "bearer_tokens", "principals", "jwt", "card", "harness")
 # Settings that moved into the [card] table: an old file gets told where.
 MOVED = {
     "name": "card.name",
@@ -148,6 +150,10 @@ def _checked(name: str, value: Any, where: str, source: str) -> Any:
         return _principals(value, where)
     if name == "card":
         return parse_card(value, source)
+    if name == "harness":
+        from accord.harness.settings import parse as parse_harness
+
+        return parse_harness(value, source)
     kind = str(_FIELDS[name].type)
     if "None" in kind and (
         value is None or (isinstance(value, str) and value.strip().lower() in ("", "none"))

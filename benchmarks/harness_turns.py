@@ -1,0 +1,220 @@
+"""A conversation turn against an echo SendMessage, in one run, both on SQLite.
+
+    python3 benchmarks/harness_turns.py           # --seconds 5 --repeat 3 --connections 1,8
+
+Servers (accord's own HTTP front, SQLite in a temporary directory, JSON-RPC):
+
+- ``accord serve --agent echo``: each request a blocking SendMessage that creates a task,
+  works, adds the echo artifact and completes it;
+- ``accord serve --agent harness`` with a scripted model: ``first``, each request starts a new
+  conversation (intake, the task extension, one model call, parked in INPUT_REQUIRED with its
+  sub-state); ``turn``, each request continues one of 2,000 conversations made beforehand
+  (taken in turn, so concurrent requests continue different ones).
+
+Every response body is checked (the echo's COMPLETED task; the harness's
+``awaiting-next-message``). The targets (issue: harness part 1): a turn adds at most 1 ms p50
+over the echo at 1 connection, and keeps at least half the echo's throughput at 8.
+Results go to docs/benchmarks.md with the command that produced them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import urllib.request
+import uuid
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from lua import _COMMON, _HEADERS  # noqa: E402
+from run import Result, Server, Target, ensure_venv, free_port, load, machine  # noqa: E402
+
+POOL = 2_000
+PARTICIPANT = "bench"
+SCRIPT = [{"text": "ok"}]  # one answer; later calls get "(script exhausted)"
+
+_NEW_MESSAGE = (
+    r"""'{"jsonrpc":"2.0","id":' .. counter .. ',"method":"SendMessage","params":{"message":"""
+    r"""{"messageId":"m-' .. RUN .. '-' .. counter .. '","role":"ROLE_USER","""
+    r""""parts":[{"text":"hello ' .. counter .. '"}]""" + "{task}" + r"""}}}'"""
+)
+
+
+def lua(scenario: str, run: str, pool: list[str]) -> str:
+    """The wrk script of a scenario: echo, first or turn."""
+    task = ""
+    ids = ""
+    if scenario == "turn":
+        ids = "IDS = {" + ",".join(f'"{i}"' for i in pool) + "}\n"
+        task = r""","taskId":"' .. IDS[counter % #IDS + 1] .. '\""""
+    body = _NEW_MESSAGE.replace("{task}", task)
+    check = (
+        "status == 200 and has(body, 'TASK_STATE_COMPLETED') and has(body, 'echo: hello ')"
+        if scenario == "echo"
+        else "status == 200 and has(body, 'TASK_STATE_INPUT_REQUIRED')"
+        " and has(body, 'awaiting-next-message') and not has(body, '\"error\"')"
+    )
+    return "\n".join(
+        [
+            f'RUN = "{run}"',
+            "TOTAL = 0",
+            ids,
+            _COMMON,
+            _HEADERS,
+            f'wrk.headers["X-Participant-Id"] = "{PARTICIPANT}"',
+            "request = function()\n  counter = counter + 1\n"
+            f"  local body = {body}\n"
+            '  return wrk.format("POST", wrk.path, nil, body)\nend',
+            "response = function(status, headers, body)",
+            f"  if not ({check}) then fail(status, body) end",
+            "end",
+        ]
+    )
+
+
+def start_conversations(port: int, count: int) -> list[str]:
+    ids = []
+    for n in range(count):
+        body = {
+            "jsonrpc": "2.0",
+            "id": n,
+            "method": "SendMessage",
+            "params": {
+                "message": {
+                    "messageId": uuid.uuid4().hex,
+                    "role": "ROLE_USER",
+                    "parts": [{"text": "hi"}],
+                }
+            },
+        }
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{port}/",
+            data=json.dumps(body).encode(),
+            headers={
+                "Content-Type": "application/json",
+                "A2A-Version": "1.0",
+                "X-Participant-Id": PARTICIPANT,
+            },
+        )
+        with urllib.request.urlopen(request) as answer:
+            ids.append(json.load(answer)["result"]["task"]["id"])
+    return ids
+
+
+def run_wrk_script(
+    target: Target, scenario: str, script: str, connections: int, seconds: int, repeat: int
+) -> Result:
+    """One wrk run of ``script``, as run.py's run_wrk measures it."""
+    import subprocess
+
+    path = Path(tempfile.mkstemp(suffix=".lua")[1])
+    path.write_text(script)
+    argv = ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--timeout", "30s"]
+    argv += ["-s", str(path), target.url]
+    cpu_before = target.server.cpu_seconds()
+    out = subprocess.run(argv, capture_output=True, text=True, check=False)
+    cpu = target.server.cpu_seconds() - cpu_before
+    data: dict[str, float] = {}
+    sample = ""
+    for line in out.stdout.splitlines():
+        if line.startswith("RESULT "):
+            data = json.loads(line[len("RESULT ") :])
+        elif line.startswith("BADSAMPLE "):
+            sample = line[len("BADSAMPLE ") :]
+    if not data:
+        raise RuntimeError(f"wrk gave no result: {out.stdout}\n{out.stderr}")
+    return Result(
+        scenario=scenario,
+        stored=0,
+        target=target.name,
+        connections=connections,
+        repeat=repeat,
+        rps=data["requests"] / (data["duration_us"] / 1e6),
+        p50_ms=data["p50_us"] / 1000,
+        p99_ms=data["p99_us"] / 1000,
+        mean_ms=data["mean_us"] / 1000,
+        requests=int(data["requests"]),
+        bad=int(data["bad"]),
+        socket_errors=int(data["socket_errors"]),
+        cpu_us=cpu * 1e6 / max(int(data["requests"]), 1),
+        sample=sample,
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seconds", type=int, default=5)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--connections", default="1,8")
+    parser.add_argument("--json", type=Path, help="also write every run here")
+    parser.add_argument("--no-venv", action="store_true", help="use this interpreter as is")
+    args = parser.parse_args()
+    if not args.no_venv:
+        ensure_venv(__file__)
+    connections = [int(c) for c in args.connections.split(",")]
+    accord = str(Path(sys.executable).with_name("accord"))
+    results: list[Result] = []
+    print(f"machine: {machine()}  load: {load()}", flush=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        script = work / "script.json"
+        script.write_text(json.dumps(SCRIPT))
+        config = work / "harness.toml"
+        config.write_text(f'[harness]\nmodel = "scripted:{script}"\n')
+        for repeat in range(args.repeat):
+            for scenario in ("echo", "first", "turn"):
+                for count in connections:
+                    port = free_port()
+                    store = f"sqlite:///{work / f'{scenario}-{count}-{repeat}.db'}"
+                    argv = [accord, "serve", "--port", str(port), "--store", store]
+                    argv += ["--log-level", "warning"]
+                    if scenario == "echo":
+                        argv += ["--agent", "echo"]
+                    else:
+                        argv += ["--agent", "harness", "--config", str(config)]
+                    server = Server(scenario, argv, port, "/.well-known/agent-card.json",
+                                    work / f"{scenario}.log")  # fmt: skip
+                    server.start()
+                    try:
+                        pool = start_conversations(port, POOL) if scenario == "turn" else []
+                        target = Target(scenario, server, "jsonrpc", "/")
+                        text = lua(scenario, f"{scenario}{count}r{repeat}", pool)
+                        result = run_wrk_script(target, scenario, text, count, args.seconds, repeat)
+                    finally:
+                        server.stop()
+                    results.append(result)
+                    flag = "" if result.valid else f"  INVALID {result.bad} bad: {result.sample}"
+                    print(
+                        f"repeat {repeat} {scenario:5} c={count:<2} {result.rps:8.0f} req/s"
+                        f"  p50 {result.p50_ms:6.2f} ms  p99 {result.p99_ms:6.2f} ms"
+                        f"  cpu {result.cpu_us:6.0f} us/req{flag}",
+                        flush=True,
+                    )
+    print("\nmedians over repeats (req/s, p50 ms):")
+    table: dict[tuple[str, int], tuple[float, float]] = {}
+    for scenario in ("echo", "first", "turn"):
+        for count in connections:
+            runs = [r for r in results if r.scenario == scenario and r.connections == count]
+            rps = statistics.median(r.rps for r in runs)
+            p50 = statistics.median(r.p50_ms for r in runs)
+            table[(scenario, count)] = (rps, p50)
+            print(f"  {scenario:5} c={count:<2} {rps:8.0f} req/s  p50 {p50:6.2f} ms")
+    print("\ntargets:")
+    for scenario in ("first", "turn"):
+        if 1 in connections:
+            added = table[(scenario, 1)][1] - table[("echo", 1)][1]
+            print(f"  {scenario}: p50 at 1 connection {added:+.2f} ms over echo (target <= +1 ms)")
+        if 8 in connections:
+            ratio = table[(scenario, 8)][0] / table[("echo", 8)][0]
+            print(f"  {scenario}: throughput at 8 connections {ratio:.0%} of echo (target >= 50%)")
+    if args.json:
+        args.json.write_text(json.dumps([r.__dict__ for r in results], indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,72 @@
+"""The harness: conversations that stay open between turns, with participants and roles,
+completed by a participant's control message, answered by a model (decision 007; the
+tiny-harness task and status extensions).
+
+Serve it with ``accord serve --agent harness --config FILE`` (a ``[harness]`` table), or write
+a conversation agent of your own with :func:`conversation_agent`::
+
+    from accord.harness import Conversation, conversation_agent
+
+    async def turn(conversation: Conversation) -> str:
+        return f"{conversation.sender} said: {conversation.text}"
+
+    agent = conversation_agent(turn)
+
+and ``accord serve --agent mymodule:agent``. See docs/harness.md.
+
+The names below are imported when first used, so that a client that only needs the wire's
+constants (``accord.harness.wire``) does not load the agent.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from accord.harness.agent import HarnessAgent
+    from accord.harness.build import conversation_agent, from_settings
+    from accord.harness.models import Model, ModelResponse, ToolCall
+    from accord.harness.settings import HarnessSettings, parse
+    from accord.harness.transcript import Conversation, Entry
+    from accord.harness.wire import Role, SubState, TaskExtension
+
+_WHERE = {
+    "HarnessAgent": "accord.harness.agent",
+    "conversation_agent": "accord.harness.build",
+    "from_settings": "accord.harness.build",
+    "Model": "accord.harness.models",
+    "ModelResponse": "accord.harness.models",
+    "ToolCall": "accord.harness.models",
+    "HarnessSettings": "accord.harness.settings",
+    "parse": "accord.harness.settings",
+    "Conversation": "accord.harness.transcript",
+    "Entry": "accord.harness.transcript",
+    "Role": "accord.harness.wire",
+    "SubState": "accord.harness.wire",
+    "TaskExtension": "accord.harness.wire",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'accord.harness' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
+
+__all__ = [
+    "Conversation",
+    "Entry",
+    "HarnessAgent",
+    "HarnessSettings",
+    "Model",
+    "ModelResponse",
+    "Role",
+    "SubState",
+    "TaskExtension",
+    "ToolCall",
+    "conversation_agent",
+    "from_settings",
+    "parse",
+]

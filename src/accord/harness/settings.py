@@ -1,0 +1,96 @@
+"""The ``[harness]`` table of accord's TOML settings.
+
+::
+
+    [harness]
+    agent_id = "accord"                            # the harness's own participant id
+    model = "scripted:examples/harness/hello.json" # what answers a turn
+    models = []                                    # other models a task may choose
+    system_prompt = "You are …"                    # or system_prompt_file = "prompt.md"
+    delegators = []                                # peers trusted to brief tasks fully
+
+Every error names the setting (and the file, when there is one).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from accord.harness.models import Model, ScriptedModel
+from accord.server import config_values as check
+from accord.server.config_values import ConfigError
+
+MODEL_KINDS = ("scripted",)
+
+
+@dataclass(frozen=True, slots=True)
+class HarnessSettings:
+    agent_id: str = "accord"
+    model: str = ""
+    models: tuple[str, ...] = ()
+    system_prompt: str = ""
+    delegators: tuple[str, ...] = ()
+
+    @property
+    def selectable(self) -> tuple[str, ...]:
+        """The models a task may run on: the default and the allowlist."""
+        return tuple(dict.fromkeys((self.model, *self.models)))
+
+
+KNOWN = ("agent_id", "model", "models", "system_prompt", "system_prompt_file", "delegators")
+
+
+def parse(value: Any, source: str = "") -> HarnessSettings:
+    """The settings of a ``[harness]`` table; ConfigError naming the file and the setting
+    (``harness.toml: harness.model: …``)."""
+    where = f"{source}: harness" if source else "harness"
+    fields = check.table(value, where, KNOWN)
+
+    def text(key: str, default: str = "", *, empty: bool = True) -> str:
+        return check.text(fields.get(key, default), f"{where}.{key}", empty=empty)
+
+    def texts(key: str) -> tuple[str, ...]:
+        items = check.texts(fields.get(key, []), f"{where}.{key}")
+        for index, item in enumerate(items):
+            check.text(item, f"{where}.{key}[{index}]", empty=False)
+        return tuple(items)
+
+    if "model" not in fields:
+        raise ConfigError(
+            f'{where}.model: missing (e.g. model = "scripted:examples/harness/hello.json")'
+        )
+    model = text("model", empty=False)
+    prompt = text("system_prompt")
+    prompt_file = text("system_prompt_file")
+    if prompt and prompt_file:
+        raise ConfigError(f"{where}.system_prompt_file: set it or system_prompt, not both")
+    if prompt_file:
+        try:
+            prompt = Path(prompt_file).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(
+                f"{where}.system_prompt_file: cannot read {prompt_file} ({exc.strerror})"
+            ) from None
+    settings = HarnessSettings(
+        agent_id=text("agent_id", "accord", empty=False),
+        model=model,
+        models=texts("models"),
+        system_prompt=prompt,
+        delegators=texts("delegators"),
+    )
+    for name in settings.selectable:
+        if name.partition(":")[0] not in MODEL_KINDS:
+            key = "model" if name == model else "models"
+            kinds = " or ".join(f"{kind}:…" for kind in MODEL_KINDS)
+            raise ConfigError(f"{where}.{key}: {name!r} is no model: a model is {kinds}")
+    return settings
+
+
+def build_model(spec: str) -> Model:
+    """The model a ``kind:argument`` spec names; ValueError when it cannot be built."""
+    kind, _, argument = spec.partition(":")
+    if kind == "scripted":
+        return ScriptedModel.from_file(argument)
+    raise ValueError(f"model {spec!r}: unknown kind {kind!r}")

@@ -1,0 +1,119 @@
+"""What a model (or an author's turn function) sees of a conversation: the task's messages
+as entries, each with its sender, and what the task is (its extension).
+
+Everything is read from the task itself, so a turn after a restart, or on another node, sees
+what the turn before it saw. Parts a model cannot read as text are described in one framed
+line (an envelope's change, a data part, a file), never dropped silently.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from accord.harness.core import envelope as envelopes
+from accord.harness.core.identity import claimed
+from accord.harness.wire import EVENT_MEDIA_TYPE, TaskExtension
+from accord.wire.errors import A2AError
+from accord.wire.model import UNSET, Message, Part, Role, Task
+
+# Message metadata the harness writes on each answer a model gave, numbered from 0: the
+# count says how many model calls the task has made (a scripted model's position).
+MODEL_CALL_KEY = "accord.harness/model_call"
+DATA_PREVIEW = 2_000  # characters of a data part a model sees
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    sender: str  # a participant id; the harness's own id for its answers
+    role: Literal["user", "agent"]
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Conversation:
+    """One turn's view of the conversation."""
+
+    task: Task
+    extension: TaskExtension
+    agent_id: str
+    entries: tuple[Entry, ...]
+    model_calls: int  # model calls the task made before this one
+    model: str = ""  # the task's model, or the harness's default
+    reasoning_effort: str | None = None
+    system_prompt: str = ""
+
+    @property
+    def task_id(self) -> str:
+        return self.task.id
+
+    @property
+    def last(self) -> Entry | None:
+        """The newest participant's message."""
+        for entry in reversed(self.entries):
+            if entry.role == "user":
+                return entry
+        return None
+
+    @property
+    def text(self) -> str:
+        last = self.last
+        return last.text if last is not None else ""
+
+    @property
+    def sender(self) -> str:
+        last = self.last
+        return last.sender if last is not None else ""
+
+
+def entries(task: Task, agent_id: str) -> tuple[Entry, ...]:
+    return tuple(
+        entry(message, agent_id, first=index == 0) for index, message in enumerate(task.history)
+    )
+
+
+def model_calls(task: Task) -> int:
+    return sum(
+        1
+        for message in task.history
+        if isinstance(message.metadata, dict) and MODEL_CALL_KEY in message.metadata
+    )
+
+
+def entry(message: Message, agent_id: str, *, first: bool = False) -> Entry:
+    """A message as a model reads it. The first message's task envelope is the brief the
+    task was made from (the extension), not a change: it is not repeated."""
+    if message.role is Role.AGENT:
+        return Entry(agent_id, "agent", message.text())
+    sender = claimed(message) or "unknown"
+    lines = [_describe(part, index, sender, first) for index, part in enumerate(message.parts)]
+    return Entry(sender, "user", "\n".join(line for line in lines if line))
+
+
+def _describe(part: Part, index: int, sender: str, first: bool) -> str:
+    if isinstance(part.text, str):
+        return part.text
+    if part.media_type == EVENT_MEDIA_TYPE:
+        return "" if first else _describe_envelope(part.data, index, sender)
+    if part.data is not UNSET:
+        return f"[data from {sender}] {_preview(part.data)}"
+    name = part.filename or "file"
+    return f"[{name} from {sender}{f', {part.media_type}' if part.media_type else ''}]"
+
+
+def _describe_envelope(data: Any, index: int, sender: str) -> str:
+    try:
+        found = envelopes.parse(data, index)
+    except A2AError:
+        return ""  # (intake refused malformed envelopes; nothing stored has one)
+    if found.kind == "control":
+        return f"[{sender} asked to {found.action} the task]"
+    if found.kind == "task":
+        return f"[task updated by {sender}: {', '.join(sorted(found.payload))}]"
+    return f"[{found.kind} from {sender}] {_preview(found.payload)}"
+
+
+def _preview(data: Any) -> str:
+    text = json.dumps(data, sort_keys=True, ensure_ascii=False)
+    return text if len(text) <= DATA_PREVIEW else text[:DATA_PREVIEW] + "…"

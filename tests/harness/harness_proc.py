@@ -1,0 +1,116 @@
+"""``accord serve --agent harness`` as a real process: a scripted model, a settings file and
+a store of the test's choosing, gRPC on a port of its own."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+ACCORD = Path(sys.executable).with_name("accord")
+HERE = Path(__file__).resolve().parent
+SCRIPT = [{"text": f"answer {n}"} for n in range(1, 50)]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class HarnessServer:
+    url: str
+    grpc_port: int
+    process: subprocess.Popen[bytes]
+    log_path: Path
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def kill(self) -> None:
+        """SIGKILL: no shutdown at all, like a machine that died."""
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(10)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
+def write_settings(
+    workdir: Path, extra: str = "", script: list[dict[str, object]] | None = None
+) -> Path:
+    script_path = workdir / "script.json"
+    script_path.write_text(json.dumps(script if script is not None else SCRIPT))
+    config = workdir / "harness.toml"
+    config.write_text(f'[harness]\nagent_id = "accord"\nmodel = "scripted:{script_path}"\n{extra}')
+    return config
+
+
+def start(
+    workdir: Path,
+    store: str,
+    config: Path,
+    *,
+    name: str = "server",
+    grpc: bool = True,
+    agent: str = "harness",
+) -> HarnessServer:
+    """``accord serve`` of ``agent`` (the built-in harness, or a module of this folder's)."""
+    port, grpc_port = free_port(), free_port()
+    log_path = workdir / f"{name}.log"
+    command = [
+        str(ACCORD), "serve",
+        "--agent", agent,
+        "--config", str(config),
+        "--store", store,
+        "--port", str(port),
+        "--log-level", "warning",
+    ]  # fmt: skip
+    if grpc:
+        command += ["--grpc-port", str(grpc_port)]
+    with log_path.open("wb") as log:  # a file, not a pipe: a full pipe would block the server
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HERE), env.get("PYTHONPATH")]))
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
+    server = HarnessServer(f"http://127.0.0.1:{port}", grpc_port, process, log_path)
+    deadline = time.monotonic() + 30
+    while True:
+        if process.poll() is not None:
+            raise RuntimeError(f"accord serve exited: {server.log()[-3000:]}")
+        try:
+            if httpx.get(f"{server.url}/.well-known/agent-card.json", timeout=0.5).is_success:
+                return server
+        except httpx.HTTPError:
+            pass
+        if time.monotonic() > deadline:
+            server.stop()
+            raise RuntimeError(f"accord serve did not start: {server.log()[-3000:]}")
+        time.sleep(0.05)
+
+
+@contextmanager
+def harness_serve(
+    workdir: Path, store: str | None = None, *, extra: str = "", grpc: bool = True
+) -> Iterator[HarnessServer]:
+    config = write_settings(workdir, extra)
+    server = start(workdir, store or f"sqlite:///{workdir / 'tasks.db'}", config, grpc=grpc)
+    try:
+        yield server
+    finally:
+        server.stop()

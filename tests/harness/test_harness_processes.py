@@ -1,0 +1,193 @@
+"""Conversations across processes: ``kill -9`` of a server with conversations parked, and two
+``accord serve`` nodes on one PostgreSQL database (a conversation parked on one continues on
+the other; a completion sent to one cuts a turn running on the other)."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from tests.harness.harness_proc import HarnessServer, start, write_settings
+
+STATUS_KEY = "io.github.madarauchiha-314.tiny-harness/status"
+TASK_KEY = "io.github.madarauchiha-314.tiny-harness/task"
+EVENT_MEDIA_TYPE = "application/vnd.tiny-harness.event+json"
+HEADERS = {"A2A-Version": "1.0", "Content-Type": "application/json"}
+CONTROL = {"data": {"kind": "control", "action": "complete"}, "mediaType": EVENT_MEDIA_TYPE}
+
+
+def rpc(server: HarnessServer, who: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+    answer = httpx.post(
+        server.url, json=body, headers={**HEADERS, "X-Participant-Id": who}, timeout=30
+    ).json()
+    assert "result" in answer, answer
+    result: dict[str, Any] = answer["result"]
+    return result
+
+
+def say(
+    server: HarnessServer, who: str, parts: list[dict[str, Any]] | str, task_id: str = ""
+) -> dict[str, Any]:
+    if isinstance(parts, str):
+        parts = [{"text": parts}]
+    message = {"messageId": uuid.uuid4().hex, "role": "ROLE_USER", "parts": parts}
+    if task_id:
+        message["taskId"] = task_id
+    task: dict[str, Any] = rpc(server, who, "SendMessage", {"message": message})["task"]
+    return task
+
+
+def get(server: HarnessServer, who: str, task_id: str) -> dict[str, Any]:
+    return rpc(server, who, "GetTask", {"id": task_id})
+
+
+def brief(roles: dict[str, str], **fields: Any) -> dict[str, Any]:
+    people = [{"id": who, "kind": "human", "role": role} for who, role in roles.items()]
+    payload = {"name": "n", "goal": "g", "participants": people, **fields}
+    return {"data": {"kind": "task", "payload": payload}, "mediaType": EVENT_MEDIA_TYPE}
+
+
+def status_text(task: dict[str, Any]) -> str:
+    return str(task["status"]["message"]["parts"][0]["text"])
+
+
+def roles(task: dict[str, Any]) -> dict[str, str]:
+    return {p["id"]: p["role"] for p in task["metadata"][TASK_KEY]["participants"]}
+
+
+def test_kill_9_keeps_every_parked_conversation(tmp_path: Path) -> None:
+    config = write_settings(tmp_path)
+    store = f"sqlite:///{tmp_path / 'tasks.db'}"
+    server = start(tmp_path, store, config, name="first", grpc=False)
+    try:
+        plain = say(server, "alice", "hello")
+        briefed = say(server, "bob", [{"text": "plan"}, brief({"carol": "watcher"})])
+        two_turns = say(server, "dave", "one")
+        two_turns = say(server, "dave", "two", two_turns["id"])
+        before = {
+            who: get(server, who, task["id"])
+            for who, task in (("alice", plain), ("bob", briefed), ("dave", two_turns))
+        }
+    finally:
+        server.kill()
+    server = start(tmp_path, store, config, name="second", grpc=False)
+    try:
+        for who, task in before.items():
+            after = get(server, who, task["id"])
+            assert after["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+            assert after["metadata"][STATUS_KEY] == {"sub_state": "awaiting-next-message"}
+            assert after["metadata"] == task["metadata"]
+            assert after["history"] == task["history"]
+        assert roles(before["bob"]) == {"carol": "watcher", "accord": "assignee", "bob": "reporter"}
+        assert get(server, "carol", briefed["id"])["id"] == briefed["id"]
+        # The conversations go on where they stopped (the model's place is in the log).
+        assert status_text(say(server, "dave", "three", two_turns["id"])) == "answer 3"
+        assert status_text(say(server, "alice", "again", plain["id"])) == "answer 2"
+        done = say(server, "bob", [CONTROL], briefed["id"])
+        assert done["status"]["state"] == "TASK_STATE_COMPLETED"
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def two_nodes(pg_url: str, tmp_path: Path) -> Iterator[tuple[HarnessServer, HarnessServer]]:
+    config = write_settings(tmp_path)
+    a = start(tmp_path, pg_url, config, name="a", grpc=False, agent="harness_agents:agent")
+    try:
+        b = start(tmp_path, pg_url, config, name="b", grpc=False, agent="harness_agents:agent")
+        try:
+            yield a, b
+        finally:
+            b.stop()
+    finally:
+        a.stop()
+
+
+def test_a_conversation_parked_on_one_node_continues_on_another(
+    two_nodes: tuple[HarnessServer, HarnessServer],
+) -> None:
+    a, b = two_nodes
+    task = say(a, "alice", [{"text": "hello"}, brief({"bob": "watcher"})])
+    assert status_text(task) == "answer to hello"
+    on_b = say(b, "alice", "and then", task["id"])
+    assert on_b["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+    assert status_text(on_b) == "answer to and then"
+    assert on_b["metadata"][STATUS_KEY] == {"sub_state": "awaiting-next-message"}
+    # The boundary holds on either node.
+    assert get(b, "bob", task["id"])["id"] == task["id"]
+    stranger = httpx.post(
+        b.url,
+        json={"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": task["id"]}},
+        headers={**HEADERS, "X-Participant-Id": "mallory"},
+    ).json()
+    assert stranger["error"]["code"] == -32001
+
+
+class Background:
+    """A blocking SendMessage running in a thread (its answer, once it comes)."""
+
+    def __init__(self, server: HarnessServer, who: str, text: str, task_id: str) -> None:
+        self.answer: dict[str, Any] | None = None
+        self.thread = threading.Thread(target=self._run, args=(server, who, text, task_id))
+        self.thread.start()
+
+    def _run(self, server: HarnessServer, who: str, text: str, task_id: str) -> None:
+        self.answer = say(server, who, text, task_id)
+
+    def result(self, timeout: float) -> dict[str, Any]:
+        self.thread.join(timeout)
+        assert self.answer is not None, "the request did not end"
+        return self.answer
+
+
+def wait_for_state(server: HarnessServer, who: str, task_id: str, state: str) -> None:
+    deadline = time.monotonic() + 10
+    while get(server, who, task_id)["status"]["state"] != state:
+        assert time.monotonic() < deadline, f"the task never became {state}"
+        time.sleep(0.05)
+
+
+def test_a_completion_sent_to_one_node_cuts_the_turn_running_on_another(
+    two_nodes: tuple[HarnessServer, HarnessServer],
+) -> None:
+    a, b = two_nodes
+    task = say(a, "alice", "hello")
+    running = Background(a, "alice", "think 60", task["id"])  # a minute-long turn on A
+    wait_for_state(a, "alice", task["id"], "TASK_STATE_WORKING")
+    started = time.monotonic()
+    done = say(b, "alice", [CONTROL], task["id"])
+    assert done["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert status_text(done) == "completed by alice"
+    # The turn on A was cut (not waited for): its client's request ends with the completion.
+    cut = running.result(timeout=20)
+    assert time.monotonic() - started < 30
+    assert cut["status"]["state"] == "TASK_STATE_COMPLETED"
+    history = [p.get("text") for m in get(a, "alice", task["id"])["history"] for p in m["parts"]]
+    assert "answer to think 60" not in history
+
+
+def test_a_refused_completion_on_one_node_also_cuts_the_turn_on_another(
+    two_nodes: tuple[HarnessServer, HarnessServer],
+) -> None:
+    a, b = two_nodes
+    task = say(a, "alice", [{"text": "hello"}, brief({}, sub_tasks=[{"task_id": "t.1"}])])
+    running = Background(a, "alice", "think 3", task["id"])  # a three-second turn on A
+    wait_for_state(a, "alice", task["id"], "TASK_STATE_WORKING")
+    kept = say(b, "alice", [CONTROL], task["id"])
+    assert kept["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+    assert status_text(kept) == "completion refused: unresolved sub-tasks: t.1"
+    cut = running.result(timeout=20)
+    assert status_text(cut) == "completion refused: unresolved sub-tasks: t.1"
+    # Long after A's turn would have answered, it has not: it stopped when B parked the task.
+    time.sleep(4)
+    after = get(a, "alice", task["id"])
+    assert status_text(after) == "completion refused: unresolved sub-tasks: t.1"
+    texts = [p.get("text") for m in after["history"] for p in m["parts"]]
+    assert "answer to think 3" not in texts
