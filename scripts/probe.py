@@ -9,6 +9,10 @@ its own servers (``python -m accord serve`` on free loopback ports, SQLite store
 temporary directory, logs kept there) and talks to nothing else. Every probe has a time
 limit, so a server that hangs is a FAIL, not a hung script.
 
+The probes cover the security review's points: grants on every binding (1), the head decided
+before the body (2), slow and numerous clients (3), open mode and web pages (4), inputs that
+gave internal errors (5), webhook secrets (6), page tokens and feed positions (7).
+
 Adding a probe: a coroutine taking a :class:`Target`, registered with ``@probe(name, point,
 settings=...)``; it raises :class:`ProbeFailed` (``check``) to fail and returns what it saw.
 Probes that share the same settings share one server, in registration order.
@@ -557,6 +561,150 @@ async def feed_position_int64(target: Target) -> str:
 # --- running -------------------------------------------------------------------------------
 
 
+# --- point 1: grants on every binding ------------------------------------------------------
+
+WORKER_KEY = "probe-worker-key-0123456789"  # a remote worker's key: the Agent actor only
+CLIENT_KEY = "probe-client-key-0123456789"  # a client's key
+GRANTED = {
+    "require_auth": True,
+    "extended_card": True,
+    "principals": [
+        {"identity": "worker", "actors": ["a2a.tasks.Agent"], "api_key": WORKER_KEY},
+        {
+            "identity": "client",
+            "actors": ["a2a.tasks.Client", "a2a.discovery.Client"],
+            "api_key": CLIENT_KEY,
+        },
+    ],
+}
+
+
+async def _count_tasks(http: httpx.AsyncClient) -> int:
+    answer = await jsonrpc(http, "ListTasks", {}, {"X-API-Key": CLIENT_KEY})
+    return int(answer["result"].get("totalSize", 0))
+
+
+@probe("grants-every-binding", "1", settings=GRANTED)
+async def grants_every_binding(target: Target) -> str:
+    worker = {"X-API-Key": WORKER_KEY, "Content-Type": "application/json"}
+    message = {"messageId": "m-grant", "role": "ROLE_USER", "parts": [{"text": "hi"}]}
+    async with target.http() as http:
+        before = await _count_tasks(http)
+        mine = await jsonrpc(http, "SendMessage", {"message": message}, {"X-API-Key": CLIENT_KEY})
+        task_id = mine["result"]["task"]["id"]
+        refused = []
+        for method, params in (
+            ("SendMessage", {"message": {**message, "messageId": "m-grant-2"}}),
+            ("CancelTask", {"id": task_id}),
+            ("GetTask", {"id": task_id}),
+            ("CreateTaskPushNotificationConfig", {"taskId": task_id, "url": "https://x.example/h"}),
+            ("ListTaskPushNotificationConfigs", {"taskId": task_id}),
+            ("GetExtendedAgentCard", {}),
+        ):
+            answer = await jsonrpc(http, method, params, worker)
+            check(
+                answer.get("error", {}).get("code") == -32013, f"JSON-RPC {method}: {answer!r:.120}"
+            )
+            refused.append(method)
+        for verb, path, body in (
+            ("POST", "/message:send", {"message": {**message, "messageId": "m-grant-3"}}),
+            ("POST", f"/tasks/{task_id}:cancel", {}),
+            ("GET", f"/tasks/{task_id}", None),
+            ("GET", "/extendedAgentCard", None),
+        ):
+            response = await http.request(verb, path, json=body, headers=worker)
+            check(response.status_code == 403, f"HTTP+JSON {verb} {path}: {response.status_code}")
+        code = await grpc_failure(
+            target,
+            "SendMessage",
+            pb.SendMessageRequest(
+                message=pb.Message(
+                    message_id="m-grant-4", role=pb.ROLE_USER, parts=[pb.Part(text="x")]
+                )
+            ),
+            (("x-api-key", WORKER_KEY), ("a2a-version", "1.0")),
+        )
+        check(code is grpc.StatusCode.PERMISSION_DENIED, f"gRPC SendMessage: {code}")
+        after = await _count_tasks(http)
+        check(after == before + 1, f"tasks {before} -> {after}: the worker's sends created tasks")
+        state = await jsonrpc(http, "GetTask", {"id": task_id}, {"X-API-Key": CLIENT_KEY})
+        check(state["result"]["status"]["state"] != "TASK_STATE_CANCELED", "the worker canceled")
+    operations = f"{len(refused)} JSON-RPC, 4 HTTP+JSON and gRPC operations"
+    return f"a worker key refused on {operations}; nothing changed"
+
+
+# --- point 2: the head decides before the body is read -------------------------------------
+
+
+@probe("auth-before-body", "2", settings=GRANTED)
+async def auth_before_body(target: Target) -> str:
+    seen = []
+    for path in ("/", "/message:send", "/tasks/commands/message:send"):
+        reader, writer = await connect(target)
+        writer.write(
+            f"POST {path} HTTP/1.1\r\nHost: {HOST}\r\n{HEAD_PASSES}"
+            f"Content-Length: {10 * 1024 * 1024}\r\n\r\n".encode()
+        )
+        await writer.drain()
+        try:
+            async with asyncio.timeout(5):
+                head = await reader.readuntil(b"\r\n\r\n")
+                status = int(head.split()[1])
+                length = int(
+                    next(
+                        line.split(b":")[1]
+                        for line in head.split(b"\r\n")
+                        if line.lower().startswith(b"content-length")
+                    )
+                )
+                body = await reader.readexactly(length)
+        except TimeoutError:
+            raise ProbeFailed(
+                f"{path}: no answer to an anonymous head (was the body awaited?)"
+            ) from None
+        finally:
+            writer.close()
+        refused = status == 401 or (status == 200 and b"-32012" in body)
+        check(refused, f"{path}: HTTP {status} {body[:80]!r}")
+        seen.append(f"{path} {status}")
+    return "an anonymous 10 MiB head answered before any body byte: " + ", ".join(seen)
+
+
+# --- point 4: open mode and web pages ------------------------------------------------------
+
+
+@probe("open-mode-browsers", "4")
+async def open_mode_browsers(target: Target) -> str:
+    rpc = {"jsonrpc": "2.0", "id": 1, "method": "ListTasks", "params": {}}
+    async with target.http() as http:
+        rebinding = await http.post("/", json=rpc, headers={"Host": "evil.example"})
+        check(
+            b"-32013" in rebinding.content or rebinding.status_code == 403,
+            f"Host evil.example: {rebinding.status_code}",
+        )
+        cross = await http.post("/", json=rpc, headers={"Origin": "https://evil.example"})
+        check(
+            b"-32013" in cross.content or cross.status_code == 403,
+            f"cross-site Origin: {cross.status_code}",
+        )
+        for path in ("/", "/message:send", "/tasks/commands/message:send"):
+            blind = await http.post(
+                path + "?A2A-Version=1.0",
+                content=json.dumps(rpc).encode(),
+                headers={"Content-Type": "text/plain"},
+            )
+            check(
+                blind.status_code == 415 or b"-32005" in blind.content,
+                f"text/plain POST {path}: {blind.status_code}",
+            )
+        preflight = await http.options(
+            "/",
+            headers={"Origin": "https://evil.example", "Access-Control-Request-Method": "POST"},
+        )
+        check("access-control-allow-origin" not in preflight.headers, "a preflight was granted")
+    return "a rebinding Host, a cross-site Origin, text/plain POSTs and preflights all refused"
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind((HOST, 0))
@@ -567,11 +715,24 @@ def toml_value(value: Any) -> str:
     return json.dumps(value)  # numbers, strings and lists of strings read the same in TOML
 
 
+def toml_text(settings: dict[str, Any]) -> str:
+    """The settings file: plain values first, then lists of tables (``[[principals]]``)."""
+    tables = {
+        k: v for k, v in settings.items() if isinstance(v, list) and v and isinstance(v[0], dict)
+    }
+    lines = [f"{k} = {toml_value(v)}" for k, v in settings.items() if k not in tables]
+    for name, rows in tables.items():
+        for row in rows:
+            lines.append(f"[[{name}]]")
+            lines.extend(f"{k} = {toml_value(v)}" for k, v in row.items())
+    return "\n".join(lines) + "\n"
+
+
 @contextlib.contextmanager
 def accord_serve(workdir: Path, settings: dict[str, Any]) -> Iterator[Target]:
     port, grpc_port = free_port(), free_port()
     config = workdir / "accord.toml"
-    config.write_text("".join(f"{k} = {toml_value(v)}\n" for k, v in settings.items()))
+    config.write_text(toml_text(settings))
     store_path = workdir / "tasks.db"
     log_path = workdir / "server.log"
     env = {k: v for k, v in os.environ.items() if not k.startswith("ACCORD_")}

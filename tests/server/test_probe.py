@@ -15,7 +15,7 @@ def test_every_probe_passes(tmp_path: Path) -> None:
         [sys.executable, str(SCRIPT), "--list"], capture_output=True, text=True, timeout=60
     )
     names = listed.stdout.splitlines()
-    assert listed.returncode == 0 and len(names) >= 12, listed.stderr
+    assert listed.returncode == 0 and len(names) >= 15, listed.stderr
     done = subprocess.run(
         [sys.executable, str(SCRIPT)], capture_output=True, text=True, timeout=900, cwd=tmp_path
     )
