@@ -57,6 +57,7 @@ from accord.store.base import (
     TaskSnapshots,
     TaskStore,
 )
+from accord.telemetry.metrics import EngineStats
 from accord.wire.codec import encode
 from accord.wire.errors import A2AError, ErrorKind
 from accord.wire.model import (
@@ -170,6 +171,7 @@ class Engine:
         self._commits = Commits(self, self._live)
         self._streams = Streams(store, self.bus, self._live)
         self._push_configs = PushConfigs(self)
+        self.stats = EngineStats()  # recovery sweeps, for /metrics
 
     # --- life ------------------------------------------------------------------------------
 
@@ -230,6 +232,8 @@ class Engine:
         while True:
             batch = await self.store.tasks_in_states(states, 500, after)
             if not batch:
+                self.stats.sweeps += 1
+                self.stats.recovered_tasks += recovered
                 return recovered
             for record in batch:
                 if record.id in self._live:
@@ -311,6 +315,11 @@ class Engine:
         return False
 
     # --- push hooks (kept apart: the engine runs without push delivery too) ----------------
+
+    @property
+    def push(self) -> PushHooks | None:
+        """The attached push delivery, if any."""
+        return self._push
 
     def attach_push(self, push: PushHooks) -> None:
         """Deliver push notifications with ``push``: it checks webhook URLs at registration,

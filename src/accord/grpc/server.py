@@ -18,6 +18,7 @@ keepalive.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any, TypeAlias, cast
 
@@ -35,6 +36,7 @@ from accord.server.binding import Binding
 from accord.server.errors import from_wire_error, internal_error
 from accord.server.http import Receive, Request, Scope, Send
 from accord.server.operations import OPERATIONS, Call, Operation, Service
+from accord.telemetry.metrics import RequestMetrics, RequestStats
 from accord.wire.codec import WireError
 from accord.wire.errors import ERROR_DOMAIN, A2AError, ErrorKind
 from accord.wire.model import ListTasksResponse, Wire
@@ -102,6 +104,7 @@ class GrpcBinding(Binding):
     """Handlers for every method of ``A2AService``, by method name."""
 
     json_out = False  # results are converted to protobuf messages
+    name = "grpc"
 
     def handlers(self) -> dict[str, grpc.RpcMethodHandler]:
         # Requests arrive as bytes and are parsed in the handler, so that bytes which are not
@@ -137,16 +140,27 @@ class GrpcBinding(Binding):
 
     def _unary(self, operation: Operation) -> Callable[[Any, Context], Awaitable[Any]]:
         async def handle(message: Any, context: Context) -> Any:
+            metrics = self.metrics  # (accord.telemetry: timed only when metrics are on)
+            started = time.perf_counter() if metrics is not None else 0.0
+            call: Call | None = None
             try:
                 request, call = self._begin(operation, message, context)
                 result = await operation.handler(self.service, request, call)
                 await _send_extensions(context, call)
-                return _response(operation, result)
+                response = _response(operation, result)
+                if metrics is not None:
+                    self.observed(operation, call, "ok", started)
+                return response
             except A2AError as error:
+                if metrics is not None:
+                    self.observed(operation, call, error.kind.reason, started)
                 await context.abort_with_status(rich_status(error))
             except Exception:
                 log.exception("gRPC %s failed", operation.name)
-                await context.abort_with_status(rich_status(internal_error()))
+                failure = internal_error()
+                if metrics is not None:
+                    self.observed(operation, call, failure.kind.reason, started)
+                await context.abort_with_status(rich_status(failure))
             raise AssertionError("unreachable: abort raises")  # pragma: no cover
 
         return handle
@@ -154,19 +168,33 @@ class GrpcBinding(Binding):
     def _streaming(self, operation: Operation) -> Callable[[Any, Context], AsyncIterator[Any]]:
         async def handle(message: Any, context: Context) -> AsyncIterator[Any]:
             items = None
+            metrics = self.metrics  # (accord.telemetry: timed only when metrics are on)
+            started = time.perf_counter() if metrics is not None else 0.0
+            call: Call | None = None
+            stats: RequestStats | None = None
             try:
                 request, call = self._begin(operation, message, context)
                 items = await operation.handler(self.service, request, call)
                 await _send_extensions(context, call)
+                if metrics is not None:
+                    stats = self.observed(operation, call, "ok", started)
+                    stats.streams += 1
                 async for item in items:
                     if item is not None:
                         yield to_proto(item.response)
             except A2AError as error:
+                if metrics is not None and stats is None:
+                    self.observed(operation, call, error.kind.reason, started)
                 await context.abort_with_status(rich_status(error))
             except Exception:
                 log.exception("gRPC %s failed", operation.name)
-                await context.abort_with_status(rich_status(internal_error()))
+                failure = internal_error()
+                if metrics is not None and stats is None:
+                    self.observed(operation, call, failure.kind.reason, started)
+                await context.abort_with_status(rich_status(failure))
             finally:
+                if stats is not None:
+                    stats.streams -= 1
                 close = getattr(items, "aclose", None)
                 if close is not None:
                     await close()
@@ -209,6 +237,7 @@ def create_server(
     *,
     require_auth: bool = True,
     options: Mapping[str, Any] | None = None,
+    metrics: RequestMetrics | None = None,
 ) -> grpc.aio.Server:
     """A grpc.aio server with ``A2AService`` registered; bind a port and start it."""
     settings = {
@@ -225,7 +254,7 @@ def create_server(
         **(options or {}),
     }
     server = grpc.aio.server(options=list(settings.items()))
-    binding = GrpcBinding(service, auth or NoAuthentication(), require_auth)
+    binding = GrpcBinding(service, auth or NoAuthentication(), require_auth, metrics)
     server.add_generic_rpc_handlers(
         (grpc.method_handlers_generic_handler(SERVICE_NAME, binding.handlers()),)
     )
@@ -238,9 +267,10 @@ async def start_server(
     auth: Authenticator | None = None,
     *,
     require_auth: bool = True,
+    metrics: RequestMetrics | None = None,
 ) -> tuple[grpc.aio.Server, int]:
     """Create, bind (plaintext) and start a server; returns it and the bound port."""
-    server = create_server(service, auth, require_auth=require_auth)
+    server = create_server(service, auth, require_auth=require_auth, metrics=metrics)
     port = server.add_insecure_port(address)
     if port == 0:
         raise OSError(f"gRPC: cannot bind {address}")
@@ -290,6 +320,7 @@ class WithGrpc:
                         self.address,
                         binding.auth,
                         require_auth=binding.require_auth,
+                        metrics=binding.metrics,
                     )
                 except Exception as exc:
                     log.error("gRPC server cannot start on %s: %s", self.address, exc)

@@ -40,6 +40,7 @@ from accord.core.events import Event
 from accord.push.delivery import DeliveryError, Sender
 from accord.push.ssrf import AddressPolicy, Guard, RefusedTarget, loggable_origin
 from accord.store.base import PushDelivery, TaskStore
+from accord.telemetry.metrics import PushStats
 from accord.wire.codec import encode
 from accord.wire.errors import invalid_params
 from accord.wire.model import TaskPushNotificationConfig
@@ -119,6 +120,7 @@ class PushDispatcher:
         self._held: dict[Key, _Held] = {}
         self._loops: list[asyncio.Task[None]] = []
         self._running = False
+        self.stats = PushStats()  # attempts and their outcomes, for /metrics
 
     # --- engine hooks ------------------------------------------------------------------------
 
@@ -366,6 +368,17 @@ class PushDispatcher:
     async def _attempt(
         self, config: TaskPushNotificationConfig, event: Event
     ) -> DeliveryError | None:
+        started = time.perf_counter()
+        error = await self._post(config, event)
+        stats = self.stats
+        stats.duration.observe(time.perf_counter() - started)
+        if error is None:
+            stats.delivered += 1
+        else:
+            stats.failed += 1
+        return error
+
+    async def _post(self, config: TaskPushNotificationConfig, event: Event) -> DeliveryError | None:
         body = encode(event.stream_response())
         try:
             async with asyncio.timeout(self.settings.timeout_s):
@@ -389,6 +402,7 @@ class PushDispatcher:
         task_id, config_id = key
         origin = loggable_origin(config.url)
         if error.permanent or failures >= self.settings.max_attempts:
+            self.stats.gave_up += 1
             await self.store.update_push_delivery(
                 task_id,
                 config_id,

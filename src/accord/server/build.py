@@ -24,6 +24,8 @@ from accord.store import open_store
 from accord.store.pg_claims import PgClaimTable
 from accord.store.postgres import PostgresStore
 from accord.surface import SurfaceApp
+from accord.telemetry.exposition import MetricsEndpoint, Sources
+from accord.telemetry.metrics import RequestMetrics
 from accord.wire.model import (
     APIKeySecurityScheme,
     HTTPAuthSecurityScheme,
@@ -204,4 +206,23 @@ def build_app(settings: Settings, agent: Any = None) -> A2AApplication:
         surface=surface,
         browsers=browsers,
         access_log=settings.access_log,
+        metrics=metrics_endpoint(settings, engine, auth),
+        metrics_path=settings.metrics_path,
+    )
+
+
+def metrics_endpoint(settings: Settings, engine: Engine, auth: Any) -> MetricsEndpoint | None:
+    """``/metrics`` of this server (docs/operations.md), or None with ``metrics = false``."""
+    if not settings.metrics:
+        return None
+    push = engine.push
+    return MetricsEndpoint(
+        Sources(
+            RequestMetrics(tenant_labels=settings.metrics_tenant_labels),
+            engine,
+            push.stats if isinstance(push, PushDispatcher) else None,
+            tenant_labels=settings.metrics_tenant_labels,
+        ),
+        auth,
+        public=settings.metrics_public,
     )

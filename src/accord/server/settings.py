@@ -21,6 +21,8 @@ from accord.server.listen import host_port, reachable_host
 ENV_PREFIX = "ACCORD_"
 HTTP_SERVERS = ("accord", "uvicorn")
 LOG_LEVELS = ("debug", "info", "warning", "error")
+TRACING = ("off", "otlp", "console")
+LOG_FORMATS = ("text", "json")
 
 
 @dataclass
@@ -96,6 +98,16 @@ class Settings:
     shutdown_grace_s: float = 5.0  # on SIGTERM, responses in progress get this long
     # --- the access log (accord.server.access_log): a line per HTTP request, off by default
     access_log: bool = False
+    # --- operations (docs/operations.md): metrics, traces, structured logs, safe retries
+    metrics: bool = True  # Prometheus metrics at metrics_path
+    metrics_path: str = "/metrics"
+    metrics_public: bool = False  # with credentials configured, /metrics needs one unless true
+    metrics_tenant_labels: bool = False  # a tenant label on request and task metrics
+    tracing: str = "off"  # OpenTelemetry spans: off, otlp (OTEL_EXPORTER_OTLP_*), console
+    log_format: str = "text"  # text, or json: one object per line with request/task/trace ids
+    # A retried SendMessage (same caller, same messageId) or a call with the same
+    # Idempotency-Key within this window gets the first one's result.
+    idempotency_window_s: float = 86_400.0
 
     @property
     def advertised_url(self) -> str:
@@ -133,7 +145,12 @@ MOVED = {
     "input_modes": "card.default_input_modes",
     "output_modes": "card.default_output_modes",
 }
-CHOICES = {"http": HTTP_SERVERS, "log_level": LOG_LEVELS}
+CHOICES = {
+    "http": HTTP_SERVERS,
+    "log_level": LOG_LEVELS,
+    "tracing": TRACING,
+    "log_format": LOG_FORMATS,
+}
 
 
 def _checked(name: str, value: Any, where: str, source: str) -> Any:
@@ -177,6 +194,10 @@ def _checked(name: str, value: Any, where: str, source: str) -> Any:
         checked = checked[1:-1]  # [::1] as a URL writes it
     elif name == "public_url" and checked:
         check.url(checked, where)
+    elif name == "metrics_path" and (not checked.startswith("/") or checked.rstrip("/") == ""):
+        raise ConfigError(f"{where}: expected a path such as /metrics, got {check.shown(checked)}")
+    elif name == "idempotency_window_s" and checked <= 0:
+        raise ConfigError(f"{where}: expected a positive number of seconds, got {checked}")
     return checked
 
 

@@ -298,3 +298,24 @@ class MemoryStore:
                 entry = dataclasses.replace(entry, config=current)
             found.append(entry)
         return found
+
+    # --- operations: what /metrics reads (StoreGauges) --------------------------------------
+
+    async def task_state_counts(self) -> list[tuple[str, TaskState, int]]:
+        counts: dict[tuple[str, TaskState], int] = {}
+        for record in self._tasks.values():
+            key = (record.tenant, record.state)
+            counts[key] = counts.get(key, 0) + 1
+        return [(tenant, state, n) for (tenant, state), n in counts.items()]
+
+    async def push_backlog(self) -> tuple[int, int, int]:
+        configs = entries = failing = 0
+        for task_id, rows in self._delivery.items():
+            task = self._tasks.get(task_id)
+            for row in rows.values():
+                if row.state == "failing":
+                    failing += 1
+                elif row.state == "active" and task is not None and row.cursor < task.seq:
+                    configs += 1
+                    entries += task.seq - row.cursor
+        return configs, entries, failing

@@ -40,6 +40,7 @@ from accord.store.base import (
     TaskPage,
 )
 from accord.store.pg_holds import AdvisoryHolds
+from accord.telemetry.metrics import CommitStats
 from accord.wire.codec import encode
 from accord.wire.model import (
     TaskState,
@@ -138,6 +139,7 @@ class PostgresStore:
         self._tails: dict[str, asyncio.Future[None]] = {}
         self._buses: list[PostgresBus] = []
         self._holds = AdvisoryHolds(dsn)
+        self.commit_metrics = CommitStats()  # for /metrics: each append is one transaction
 
     def bus(self, *, catch_up_s: float = 5.0) -> PostgresBus:
         """A LISTEN/NOTIFY bus on this database, started by :meth:`open` and closed by
@@ -250,14 +252,17 @@ class PostgresStore:
         ]
         if expected:
             args.append(expected)
+        started = time.perf_counter()
         try:
             if limit is None:
                 status = await self.pool.execute(_UPDATE if expected else _CREATE, *args)
             else:
                 status = await self._create_limited(record, args, limit)
         except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as exc:
+            self.commit_metrics.failures += 1
             # A connection lost during the commit leaves the outcome unknown: not a conflict.
             raise StoreError(f"task {task.id!r}: append failed: {exc}") from exc
+        self.commit_metrics.committed(1, time.perf_counter() - started)
         if _affected(status) == 0:
             found = await self.pool.fetchval("SELECT seq FROM tasks WHERE id = $1", task.id)
             raise SeqConflict(task.id, expected, found or 0)
@@ -581,6 +586,30 @@ class PostgresStore:
             if logged:  # empty once retention deleted the task
                 entries.append(FeedEntry(pos, owner, task_id, logged))
         return entries
+
+    # --- operations: what /metrics reads (StoreGauges) --------------------------------------
+
+    def holds_count(self) -> int:
+        """Tasks this node holds a lock for now (TaskHolds)."""
+        return self._holds.held_count
+
+    async def task_state_counts(self) -> list[tuple[str, TaskState, int]]:
+        rows = await self.pool.fetch(
+            "SELECT tenant, state, SUM(n) FROM task_counts GROUP BY tenant, state HAVING SUM(n) > 0"
+        )
+        return [(row[0], _rows.STATE_BY_NUMBER[row[1]], int(row[2])) for row in rows]
+
+    async def push_backlog(self) -> tuple[int, int, int]:
+        row = await self.pool.fetchrow(
+            "SELECT COUNT(*) FILTER (WHERE p.state = 'active' AND p.cursor < t.seq),"
+            " COALESCE(SUM(t.seq - p.cursor) FILTER (WHERE p.state = 'active'"
+            " AND p.cursor < t.seq), 0),"
+            " COUNT(*) FILTER (WHERE p.state = 'failing')"
+            " FROM push_configs p LEFT JOIN tasks t ON t.id = p.task_id"
+            " WHERE p.state IN ('active', 'failing')"
+        )
+        assert row is not None
+        return int(row[0]), int(row[1]), int(row[2])
 
 
 async def _tenant_count(conn: _Conn, tenant: str) -> int:

@@ -38,6 +38,7 @@ from accord.store.base import (
     TaskGone,
     TaskPage,
 )
+from accord.telemetry.metrics import CommitStats as CommitMetrics
 from accord.wire.codec import encode
 from accord.wire.model import (
     TaskState,
@@ -577,6 +578,30 @@ class SqliteStore:
             if events:  # empty once retention deleted the task
                 entries.append(FeedEntry(pos, owner, task_id, events))
         return entries
+
+    # --- operations: what /metrics reads (StoreGauges) --------------------------------------
+
+    @property
+    def commit_metrics(self) -> CommitMetrics | None:
+        """The writer's commits (count, writes per commit, duration), while open."""
+        writer = self._writer
+        return writer.metrics if writer is not None else None
+
+    async def task_state_counts(self) -> list[tuple[str, TaskState, int]]:
+        rows = self._rows("SELECT tenant, state, n FROM task_counts WHERE n > 0")
+        return [(tenant, _rows.STATE_BY_NUMBER[state], n) for tenant, state, n in rows]
+
+    async def push_backlog(self) -> tuple[int, int, int]:
+        # Active configs through the push_due index; each joined to its task by id.
+        behind = self._rows(
+            "SELECT COUNT(*), COALESCE(SUM(t.seq - p.delivered_seq), 0)"
+            " FROM push_configs p JOIN tasks t ON t.id = p.task_id"
+            " WHERE p.delivery_state = 'active' AND p.delivered_seq < t.seq"
+        )[0]
+        failing = self._rows("SELECT COUNT(*) FROM push_configs WHERE delivery_state = 'failing'")[
+            0
+        ][0]
+        return int(behind[0]), int(behind[1]), int(failing)
 
 
 _DELIVERY_COLUMNS = (
