@@ -34,7 +34,7 @@ from typing import Any
 
 from accord.store._appends import APPEND_ROWS, ROWS_PER_STATEMENT, Append, statements
 from accord.store._row_cache import RowCache
-from accord.store.base import LimitExceeded, SeqConflict, StoreError, TaskGone
+from accord.store.base import DuplicateRequest, LimitExceeded, SeqConflict, StoreError, TaskGone
 from accord.telemetry.metrics import CommitStats
 
 BATCH_MAX = 1024  # writes per transaction (roughly: hand-overs are not split)
@@ -42,7 +42,7 @@ Op = Callable[[sqlite3.Connection], Any]
 
 # What an op raises to refuse a write, before writing anything: the write fails alone and
 # the rest of its batch goes on (anything else rolls the batch back and replays it isolated).
-REFUSALS = (SeqConflict, LimitExceeded, TaskGone)
+REFUSALS = (SeqConflict, LimitExceeded, TaskGone, DuplicateRequest)
 
 
 @dataclass(slots=True)
