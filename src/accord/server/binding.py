@@ -51,7 +51,12 @@ class Binding:
         last_event_id = request.headers.get("last-event-id")
         resume = int(last_event_id) if last_event_id and last_event_id.isdigit() else None
         return Call(
-            caller=caller, extensions=extensions, last_event_id=resume, json_out=self.json_out
+            caller=caller,
+            extensions=extensions,
+            last_event_id=resume,
+            json_out=self.json_out,
+            # safe retries (accord.engine.retries); checked where it is used
+            idempotency_key=request.headers.get("idempotency-key", ""),
         )
 
     @staticmethod

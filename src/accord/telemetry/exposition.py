@@ -135,7 +135,8 @@ class Collector:
             "Idempotency-Key), by method.",
             labels=["method"],
         )
-        for method, count in sorted(metrics.replayed.items()):
+        retries = getattr(self.sources.engine, "retries", None)
+        for method, count in sorted(getattr(retries, "replayed", {}).items()):
             replayed.add_metric([method], count)
         yield from (total, latency, streams, replayed)
 

@@ -102,7 +102,6 @@ class RequestMetrics:
     def __init__(self, *, tenant_labels: bool = False) -> None:
         self.tenant_labels = tenant_labels
         self.by_key: dict[tuple[str, str, str], RequestStats] = {}
-        self.replayed: dict[str, int] = {}  # retried requests answered with the first's result
 
     def stats(self, binding: str, method: str, tenant: str = "") -> RequestStats:
         key = (binding, method, tenant if self.tenant_labels else "")
@@ -110,9 +109,6 @@ class RequestMetrics:
         if stats is None:
             stats = self.by_key[key] = RequestStats()
         return stats
-
-    def replay(self, method: str) -> None:
-        self.replayed[method] = self.replayed.get(method, 0) + 1
 
 
 class CommitStats:
