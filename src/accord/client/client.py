@@ -46,6 +46,7 @@ from accord.client.transport import (
     transport_factory,
 )
 from accord.client.urls import check_agent_url
+from accord.telemetry import tracing
 from accord.wire.model import (
     UNSET,
     AgentCard,
@@ -225,6 +226,7 @@ class Client:
             headers.update(options.headers)
             if options.timeout is not None:
                 timeout = options.timeout
+        tracing.inject(headers)  # the caller's trace goes on (traceparent), when there is one
         return CallMeta(headers=headers, timeout=timeout)
 
     async def _call(

@@ -17,6 +17,7 @@ from accord.core.outcome import Outcome
 from accord.core.records import PushConfigRecord, TaskRecord
 from accord.engine.live import LiveTask, PendingWrite
 from accord.store.base import DuplicateRequest, LimitExceeded, RequestKey, SeqConflict
+from accord.telemetry import tracing
 
 if TYPE_CHECKING:
     from accord.engine.engine import Engine
@@ -107,6 +108,13 @@ class Commits:
         live: LiveTask | None,
         requests: Sequence[RequestKey] = (),
     ) -> None:
+        span = None
+        tracer = tracing.tracer  # (a span per commit while tracing is on)
+        if tracer is not None:
+            span = tracer.start_span(
+                "accord.commit",
+                attributes={"a2a.task.id": task_id, "accord.commit.events": len(events)},
+            )
         write: asyncio.Future[None]
         if configs:
             write = asyncio.ensure_future(
@@ -124,6 +132,10 @@ class Commits:
             error = None if write.cancelled() else write.exception()
             if write.cancelled():
                 error = asyncio.CancelledError()
+            if span is not None:
+                if error is not None:
+                    span.set_attribute("error.type", type(error).__qualname__)
+                span.end()
             if error is None and live is not None:
                 live.acknowledged(record, events)
             self._committed(task_id, error)

@@ -28,6 +28,7 @@ from google.protobuf.message import DecodeError
 from google.protobuf.message import Message as ProtoMessage
 from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-untyped]
 from grpc_status import rpc_status
+from opentelemetry.trace import SpanKind, Tracer
 
 from accord.grpc.convert import from_proto, proto_class, to_proto
 from accord.server.app import A2AApplication
@@ -36,6 +37,7 @@ from accord.server.binding import Binding
 from accord.server.errors import from_wire_error, internal_error
 from accord.server.http import Receive, Request, Scope, Send
 from accord.server.operations import OPERATIONS, Call, Operation, Service
+from accord.telemetry import tracing
 from accord.telemetry.metrics import RequestMetrics, RequestStats
 from accord.wire.codec import WireError
 from accord.wire.errors import ERROR_DOMAIN, A2AError, ErrorKind
@@ -111,14 +113,21 @@ class GrpcBinding(Binding):
         # the request message get INVALID_ARGUMENT with the rich status like any bad request
         # (grpc's own deserializer failure would be a bare INTERNAL).
         out: dict[str, grpc.RpcMethodHandler] = {}
+        tracer = tracing.tracer  # (accord.telemetry: a span per call while tracing is on)
         for name, operation in OPERATIONS.items():
             if operation.streaming:
+                stream = self._streaming(operation)
+                if tracer is not None:
+                    stream = _traced_stream(tracer, operation, stream)
                 out[name] = grpc.unary_stream_rpc_method_handler(
-                    self._streaming(operation), response_serializer=_serialize
+                    stream, response_serializer=_serialize
                 )
             else:
+                unary = self._unary(operation)
+                if tracer is not None:
+                    unary = _traced_unary(tracer, operation, unary)
                 out[name] = grpc.unary_unary_rpc_method_handler(
-                    self._unary(operation), response_serializer=_serialize
+                    unary, response_serializer=_serialize
                 )
         return out
 
@@ -200,6 +209,41 @@ class GrpcBinding(Binding):
                     await close()
 
         return handle
+
+
+def _span(tracer: Tracer, operation: Operation, context: Context) -> Any:
+    carrier = {key: value for key, value in context.invocation_metadata() or ()}
+    return tracer.start_as_current_span(
+        operation.name,
+        context=tracing.context_from_mapping(carrier),
+        kind=SpanKind.SERVER,
+        attributes={
+            "rpc.system": "grpc",
+            "rpc.service": SERVICE_NAME,
+            "rpc.method": operation.name,
+        },
+    )
+
+
+def _traced_unary(
+    tracer: Tracer, operation: Operation, handle: Callable[[Any, Context], Awaitable[Any]]
+) -> Callable[[Any, Context], Awaitable[Any]]:
+    async def traced(message: Any, context: Context) -> Any:
+        with _span(tracer, operation, context):
+            return await handle(message, context)
+
+    return traced
+
+
+def _traced_stream(
+    tracer: Tracer, operation: Operation, handle: Callable[[Any, Context], AsyncIterator[Any]]
+) -> Callable[[Any, Context], AsyncIterator[Any]]:
+    async def traced(message: Any, context: Context) -> AsyncIterator[Any]:
+        with _span(tracer, operation, context):
+            async for item in handle(message, context):
+                yield item
+
+    return traced
 
 
 def _serialize(message: ProtoMessage) -> bytes:

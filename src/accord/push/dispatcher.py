@@ -35,11 +35,14 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from opentelemetry.trace import SpanKind, Status, StatusCode
+
 from accord.core import lifecycle
 from accord.core.events import Event
 from accord.push.delivery import DeliveryError, Sender
 from accord.push.ssrf import AddressPolicy, Guard, RefusedTarget, loggable_origin
 from accord.store.base import PushDelivery, TaskStore
+from accord.telemetry import tracing
 from accord.telemetry.metrics import PushStats
 from accord.wire.codec import encode
 from accord.wire.errors import invalid_params
@@ -380,6 +383,26 @@ class PushDispatcher:
 
     async def _post(self, config: TaskPushNotificationConfig, event: Event) -> DeliveryError | None:
         body = encode(event.stream_response())
+        tracer = tracing.tracer
+        if tracer is not None:  # a span per delivery; its traceparent goes with the POST
+            with tracer.start_as_current_span(
+                "accord.push",
+                kind=SpanKind.CLIENT,
+                attributes={
+                    "a2a.task.id": event.task_id,
+                    "accord.push.config_id": config.id,
+                    "accord.push.event_seq": event.seq,
+                },
+            ) as span:
+                error = await self._send(config, event, body)
+                if error is not None:
+                    span.set_status(Status(StatusCode.ERROR, str(error)))
+                return error
+        return await self._send(config, event, body)
+
+    async def _send(
+        self, config: TaskPushNotificationConfig, event: Event, body: bytes
+    ) -> DeliveryError | None:
         try:
             async with asyncio.timeout(self.settings.timeout_s):
                 await self.sender.send(config, event_id(event), body)

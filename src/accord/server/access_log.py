@@ -39,6 +39,15 @@ class AccessRecord:
         self.operation = ""
         self.task_id = ""
 
+    def finished(self, span: Any, status: int) -> None:
+        """Name a request's span (tracing on) after what the bindings learned of it."""
+        if self.operation:
+            span.update_name(self.operation)
+            span.set_attribute("rpc.method", self.operation)
+        if self.task_id:
+            span.set_attribute("a2a.task.id", self.task_id[:_MAX_FIELD])
+        span.set_attribute("http.response.status_code", status)
+
     def note_operation(self, operation: str) -> None:
         self.operation = operation
 

@@ -19,6 +19,8 @@ from accord.server.operations import Service
 from accord.server.rest import RestBinding, route
 from accord.store.base import StoreError
 from accord.surface.app import handles as surface_path
+from accord.telemetry import tracing
+from accord.telemetry.requests import Traced
 from accord.wire.codec import encode
 from accord.wire.errors import A2AError, ErrorKind
 
@@ -62,8 +64,11 @@ class A2AApplication:
         self.surface = surface  # accord.surface.SurfaceApp: the seed's command surface
         engine = service.engine
         self.health = Health({"store": engine.store.ping, "bus": engine.bus.ping})
-        # Off, the access log costs nothing: requests go straight to the handler.
-        self._serve_http = AccessLogged(self._http) if access_log else self._http
+        # Off, the access log and tracing cost nothing: requests go straight to the handler.
+        handle: Any = self._http
+        if tracing.tracer is not None:  # (accord.telemetry: a span per request)
+            handle = Traced(handle, tracing.tracer)
+        self._serve_http = AccessLogged(handle) if access_log else handle
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]

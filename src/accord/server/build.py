@@ -24,6 +24,7 @@ from accord.store import open_store
 from accord.store.pg_claims import PgClaimTable
 from accord.store.postgres import PostgresStore
 from accord.surface import SurfaceApp
+from accord.telemetry import tracing
 from accord.telemetry.exposition import MetricsEndpoint, Sources
 from accord.telemetry.metrics import RequestMetrics
 from accord.wire.model import (
@@ -81,6 +82,8 @@ def declared_card(agent: Any) -> CardDescription:
 
 
 def build_app(settings: Settings, agent: Any = None) -> A2AApplication:
+    if settings.tracing != "off":  # before anything is built: the parts look once
+        tracing.configure(settings.tracing, service_name=settings.card.name or "accord")
     auth = PrincipalAuthenticator(
         parse_auth(settings.principals, settings.jwt),
         static_bearer=_callers(settings.bearer_tokens),

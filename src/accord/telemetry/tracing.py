@@ -39,7 +39,7 @@ tracer: Tracer | None = None
 _sdk_provider: Any = None  # the SDK provider configure() made (shut down by shutdown())
 
 
-class TracingUnavailable(Exception):
+class TracingUnavailable(ValueError):
     """Tracing was asked for but the OpenTelemetry SDK is not installed."""
 
 
