@@ -111,7 +111,7 @@ async def test_a_webhook_gets_the_delivery_span_as_traceparent() -> None:
 
     async def webhook(scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
-            while (message := await receive())["type"] != "lifespan.shutdown":
+            while (await receive())["type"] != "lifespan.shutdown":
                 await send({"type": "lifespan.startup.complete"})
             await send({"type": "lifespan.shutdown.complete"})
             return
@@ -127,18 +127,16 @@ async def test_a_webhook_gets_the_delivery_span_as_traceparent() -> None:
         serve(webhook, "127.0.0.1", hook_port, sockets=hook_sockets, stop=stop)
     )
     try:
-        async with served(push_allow_hosts=["127.0.0.1"]) as (url, _):
-            async with Client.connect(url) as client:
-                webhook_config = TaskPushNotificationConfig(
-                    url=f"http://127.0.0.1:{hook_port}/hook", id="h"
-                )
-                await client.send(
-                    "hello",
-                    configuration=SendMessageConfiguration(
-                        task_push_notification_config=webhook_config
-                    ),
-                )
-                await asyncio.wait_for(got.wait(), 30)
+        webhook_config = TaskPushNotificationConfig(
+            url=f"http://127.0.0.1:{hook_port}/hook", id="h"
+        )
+        configuration = SendMessageConfiguration(task_push_notification_config=webhook_config)
+        async with (
+            served(push_allow_hosts=["127.0.0.1"]) as (url, _),
+            Client.connect(url) as client,
+        ):
+            await client.send("hello", configuration=configuration)
+            await asyncio.wait_for(got.wait(), 30)
     finally:
         stop.set()
         await hook
