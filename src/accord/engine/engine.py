@@ -60,6 +60,7 @@ from accord.store.base import (
     TaskSnapshots,
     TaskStore,
 )
+from accord.telemetry import context as log_context
 from accord.telemetry.metrics import EngineStats
 from accord.wire.codec import encode
 from accord.wire.errors import A2AError, ErrorKind
@@ -460,6 +461,7 @@ class Engine:
         return run
 
     async def _run(self, live: LiveTask, run: Run, body: ExecutorFunction) -> None:
+        log_context.note_task(live.task_id)  # (the run's JSON log lines name its task)
         try:
             await body(run.ctx, run.handle)
         except asyncio.CancelledError:

@@ -37,7 +37,8 @@ from accord.server.binding import Binding
 from accord.server.errors import from_wire_error, internal_error
 from accord.server.http import Receive, Request, Scope, Send
 from accord.server.operations import OPERATIONS, Call, Operation, Service
-from accord.telemetry import tracing
+from accord.telemetry import context as log_context
+from accord.telemetry import logs, tracing
 from accord.telemetry.metrics import RequestMetrics, RequestStats
 from accord.wire.codec import WireError
 from accord.wire.errors import ERROR_DOMAIN, A2AError, ErrorKind
@@ -119,6 +120,8 @@ class GrpcBinding(Binding):
                 stream = self._streaming(operation)
                 if tracer is not None:
                     stream = _traced_stream(tracer, operation, stream)
+                if log_context.enabled:
+                    stream = _logged_stream(stream)
                 out[name] = grpc.unary_stream_rpc_method_handler(
                     stream, response_serializer=_serialize
                 )
@@ -126,6 +129,8 @@ class GrpcBinding(Binding):
                 unary = self._unary(operation)
                 if tracer is not None:
                     unary = _traced_unary(tracer, operation, unary)
+                if log_context.enabled:
+                    unary = _logged_unary(unary)
                 out[name] = grpc.unary_unary_rpc_method_handler(
                     unary, response_serializer=_serialize
                 )
@@ -244,6 +249,39 @@ def _traced_stream(
                 yield item
 
     return traced
+
+
+def _note_ids(context: Context) -> None:
+    """The call's request id and trace id, for JSON log lines (accord.telemetry.logs)."""
+    pairs = [
+        (key.encode("latin-1"), value.encode("latin-1"))
+        for key, value in context.invocation_metadata() or ()
+        if isinstance(value, str)
+    ]
+    request_id, trace_id = logs.ids_from(pairs)
+    log_context.request_id.set(request_id)
+    log_context.trace_id.set(trace_id)
+
+
+def _logged_unary(
+    handle: Callable[[Any, Context], Awaitable[Any]],
+) -> Callable[[Any, Context], Awaitable[Any]]:
+    async def logged(message: Any, context: Context) -> Any:
+        _note_ids(context)
+        return await handle(message, context)
+
+    return logged
+
+
+def _logged_stream(
+    handle: Callable[[Any, Context], AsyncIterator[Any]],
+) -> Callable[[Any, Context], AsyncIterator[Any]]:
+    async def logged(message: Any, context: Context) -> AsyncIterator[Any]:
+        _note_ids(context)
+        async for item in handle(message, context):
+            yield item
+
+    return logged
 
 
 def _serialize(message: ProtoMessage) -> bytes:

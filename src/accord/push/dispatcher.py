@@ -42,6 +42,7 @@ from accord.core.events import Event
 from accord.push.delivery import DeliveryError, Sender
 from accord.push.ssrf import AddressPolicy, Guard, RefusedTarget, loggable_origin
 from accord.store.base import PushDelivery, TaskStore
+from accord.telemetry import context as log_context
 from accord.telemetry import tracing
 from accord.telemetry.metrics import PushStats
 from accord.wire.codec import encode
@@ -257,6 +258,7 @@ class PushDispatcher:
     # --- delivering ----------------------------------------------------------------------------
 
     async def _run(self, key: Key, delivery: PushDelivery) -> None:
+        log_context.note_task(key[0])  # (the worker's JSON log lines name its task)
         held = self._held[key] = _Held(
             delivery.cursor, delivery.failures, delivery.last_error, delivery.next_attempt_ms
         )

@@ -19,7 +19,9 @@ from accord.server.operations import Service
 from accord.server.rest import RestBinding, route
 from accord.store.base import StoreError
 from accord.surface.app import handles as surface_path
+from accord.telemetry import context as log_context
 from accord.telemetry import tracing
+from accord.telemetry.logs import LogContext
 from accord.telemetry.requests import Traced
 from accord.wire.codec import encode
 from accord.wire.errors import A2AError, ErrorKind
@@ -68,6 +70,8 @@ class A2AApplication:
         handle: Any = self._http
         if tracing.tracer is not None:  # (accord.telemetry: a span per request)
             handle = Traced(handle, tracing.tracer)
+        if log_context.enabled:  # (JSON logs: the request's ids on its lines)
+            handle = LogContext(handle)
         self._serve_http = AccessLogged(handle) if access_log else handle
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:

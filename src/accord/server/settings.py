@@ -130,6 +130,25 @@ class Settings:
     def auth_configured(self) -> bool:
         return bool(self.api_keys or self.bearer_tokens or self.principals or self.jwt)
 
+    def secrets(self) -> list[str]:
+        """Every configured secret, for the log formatter's last guard."""
+        found = [*self.api_keys, *self.bearer_tokens]
+        for principal in self.principals:
+            key = principal.get("api_key")
+            if isinstance(key, str):
+                found.append(key)
+            env = principal.get("api_key_env")
+            if isinstance(env, str) and os.environ.get(env):
+                found.append(os.environ[env])
+        for name in ("secret",):
+            value = self.jwt.get(name)
+            if isinstance(value, str):
+                found.append(value)
+        env = self.jwt.get("secret_env")
+        if isinstance(env, str) and os.environ.get(env):
+            found.append(os.environ[env])
+        return found
+
     @property
     def loopback_only(self) -> bool:
         return self.host in ("127.0.0.1", "localhost", "::1")
