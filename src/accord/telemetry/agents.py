@@ -145,6 +145,22 @@ class model_call(_Timed):
         if conversation_id:
             attributes["gen_ai.conversation.id"] = conversation_id
         super().__init__(attributes)
+        self._token: contextvars.Token[model_call | None] | None = None
+
+    def __enter__(self) -> model_call:
+        super().__enter__()
+        self._token = _current_call.set(self)
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._token is not None:
+            _current_call.reset(self._token)
+        super().__exit__(exc_type, exc, tb)
 
     def tokens(self, *, input: int = 0, output: int = 0) -> None:
         """Tokens the call consumed (``gen_ai.usage.input_tokens`` / ``output_tokens``)."""
