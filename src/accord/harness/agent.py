@@ -180,8 +180,8 @@ class HarnessAgent:
             turn.more = False
             view = self._conversation(await task.current(), extension)
             model = self._model(view)
-            provider, _, name = view.model.rpartition(":")  # scripted:PATH, or a bare name
-            with telemetry.model_call(name and view.model, provider=provider):
+            provider = view.model.partition(":")[0] if ":" in view.model else ""
+            with telemetry.model_call(view.model, provider=provider):  # (scripted:PATH …)
                 response = await model.respond(view)
             answer = self._answer(ctx, view, response)
             if turn.more:  # messages came in while the model worked: answer them too
