@@ -86,7 +86,7 @@ def main() -> None:
             server, environ = _server(workdir, name, env, source)
             servers.append((name, server, environ))
         try:
-            for name, server, environ in servers:
+            for _, server, environ in servers:
                 _start(server, environ)
             for repeat in range(args.repeat):
                 for scenario in ("get", "send"):
