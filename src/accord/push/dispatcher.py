@@ -392,8 +392,8 @@ class PushDispatcher:
                 kind=SpanKind.CLIENT,
                 attributes={
                     "a2a.task.id": event.task_id,
-                    "accord.push.config_id": config.id,
-                    "accord.push.event_seq": event.seq,
+                    "accord.webhook.config_id": config.id,
+                    "accord.webhook.event_seq": event.seq,
                 },
             ) as span:
                 error = await self._send(config, event, body)

@@ -225,7 +225,7 @@ def hook_aborted(hook: str) -> None:
     if tracer is not None:
         from opentelemetry import trace
 
-        trace.get_current_span().add_event("accord.hook.aborted", {"accord.hook.name": hook})
+        trace.get_current_span().add_event("accord.hook_aborted", {"accord.hook_name": hook})
 
 
 # --- exposition ----------------------------------------------------------------------------
