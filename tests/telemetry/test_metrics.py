@@ -265,3 +265,36 @@ async def test_metrics_off_and_elsewhere() -> None:
 async def scrape_at(http: httpx.AsyncClient, path: str) -> None:
     answer = await http.get(path)
     assert answer.status_code == 200 and "accord_build_info" in answer.text
+
+
+async def test_a_harness_turn_is_counted_with_its_model_call() -> None:
+    from accord.harness import Conversation, conversation_agent
+
+    def answer(conversation: Conversation) -> str:
+        return "noted"
+
+    harness = conversation_agent(answer, agent_id="counter")
+    app = build_app(Settings(store="memory://"), harness)
+    async with serving(app) as http:
+        before = await scrape(http)
+        sent = await http.post(
+            "/message:send",
+            json={"message": message("plan it")},
+            headers={"X-Participant-Id": "alice"},
+        )
+        assert sent.status_code == 200, sent.text
+        # (the answer is durable, and so sent, a moment before the turn's code returns)
+        while True:
+            after = await scrape(http)
+            turns = value(after, "accord_harness_turns_total", outcome="ok") - value(
+                before, "accord_harness_turns_total", outcome="ok"
+            )
+            if turns:
+                break
+            await asyncio.sleep(0.01)
+    calls = sum(
+        v - before.get(k, 0.0)
+        for k, v in after.items()
+        if k[0] == "accord_harness_model_calls_total" and ("outcome", "ok") in k[1]
+    )
+    assert turns == 1 and calls == 1

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Coroutine
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from accord.core.caller import ANONYMOUS, OPEN, Caller
 from accord.core.grants import granted, required_actor
 from accord.server.auth import Authenticator
-from accord.server.http import Request
+from accord.server.http import Request, until_disconnected
 from accord.server.operations import Call, Operation, Service, negotiate
 from accord.telemetry.metrics import RequestMetrics, RequestStats
 from accord.wire.errors import A2AError, ErrorKind
@@ -80,6 +81,26 @@ class Binding:
         stats = self.metrics.stats(self.name, method, tenant)
         stats.done(outcome, time.perf_counter() - started)
         return stats
+
+    async def stream_out(
+        self,
+        request: Request,
+        stream: Coroutine[Any, Any, None],
+        operation: Operation,
+        call: Call,
+        started: float,
+    ) -> None:
+        """Write an HTTP stream until it ends or the client goes; with metrics on, counted
+        as a request when it starts and as open while it runs."""
+        if self.metrics is None:
+            await until_disconnected(request.receive, stream)
+            return
+        stats = self.observed(operation, call, "ok", started)
+        stats.streams += 1
+        try:
+            await until_disconnected(request.receive, stream)
+        finally:
+            stats.streams -= 1
 
     @staticmethod
     def response_headers(extensions: list[str]) -> list[tuple[bytes, bytes]]:

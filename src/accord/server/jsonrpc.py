@@ -12,7 +12,7 @@ from accord.engine import StreamItem
 from accord.server import sse
 from accord.server.binding import Binding
 from accord.server.errors import from_wire_error, internal_error, jsonrpc_error
-from accord.server.http import JSON, Request, Send, respond, until_disconnected
+from accord.server.http import JSON, Request, Send, respond
 from accord.server.operations import OPERATIONS, Call, Operation
 from accord.wire.codec import WireError, decode, encode
 from accord.wire.errors import A2AError, ErrorKind, invalid_params
@@ -133,15 +133,7 @@ class JsonRpcBinding(Binding):
             stream = sse.stream(
                 send, result, encode_item, lambda error: _error(rid, error), headers
             )
-            if metrics is None:
-                await until_disconnected(request.receive, stream)
-                return
-            stats = self.observed(operation, call, "ok", started)
-            stats.streams += 1
-            try:
-                await until_disconnected(request.receive, stream)
-            finally:
-                stats.streams -= 1
+            await self.stream_out(request, stream, operation, call, started)
             return
         await respond(send, 200, _result(request_id, encode(result)), JSON, headers)
         if metrics is not None:

@@ -14,7 +14,7 @@ from accord.engine import StreamItem
 from accord.server import sse
 from accord.server.binding import Binding
 from accord.server.errors import from_wire_error, internal_error, rest_error
-from accord.server.http import A2A_JSON, JSON, Request, Send, respond, until_disconnected
+from accord.server.http import A2A_JSON, JSON, Request, Send, respond
 from accord.server.operations import OPERATIONS, Call, Operation
 from accord.wire.codec import WireError, convert, decode, decode_json, encode
 from accord.wire.errors import A2AError, ErrorKind, invalid_params
@@ -130,15 +130,7 @@ class RestBinding(Binding):
             stream = sse.stream(
                 send, result, encode_item, lambda error: encode(rest_error(error)), headers
             )
-            if metrics is None:
-                await until_disconnected(request.receive, stream)
-                return
-            stats = self.observed(operation, call, "ok", started)
-            stats.streams += 1
-            try:
-                await until_disconnected(request.receive, stream)
-            finally:
-                stats.streams -= 1
+            await self.stream_out(request, stream, operation, call, started)
             return
         await respond(send, 200, encode(result), content_type, headers)
         if metrics is not None:
