@@ -40,7 +40,7 @@ from accord.harness.core.state import (
     without_harness_keys,
 )
 from accord.harness.models import Model, ModelResponse
-from accord.harness.settings import HarnessSettings, build_model
+from accord.harness.settings import HarnessSettings, ModelFactory
 from accord.harness.transcript import MODEL_CALL_KEY, Conversation, entries, model_calls
 from accord.harness.wire import (
     EVENT_MEDIA_TYPE,
@@ -78,7 +78,7 @@ class HarnessAgent:
         settings: HarnessSettings,
         models: Mapping[str, Model] | None = None,
         *,
-        model_factory: Callable[[str], Model] = build_model,
+        model_factory: Callable[[str], Model] | None = None,
     ) -> None:
         """``models`` answers turns by model name; a name it lacks is built once with
         ``model_factory`` (the default reads ``scripted:PATH`` specs)."""
@@ -89,7 +89,7 @@ class HarnessAgent:
             models=settings.selectable,
         )
         self._models = dict(models or {})
-        self._model_factory = model_factory
+        self._model_factory = model_factory or ModelFactory(settings)
         self._turns: dict[str, _Turn] = {}
 
     # --- the card ------------------------------------------------------------------------

@@ -9,20 +9,25 @@
     system_prompt = "You are …"                    # or system_prompt_file = "prompt.md"
     delegators = []                                # peers trusted to brief tasks fully
 
+    [harness.openai]                               # the endpoint of "openai:NAME" models
+    base_url = "https://api.openai.com/v1"         # (accord.harness.models.endpoint)
+
 Every error names the setting (and the file, when there is one).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from accord.harness.models import Model, ScriptedModel
+from accord.harness.models import endpoint as endpoints
+from accord.harness.models.endpoint import Endpoint
 from accord.server import config_values as check
 from accord.server.config_values import ConfigError
 
-MODEL_KINDS = ("scripted",)
+MODEL_KINDS = ("scripted", "openai")
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +37,7 @@ class HarnessSettings:
     models: tuple[str, ...] = ()
     system_prompt: str = ""
     delegators: tuple[str, ...] = ()
+    openai: Endpoint = field(default_factory=Endpoint)  # where openai:NAME models are served
 
     @property
     def selectable(self) -> tuple[str, ...]:
@@ -39,7 +45,15 @@ class HarnessSettings:
         return tuple(dict.fromkeys((self.model, *self.models)))
 
 
-KNOWN = ("agent_id", "model", "models", "system_prompt", "system_prompt_file", "delegators")
+KNOWN = (
+    "agent_id",
+    "model",
+    "models",
+    "system_prompt",
+    "system_prompt_file",
+    "delegators",
+    "openai",
+)
 
 
 def parse(value: Any, source: str = "") -> HarnessSettings:
@@ -79,6 +93,7 @@ def parse(value: Any, source: str = "") -> HarnessSettings:
         models=texts("models"),
         system_prompt=prompt,
         delegators=texts("delegators"),
+        openai=endpoints.parse(fields.get("openai", {}), f"{where}.openai"),
     )
     for name in settings.selectable:
         if name.partition(":")[0] not in MODEL_KINDS:
@@ -88,9 +103,38 @@ def parse(value: Any, source: str = "") -> HarnessSettings:
     return settings
 
 
-def build_model(spec: str) -> Model:
-    """The model a ``kind:argument`` spec names; ValueError when it cannot be built."""
-    kind, _, argument = spec.partition(":")
-    if kind == "scripted":
-        return ScriptedModel.from_file(argument)
-    raise ValueError(f"model {spec!r}: unknown kind {kind!r}")
+class ModelFactory:
+    """Builds the model a ``kind:argument`` spec names (ValueError when it cannot be);
+    ``openai:NAME`` models share one client of the settings' endpoint."""
+
+    def __init__(self, settings: HarnessSettings) -> None:
+        self.endpoint = settings.openai
+        self._client: Any = None
+
+    def __call__(self, spec: str) -> Model:
+        kind, _, argument = spec.partition(":")
+        if kind == "scripted":
+            return ScriptedModel.from_file(argument)
+        if kind == "openai":
+            from accord.harness.models.openai_compatible import OpenAIModel, Retry
+
+            return OpenAIModel(
+                argument,
+                self._openai_client(),
+                api=self.endpoint.api,
+                retry=Retry(attempts=self.endpoint.attempts),
+            )
+        raise ValueError(f"model {spec!r}: unknown kind {kind!r}")
+
+    def _openai_client(self) -> Any:
+        if self._client is None:
+            from openai import AsyncOpenAI
+
+            self._client = AsyncOpenAI(
+                # (a local server may want none; the client wants something)
+                api_key=self.endpoint.api_key() or "unused",
+                base_url=self.endpoint.base_url,
+                timeout=self.endpoint.timeout_s,
+                max_retries=0,  # accord retries, and only before an answer has begun
+            )
+        return self._client

@@ -9,7 +9,7 @@ line (an envelope's change, a data part, a file), never dropped silently.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from accord.harness.core import envelope as envelopes
@@ -32,6 +32,43 @@ class Entry:
 
 
 @dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """A tool the model may call: its name, what it does, its arguments' JSON schema."""
+
+    name: str
+    description: str = ""
+    parameters: dict[str, Any] = field(default_factory=lambda: {"type": "object"})
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    id: str = ""  # the model's id for the call (a tool result answers it by this id)
+
+
+@dataclass(frozen=True, slots=True)
+class ModelStep:
+    """What the model answered earlier in this turn: text, and the tools it called."""
+
+    text: str
+    calls: tuple[ToolCall, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """A tool's answer to one call of this turn. Its content is untrusted text."""
+
+    call_id: str
+    name: str
+    content: str
+    error: bool = False
+
+
+Step = ModelStep | ToolResult
+
+
+@dataclass(frozen=True, slots=True)
 class Conversation:
     """One turn's view of the conversation."""
 
@@ -43,6 +80,8 @@ class Conversation:
     model: str = ""  # the task's model, or the harness's default
     reasoning_effort: str | None = None
     system_prompt: str = ""
+    tools: tuple[ToolSpec, ...] = ()  # what the model may call in this turn
+    steps: tuple[Step, ...] = ()  # this turn's model answers and tool results, in order
 
     @property
     def task_id(self) -> str:

@@ -5,9 +5,13 @@ from accord.harness.models.base import (
     Entry,
     FunctionModel,
     Model,
+    ModelEvent,
     ModelResponse,
+    StreamingModel,
+    TextDelta,
     ToolCall,
     TurnFunction,
+    Usage,
 )
 from accord.harness.models.scripted import ScriptedModel, load_script
 
@@ -15,9 +19,13 @@ __all__ = [
     "Entry",
     "FunctionModel",
     "Model",
+    "ModelEvent",
     "ModelResponse",
     "ScriptedModel",
+    "StreamingModel",
+    "TextDelta",
     "ToolCall",
     "TurnFunction",
+    "Usage",
     "load_script",
 ]

@@ -8,27 +8,55 @@ answers it.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
-from accord.harness.transcript import Conversation, Entry
+from accord.harness.transcript import Conversation, Entry, ToolCall
 
 
 @dataclass(frozen=True, slots=True)
-class ToolCall:
-    name: str
-    arguments: dict[str, Any] = field(default_factory=dict)
+class Usage:
+    """Tokens one model call took: in (of which cached) and out."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cached_tokens + other.cached_tokens,
+        )
 
 
 @dataclass(frozen=True, slots=True)
 class ModelResponse:
     text: str
     tool_calls: tuple[ToolCall, ...] = ()
+    usage: Usage | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    """A piece of the answer's text, as the model writes it."""
+
+    text: str
+
+
+ModelEvent = TextDelta | ModelResponse  # a stream of deltas, then the whole response
 
 
 class Model(Protocol):
     async def respond(self, conversation: Conversation) -> ModelResponse: ...
+
+
+@runtime_checkable
+class StreamingModel(Protocol):
+    """A model that writes its answer as it comes: text deltas, then the ModelResponse."""
+
+    def stream(self, conversation: Conversation) -> AsyncIterator[ModelEvent]: ...
 
 
 TurnFunction = Callable[[Conversation], Awaitable[str | ModelResponse] | str | ModelResponse]
@@ -54,4 +82,15 @@ class FunctionModel:
         )
 
 
-__all__ = ["Entry", "FunctionModel", "Model", "ModelResponse", "ToolCall", "TurnFunction"]
+__all__ = [
+    "Entry",
+    "FunctionModel",
+    "Model",
+    "ModelEvent",
+    "ModelResponse",
+    "StreamingModel",
+    "TextDelta",
+    "ToolCall",
+    "TurnFunction",
+    "Usage",
+]
