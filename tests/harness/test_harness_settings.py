@@ -1,0 +1,74 @@
+"""The [harness] settings table: every refusal names the file and the setting."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from accord.harness.settings import HarnessSettings, ModelFactory, parse
+from accord.server.config_values import ConfigError
+
+
+def test_a_minimal_table(tmp_path: Path) -> None:
+    settings = parse({"model": "scripted:x.json"}, "h.toml")
+    assert settings == HarnessSettings(model="scripted:x.json")
+    assert settings.openai.base_url == "https://api.openai.com/v1"
+    assert settings.openai.api == "chat"
+
+
+@pytest.mark.parametrize(
+    ("table", "says"),
+    [
+        ({}, "h.toml: harness.model: missing"),
+        ({"model": "gpt"}, "h.toml: harness.model: 'gpt' is no model"),
+        ({"model": "scripted:x", "models": ["nope"]}, "h.toml: harness.models: 'nope' is no"),
+        ({"model": "scripted:x", "colour": 1}, "h.toml: harness.colour: unknown field"),
+        ({"model": "scripted:x", "agent_id": ""}, "h.toml: harness.agent_id: must not be empty"),
+        ({"model": "scripted:x", "openai": {"api": "x"}}, "h.toml: harness.openai.api: expected"),
+        (
+            {"model": "scripted:x", "openai": {"base_url": "ftp://h"}},
+            "h.toml: harness.openai.base_url: expected an absolute http(s) URL",
+        ),
+        (
+            {"model": "scripted:x", "openai": {"timeout_s": 0}},
+            "h.toml: harness.openai.timeout_s: must be more than 0",
+        ),
+        (
+            {"model": "scripted:x", "system_prompt": "a", "system_prompt_file": "b"},
+            "h.toml: harness.system_prompt_file: set it or system_prompt, not both",
+        ),
+    ],
+)
+def test_refusals_name_the_setting(table: dict[str, object], says: str) -> None:
+    with pytest.raises(ConfigError) as refused:
+        parse(table, "h.toml")
+    assert str(refused.value).startswith(says), str(refused.value)
+
+
+def test_the_key_is_never_sent_in_clear_to_another_machine(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("MY_KEY", "sk-secret")
+    remote = {"base_url": "http://models.example.com/v1", "api_key_env": "MY_KEY"}
+    with pytest.raises(ConfigError) as refused:
+        parse({"model": "openai:m", "openai": remote}, "h.toml")
+    message = str(refused.value)
+    assert message.startswith("h.toml: harness.openai.base_url: refusing to send the key")
+    assert "sk-secret" not in message
+    # https, or a loopback server, or no key at all: fine.
+    for base_url in ("https://models.example.com/v1", "http://127.0.0.1:8000/v1"):
+        parse({"model": "openai:m", "openai": {**remote, "base_url": base_url}}, "h.toml")
+    monkeypatch.delenv("MY_KEY")
+    parse({"model": "openai:m", "openai": remote}, "h.toml")
+
+
+def test_openai_models_share_one_client_of_the_endpoint() -> None:
+    settings = parse(
+        {"model": "openai:a", "models": ["openai:b"], "openai": {"api": "responses"}}, ""
+    )
+    factory = ModelFactory(settings)
+    first, second = factory("openai:a"), factory("openai:b")
+    assert first.client is second.client  # type: ignore[attr-defined]
+    assert first.api == "responses"  # type: ignore[attr-defined]
+    assert str(first.client.base_url).rstrip("/") == "https://api.openai.com/v1"  # type: ignore[attr-defined]
