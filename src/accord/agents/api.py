@@ -138,6 +138,15 @@ class TaskHandle(Protocol):
         """Replace Task.metadata (streams and push get the task with it)."""
         ...
 
+    async def journal(self, data: dict[str, Any]) -> int:
+        """Record ``data`` in the task's log as the agent's own (not streamed, not in the
+        snapshot), durable on return; its sequence number."""
+        ...
+
+    async def journal_entries(self, after_seq: int = 0) -> list[tuple[int, dict[str, Any]]]:
+        """The agent's records after ``after_seq``, with their sequence numbers, in order."""
+        ...
+
     async def current(self) -> Task:
         """The task as it stands now, with what this run (and any other) decided so far."""
         ...

@@ -7,7 +7,7 @@ from typing import Any
 
 import msgspec
 
-from accord.core.events import Event, EventKind, apply
+from accord.core.events import Event, EventKind, JournalEntry, apply
 from accord.core.outcome import Published
 from accord.core.records import TaskRecord
 from accord.wire.codec import to_builtins
@@ -37,7 +37,7 @@ SEED_STATE_NAMES: dict[TaskState, str] = {
 def append(
     record: TaskRecord,
     kind: EventKind,
-    body: Task | TaskStatusUpdateEvent | TaskArtifactUpdateEvent | Message,
+    body: Task | TaskStatusUpdateEvent | TaskArtifactUpdateEvent | Message | JournalEntry,
     now_ms: int,
 ) -> tuple[TaskRecord, Event]:
     """The record after one more event, and that event (next sequence number)."""

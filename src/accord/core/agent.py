@@ -21,6 +21,7 @@ from accord.core._build import (
     task_not_found,
     timestamp,
 )
+from accord.core.events import JournalEntry
 from accord.core.outcome import Outcome, refused
 from accord.core.records import TaskRecord
 from accord.wire.errors import A2AError, ErrorKind
@@ -114,6 +115,19 @@ def _status(
     )
     new, event = append(record, "status", update, now_ms)
     return Outcome(name, events=[event], record=new, published=[status_published(update)])
+
+
+def journal(
+    record: TaskRecord | None, data: dict[str, Any], now_ms: int, task_id: str = ""
+) -> Outcome:
+    """An agent's record in its task's log (not streamed, not in the snapshot). Terminal
+    tasks take none."""
+    if record is None:
+        return refused("not-found", task_not_found(task_id))
+    if lifecycle.is_terminal(record.state):
+        return wrong_state(record, "journal")
+    new, event = append(record, "journal", JournalEntry(data=data), now_ms)
+    return Outcome("journaled", events=[event], record=new)
 
 
 def set_metadata(

@@ -7,7 +7,8 @@ body is:
 - ``task``: the task as created (first event of every log);
 - ``status``: a ``TaskStatusUpdateEvent``; a status message joins the history;
 - ``artifact``: a ``TaskArtifactUpdateEvent`` (append / replace by ``artifactId``);
-- ``message``: a client message that continued the task, appended to its history.
+- ``message``: a client message that continued the task, appended to its history;
+- ``journal``: an agent's own record (:class:`JournalEntry`), not part of the snapshot.
 
 ``task``, ``status`` and ``artifact`` are what streams and push notifications carry
 (``StreamResponse.task`` / ``statusUpdate`` / ``artifactUpdate``); ``message`` is history only.
@@ -31,8 +32,17 @@ from accord.wire.model import (
     UnsetType,
 )
 
-EventKind = Literal["task", "status", "artifact", "message"]
+EventKind = Literal["task", "status", "artifact", "message", "journal"]
 STREAMED_KINDS: frozenset[str] = frozenset({"task", "status", "artifact"})
+
+
+class JournalEntry(msgspec.Struct, gc=False, frozen=True):
+    """An agent's own record in its task's log (kind ``journal``): durable and in order with
+    the task's other events, never streamed or pushed, and no part of the task snapshot. The
+    harness journals each model answer and tool result before acting on it, so a turn a
+    crash cut resumes without doing anything twice."""
+
+    data: dict[str, Any]
 
 # Task.metadata keys that describe the current status rather than the task: a status update
 # whose metadata carries one sets it in Task.metadata, and the next status update that does
@@ -45,7 +55,7 @@ class Event(msgspec.Struct, gc=False, frozen=True):
     task_id: str
     seq: int
     kind: EventKind
-    body: Task | TaskStatusUpdateEvent | TaskArtifactUpdateEvent | Message
+    body: Task | TaskStatusUpdateEvent | TaskArtifactUpdateEvent | Message | JournalEntry
     at_ms: int
 
     @property
@@ -85,6 +95,8 @@ def apply(task: Task | None, event: Event) -> Task:
         return msgspec.structs.replace(task, artifacts=_merge_artifact(task.artifacts, body))
     if isinstance(body, Message):
         return msgspec.structs.replace(task, history=[*task.history, body])
+    if isinstance(body, JournalEntry):
+        return task  # (the agent's record: the task itself is unchanged)
     raise ValueError(f"unknown event body {type(body).__name__}")
 
 

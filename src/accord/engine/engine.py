@@ -69,6 +69,7 @@ from accord.wire.model import (
     ListTasksRequest,
     ListTasksResponse,
     Message,
+    Role,
     SendMessageRequest,
     Task,
     TaskPushNotificationConfig,
@@ -166,6 +167,10 @@ class Engine:
         self._execute, self._cancel = _as_executor(agent)
         # (isinstance against a runtime-checkable Protocol costs microseconds: once, here)
         self._intake: Intake | None = agent if isinstance(agent, Intake) else None
+        # Optional methods of an agent object (docs/executor.md): resume runs the tasks a dead
+        # process left running instead of their failing; startup/shutdown bracket the engine.
+        self._resume: ExecutorFunction | None = getattr(agent, "resume", None)
+        self._lifespan: Any = agent if callable(getattr(agent, "startup", None)) else None
         self._live: dict[str, LiveTask] = {}
         self._background: set[asyncio.Task[Any]] = set()
         # (isinstance against a runtime-checkable Protocol costs microseconds: once, here)
@@ -190,6 +195,8 @@ class Engine:
     async def start(self) -> None:
         await self.store.open()
         self._started = True
+        if self._lifespan is not None:  # before recovery, which may resume its runs
+            await self._lifespan.startup()
         if not self.config.resumable:
             await self.recover()
             if self._holds is not None:
@@ -213,6 +220,8 @@ class Engine:
 
     async def stop(self) -> None:
         self._started = False
+        if self._lifespan is not None and callable(getattr(self._lifespan, "shutdown", None)):
+            await self._lifespan.shutdown()
         for live in list(self._live.values()):
             for run in list(live.runs):
                 if run.task is not None:
@@ -254,6 +263,9 @@ class Engine:
                     continue
                 if self._holds is not None and await self._holds.task_held_elsewhere(record.id):
                     continue  # a live node runs it
+                if self._resume is not None:
+                    recovered += await self._resume_run(record)
+                    continue
                 status = as_message(RECOVERED_MESSAGE, record.id, record.task.context_id)
 
                 def fail(rec: TaskRecord | None, now: int, s: Message | None = status) -> Outcome:
@@ -262,6 +274,26 @@ class Engine:
                 outcome = await self._decide(record.id, None, fail)
                 recovered += outcome.ok
             after = batch[-1].id
+
+    async def _resume_run(self, record: TaskRecord) -> bool:
+        """Give a task a dead process left running back to the agent (its ``resume``): a run
+        as for a message, on the task's newest message, as the task's own tenant."""
+        assert self._resume is not None
+        if self._holds is not None and not await self._holds.hold_task(record.id):
+            return False  # another node took it first
+        task = record.task
+        users = [m for m in task.history if m.role is not Role.AGENT]
+        ctx = RequestContext(
+            message=users[-1] if users else task.history[-1],
+            task_id=task.id,
+            context_id=task.context_id,
+            caller=Caller(identity="accord.recovery", tenant=record.tenant),
+            task=task,
+        )
+        live = LiveTask(task.id, record.tenant, record, durable=record)
+        self._start_run(live, ctx, record, self._resume)
+        log.info("resuming task %s after a restart", task.id)
+        return True
 
     async def _recovery_loop(self, interval_s: float) -> None:
         while True:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from accord.agents.api import AgentError, Decision, MessageLike, RequestContext
 from accord.core import agent as agent_commands
-from accord.core.events import Event
+from accord.core.events import Event, JournalEntry
 from accord.core.outcome import Outcome
 from accord.core.records import PushConfigRecord, TaskRecord
 from accord.engine.errors import creation_failed
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 # Per live task: a turn's few events; a follower further behind reads the store (events can
 # be large, so the count stays small).
 RECENT_EVENTS = 16
+JOURNAL_BATCH = 256  # events read from the store at a time when reading a journal
 
 
 @dataclass(eq=False)
@@ -232,6 +233,22 @@ class LiveHandle:
             self._live,
             lambda record, now: agent_commands.set_metadata(record, metadata, now, self.task_id),
         )
+
+    async def journal(self, data: dict[str, Any]) -> int:
+        outcome = await self.decide(
+            lambda record, now: agent_commands.journal(record, data, now, self.task_id)
+        )
+        return outcome.events[-1].seq
+
+    async def journal_entries(self, after_seq: int = 0) -> list[tuple[int, dict[str, Any]]]:
+        found: list[tuple[int, dict[str, Any]]] = []
+        store = self._engine.store
+        while events := await store.read_events(self.task_id, after_seq, JOURNAL_BATCH):
+            for event in events:
+                after_seq = event.seq
+                if isinstance(event.body, JournalEntry):
+                    found.append((event.seq, event.body.data))
+        return found
 
     async def current(self) -> Task:
         live = self._live

@@ -12,7 +12,7 @@ from typing import Any
 
 import msgspec
 
-from accord.core.events import Event
+from accord.core.events import Event, JournalEntry
 from accord.core.lifecycle import TERMINAL
 from accord.core.records import PushConfigRecord, TaskRecord
 from accord.wire.model import (
@@ -39,6 +39,7 @@ BODY_DECODERS: dict[str, msgspec.json.Decoder[Any]] = {
     "status": msgspec.json.Decoder(TaskStatusUpdateEvent),
     "artifact": msgspec.json.Decoder(TaskArtifactUpdateEvent),
     "message": msgspec.json.Decoder(Message),
+    "journal": msgspec.json.Decoder(JournalEntry),
 }
 
 

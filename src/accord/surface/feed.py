@@ -70,7 +70,15 @@ def domain_events(entry: FeedEntry) -> list[tuple[str, dict[str, Any]]]:
             "task_id": entry.task_id,
         }
         return [("a2a.tasks.PushNotificationConfigCreated", created)]
-    return [_event(event) for event in entry.events]
+    # (the first task event is the creation; later ones are snapshots of metadata changes,
+    # and journal entries are an agent's own: neither is a seed event)
+    return [_event(event) for event in entry.events if _published(event)]
+
+
+def _published(event: Event) -> bool:
+    if event.kind == "journal":
+        return False
+    return event.kind != "task" or event.seq == 1
 
 
 def _event(event: Event) -> tuple[str, dict[str, Any]]:
