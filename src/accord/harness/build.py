@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from accord.harness.agent import HarnessAgent
 from accord.harness.models import FunctionModel, TurnFunction
+from accord.harness.plugins.loader import Loading, load_plugins
 from accord.harness.settings import HarnessSettings
+from accord.push.ssrf import AddressPolicy, Guard
 
 FUNCTION_MODEL = "function"
 
@@ -17,8 +19,20 @@ def conversation_agent(turn: TurnFunction, *, agent_id: str = "accord") -> Harne
 
 
 def from_settings(settings: HarnessSettings) -> HarnessAgent:
-    """The harness agent of ``accord serve --agent harness``; its models are built now, so
-    that one that cannot be (a missing script) stops the server at start (ValueError)."""
+    """The harness agent of ``accord serve --agent harness``; its models are built and its
+    plugins loaded now, so that one that cannot be (a missing script, a bad manifest) stops
+    the server at start (ValueError naming it)."""
     agent = HarnessAgent(settings)
     agent.check_models()
+    load_plugins(agent, settings.plugins, loading(settings, agent.builtin_commands))
+    agent.freeze()
     return agent
+
+
+def loading(settings: HarnessSettings, replaceable: frozenset[str] = frozenset()) -> Loading:
+    """How plugins load: remote hooks' URLs through the SSRF guard (admitting
+    ``hook_allow_hosts``), with ``hook_timeout_s``."""
+    policy = AddressPolicy(
+        settings.hook_allow_hosts, subject="remote hooks", setting="harness.hook_allow_hosts"
+    )
+    return Loading(Guard(policy), settings.hook_timeout_s, replaceable)

@@ -14,13 +14,19 @@ from typing import Any, Literal
 
 from accord.harness.core import envelope as envelopes
 from accord.harness.core.identity import claimed
-from accord.harness.wire import EVENT_MEDIA_TYPE, TaskExtension
+from accord.harness.wire import COMMAND_METADATA, EVENT_MEDIA_TYPE, Effort, TaskExtension
+from accord.wire.codec import WireError, convert
 from accord.wire.errors import A2AError
 from accord.wire.model import UNSET, Message, Part, Role, Task
 
 # Message metadata the harness writes on each answer a model gave, numbered from 0: the
 # count says how many model calls the task has made (a scripted model's position).
 MODEL_CALL_KEY = "accord.harness/model_call"
+# What ``message.received`` hooks decided about participants' messages: a refusal is
+# recorded on the refusal's note (message metadata {RECEIVED_KEY: {"refused": [id]}}), a
+# replacement in Task.metadata ({RECEIVED_KEY: {"replaced": {id: the message the model
+# sees instead}}}), both durable before any model call.
+RECEIVED_KEY = "accord.harness/received"
 DATA_PREVIEW = 2_000  # characters of a data part a model sees
 
 
@@ -41,7 +47,7 @@ class Conversation:
     entries: tuple[Entry, ...]
     model_calls: int  # model calls the task made before this one
     model: str = ""  # the task's model, or the harness's default
-    reasoning_effort: str | None = None
+    reasoning_effort: Effort | None = None
     system_prompt: str = ""
 
     @property
@@ -68,9 +74,49 @@ class Conversation:
 
 
 def entries(task: Task, agent_id: str) -> tuple[Entry, ...]:
-    return tuple(
-        entry(message, agent_id, first=index == 0) for index, message in enumerate(task.history)
-    )
+    """The task's messages as the model sees them: without commands and their replies,
+    without messages a hook refused (and the refusals' notes), with the messages a hook
+    replaced as replaced."""
+    refused: set[str] = set()
+    for message in task.history:
+        decided = _received(message) if message.role is Role.AGENT else None
+        if decided is not None:
+            refused.update(str(i) for i in decided.get("refused", ()))
+    replaced = replacements(task)
+    seen: list[Entry] = []
+    for index, message in enumerate(task.history):
+        metadata = message.metadata if isinstance(message.metadata, dict) else {}
+        if COMMAND_METADATA in metadata or (
+            message.role is Role.AGENT and RECEIVED_KEY in metadata
+        ):
+            continue
+        if message.role is Role.USER:
+            if message.message_id in refused:
+                continue
+            message = replaced.get(message.message_id, message)
+        seen.append(entry(message, agent_id, first=index == 0))
+    return tuple(seen)
+
+
+def replacements(task: Task) -> dict[str, Message]:
+    """The messages ``message.received`` hooks replaced, by id, as the model sees them."""
+    metadata = task.metadata if isinstance(task.metadata, dict) else {}
+    recorded = metadata.get(RECEIVED_KEY)
+    found: dict[str, Message] = {}
+    if not isinstance(recorded, dict) or not isinstance(recorded.get("replaced"), dict):
+        return found
+    for message_id, replacement in recorded["replaced"].items():
+        try:
+            found[str(message_id)] = convert(replacement, Message)
+        except WireError:
+            continue  # (only the harness writes these; nothing stored is malformed)
+    return found
+
+
+def _received(message: Message) -> dict[str, Any] | None:
+    metadata = message.metadata
+    value = metadata.get(RECEIVED_KEY) if isinstance(metadata, dict) else None
+    return value if isinstance(value, dict) else None
 
 
 def model_calls(task: Task) -> int:

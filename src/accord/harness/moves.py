@@ -1,0 +1,123 @@
+"""The harness's moves on a task, and ``task.state_changed``.
+
+Every state change the harness makes (a turn starting, parking, a completion, a command's
+answer parking a new conversation, a child created) goes through :class:`Moves`; when
+``task.state_changed`` is hooked, each change is told to the hooks once it is durable, all
+three phases in order. It is a notification: the change stands whatever the hooks answer
+(an abort is logged). Unhooked, a move costs what it did before hooks existed.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from accord.agents.api import Decision, TaskHandle
+from accord.core.events import Event
+from accord.core.outcome import Outcome
+from accord.core.records import TaskRecord
+from accord.harness.core import conversation
+from accord.harness.core.state import extension_of
+from accord.harness.core.subtasks import state_name
+from accord.harness.hooks.base import HookAbort
+from accord.harness.hooks.operations import TASK_STATE_CHANGED, TaskStateChanged
+from accord.harness.hooks.registry import Hooks
+from accord.harness.wire import STATUS_KEY, Role
+from accord.wire.model import UNSET, Task, TaskState, TaskStatus, TaskStatusUpdateEvent
+
+log = logging.getLogger("accord.harness.hooks")
+
+
+@dataclass(frozen=True, slots=True)
+class Who:
+    """Whom an operation is for: every hook context names them."""
+
+    sender: str
+    role: Role | None = None
+    correlation_id: str = ""
+
+    @classmethod
+    def on(cls, task: Task, sender: str, correlation_id: str = "") -> Who:
+        extension = extension_of(task)
+        role = extension.role_of(sender) if extension is not None else None
+        return cls(sender, role, correlation_id)
+
+    def fields(self, task_id: str) -> dict[str, Any]:
+        return {
+            "task_id": task_id,
+            "sender": self.sender,
+            "sender_role": self.role,
+            "correlation_id": self.correlation_id,
+        }
+
+
+class Moves:
+    def __init__(self, hooks: Hooks) -> None:
+        self.hooks = hooks
+
+    async def decide(self, task: TaskHandle, decision: Decision, who: Who) -> Outcome:
+        """``task.decide(decision)``, then ``task.state_changed`` for each change it made."""
+        if not self.hooks.wants(TASK_STATE_CHANGED):
+            return await task.decide(decision)
+        decided_on: list[TaskRecord | None] = [None]
+
+        def observed(record: TaskRecord | None, now_ms: int) -> Outcome:
+            decided_on[0] = record  # (the last call is the one that was stored)
+            return decision(record, now_ms)
+
+        outcome = await task.decide(observed)
+        before = decided_on[0]
+        previous = before.state if before is not None else None
+        await self.changed(task.task_id, previous, statuses(outcome.events), who)
+        return outcome
+
+    async def start_turn(self, task: TaskHandle, who: Who) -> None:
+        """WORKING: the turn begins."""
+        if self.hooks.wants(TASK_STATE_CHANGED):
+            await self.decide(task, conversation.start_turn, who)
+        else:
+            await task.start_working()
+
+    async def created(self, task: Task, who: Who) -> None:
+        """A task the harness opened (a child), moved on from SUBMITTED at its creation."""
+        if self.hooks.wants(TASK_STATE_CHANGED):
+            await self.changed(task.id, TaskState.SUBMITTED, [(task.status, task.metadata)], who)
+
+    async def changed(
+        self,
+        task_id: str,
+        previous: TaskState | int | None,
+        statuses: list[tuple[TaskStatus, Any]],
+        who: Who,
+    ) -> None:
+        """Tell the hooks of every state change among ``statuses`` (each a status and the
+        metadata it came with; ``previous``: the state before them)."""
+        for status, metadata in statuses:
+            state = status.state
+            if state == previous:
+                continue
+            value = metadata.get(STATUS_KEY) if isinstance(metadata, dict) else None
+            message = status.message
+            context = TaskStateChanged(
+                **who.fields(task_id),
+                previous=state_name(previous) if previous is not None else "",
+                state=state_name(state),
+                sub_state=value.get("sub_state") if isinstance(value, dict) else None,
+                text=message.text() if message is not UNSET else "",
+            )
+            previous = state
+            try:
+                await self.hooks.perform(TASK_STATE_CHANGED, context)
+            except HookAbort as abort:
+                log.warning("task.state_changed on %s: %s (the change stands)", task_id, abort)
+
+
+def statuses(events: list[Event]) -> list[tuple[TaskStatus, Any]]:
+    """The statuses ``events`` set, with their metadata (a task snapshot's is the task's)."""
+    found: list[tuple[TaskStatus, Any]] = []
+    for event in events:
+        body = event.body
+        if isinstance(body, TaskStatusUpdateEvent | Task):
+            found.append((body.status, body.metadata))
+    return found
