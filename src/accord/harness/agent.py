@@ -85,6 +85,7 @@ from accord.wire.model import (
     Role,
     SendMessageRequest,
     Task,
+    TaskState,
 )
 
 INPUT_MODES = ("text/plain", "application/json", TASK_MEDIA_TYPE, EVENT_MEDIA_TYPE)
@@ -291,7 +292,7 @@ class HarnessAgent:
                 await self.moves.decide(task, refusal, who)
                 return False
         changed = seen is not message
-        if starting:
+        if starting and (await task.current()).status.state is not TaskState.WORKING:
             await self.moves.start_turn(task, who)
         if changed:
             await task.decide(partial(received.replaced, message=seen))

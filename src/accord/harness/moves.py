@@ -9,8 +9,11 @@ three phases in order. It is a notification: the change stands whatever the hook
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from accord.agents.api import Decision, TaskHandle
@@ -55,6 +58,8 @@ class Who:
 class Moves:
     def __init__(self, hooks: Hooks) -> None:
         self.hooks = hooks
+        # Per task, the telling of its latest changes (the next one waits for it).
+        self._telling: dict[str, asyncio.Future[None]] = {}
 
     async def decide(self, task: TaskHandle, decision: Decision, who: Who) -> Outcome:
         """``task.decide(decision)``, then ``task.state_changed`` for each change it made."""
@@ -66,10 +71,24 @@ class Moves:
             decided_on[0] = record  # (the last call is the one that was stored)
             return decision(record, now_ms)
 
-        outcome = await task.decide(observed)
-        before = decided_on[0]
-        previous = before.state if before is not None else None
-        await self.changed(task.task_id, previous, statuses(outcome.events), who)
+        # Queued before the decision is made: whoever waits for the change to be told
+        # (drain) after seeing it durable finds it queued.
+        decided: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
+
+        def told() -> list[TaskStateChanged]:
+            before = decided_on[0]
+            previous = before.state if before is not None else None
+            events = decided.result().events
+            return self._contexts(task.task_id, previous, statuses(events), who)
+
+        job = self._queue(task.task_id, decided, told)
+        try:
+            outcome = await task.decide(observed)
+        except BaseException:
+            decided.cancel()
+            raise
+        decided.set_result(outcome)
+        await asyncio.shield(job)
         return outcome
 
     async def start_turn(self, task: TaskHandle, who: Who) -> None:
@@ -82,35 +101,81 @@ class Moves:
     async def created(self, task: Task, who: Who) -> None:
         """A task the harness opened (a child), moved on from SUBMITTED at its creation."""
         if self.hooks.wants(TASK_STATE_CHANGED):
-            await self.changed(task.id, TaskState.SUBMITTED, [(task.status, task.metadata)], who)
+            changes = [(task.status, task.metadata)]
+            contexts = self._contexts(task.id, TaskState.SUBMITTED, changes, who)
+            done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            done.set_result(None)
+            await asyncio.shield(self._queue(task.id, done, lambda: contexts))
 
-    async def changed(
+    async def drain(self) -> None:
+        """Wait until every change decided so far has been told."""
+        while self._telling:
+            await asyncio.gather(*self._telling.values(), return_exceptions=True)
+
+    def _queue(
         self,
+        task_id: str,
+        decided: asyncio.Future[Any],
+        contexts: Callable[[], list[TaskStateChanged]],
+    ) -> asyncio.Future[None]:
+        """Tell ``contexts()`` once ``decided`` is, after the task's earlier changes. The
+        telling outlives the run that asked for it (a turn cut by a completion still tells
+        of its parking)."""
+        job = asyncio.ensure_future(self._tell(self._telling.get(task_id), decided, contexts))
+        self._telling[task_id] = job
+        job.add_done_callback(partial(self._told, task_id))
+        return job
+
+    async def _tell(
+        self,
+        before: asyncio.Future[None] | None,
+        decided: asyncio.Future[Any],
+        contexts: Callable[[], list[TaskStateChanged]],
+    ) -> None:
+        if before is not None:
+            await asyncio.gather(before, return_exceptions=True)
+        try:
+            await decided
+        except asyncio.CancelledError:
+            return  # the decision was not made (or its maker stopped waiting for it)
+        for context in contexts():
+            try:
+                await self.hooks.perform(TASK_STATE_CHANGED, context)
+            except HookAbort as abort:
+                log.warning("task.state_changed on %s: %s (the change stands)",
+                            context.task_id, abort)  # fmt: skip
+
+    def _told(self, task_id: str, job: asyncio.Future[None]) -> None:
+        if self._telling.get(task_id) is job:
+            del self._telling[task_id]
+
+    @staticmethod
+    def _contexts(
         task_id: str,
         previous: TaskState | int | None,
         statuses: list[tuple[TaskStatus, Any]],
         who: Who,
-    ) -> None:
-        """Tell the hooks of every state change among ``statuses`` (each a status and the
+    ) -> list[TaskStateChanged]:
+        """A context for every state change among ``statuses`` (each a status and the
         metadata it came with; ``previous``: the state before them)."""
+        contexts = []
         for status, metadata in statuses:
             state = status.state
             if state == previous:
                 continue
             value = metadata.get(STATUS_KEY) if isinstance(metadata, dict) else None
             message = status.message
-            context = TaskStateChanged(
-                **who.fields(task_id),
-                previous=state_name(previous) if previous is not None else "",
-                state=state_name(state),
-                sub_state=value.get("sub_state") if isinstance(value, dict) else None,
-                text=message.text() if message is not UNSET else "",
+            contexts.append(
+                TaskStateChanged(
+                    **who.fields(task_id),
+                    previous=state_name(previous) if previous is not None else "",
+                    state=state_name(state),
+                    sub_state=value.get("sub_state") if isinstance(value, dict) else None,
+                    text=message.text() if message is not UNSET else "",
+                )
             )
             previous = state
-            try:
-                await self.hooks.perform(TASK_STATE_CHANGED, context)
-            except HookAbort as abort:
-                log.warning("task.state_changed on %s: %s (the change stands)", task_id, abort)
+        return contexts
 
 
 def statuses(events: list[Event]) -> list[tuple[TaskStatus, Any]]:

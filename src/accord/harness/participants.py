@@ -4,8 +4,8 @@ roles, judged by hooks before it is stored.
 Unhooked, such an envelope is stored with its change at once (intake). Hooked, intake
 diverts it here: ``pre`` and ``in`` may replace the list asked for or refuse it (the sender
 is answered "message not accepted: <reason>" in the unchanged state, and nothing changes),
-the change is made (judged again against the task as it stands), ``post`` hears of it, and
-the turn the message asks for runs as for any message.
+the change is made (judged again against the task as it stands) as the turn starts, ``post``
+hears of it, and the turn goes on as for any message.
 """
 
 from __future__ import annotations
@@ -75,7 +75,10 @@ class ParticipantChanges:
                 task, partial(refusal, message_id=message_id, reason=reason), who
             )
             return False
-        decision = partial(_changed, envelope=envelope, sender=sender, participants=participants)
+        # The turn starts with the change: a snapshot of a parked task would end the
+        # sender's request before the turn it asks for.
+        changed = partial(_changed, envelope=envelope, sender=sender, participants=participants)
+        decision = partial(conversation.chain, steps=(conversation.start_turn, changed))
         try:
             await self.moves.decide(task, decision, who)
         except AgentError as exc:  # the task changed meanwhile: the sender is no admin now

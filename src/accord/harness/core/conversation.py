@@ -112,7 +112,7 @@ def settle(
         steps.append(lambda r, n: moves.move(r, "complete", n, agent_text(r, done)))
     else:
         steps.append(partial(park, message=f"completion refused: {reason}"))
-    return chain(record, now_ms, *steps)
+    return chain(record, now_ms, tuple(steps))
 
 
 def say(
@@ -134,7 +134,7 @@ def say(
         first = partial(_note, message=message, metadata=metadata)
     if extension is None:
         return first(record, now_ms)
-    return chain(record, now_ms, first, partial(with_extension, extension=extension))
+    return chain(record, now_ms, (first, partial(with_extension, extension=extension)))
 
 
 def with_extension(record: TaskRecord | None, now_ms: int, extension: TaskExtension) -> Outcome:
@@ -144,7 +144,7 @@ def with_extension(record: TaskRecord | None, now_ms: int, extension: TaskExtens
     return moves.set_metadata(record, metadata_with(base, extension), now_ms)
 
 
-def chain(record: TaskRecord | None, now_ms: int, *steps: Decision) -> Outcome:
+def chain(record: TaskRecord | None, now_ms: int, steps: tuple[Decision, ...]) -> Outcome:
     """Decisions one after the other, as one outcome (one append); the first refusal is the
     answer."""
     events: list[Event] = []

@@ -12,6 +12,8 @@ import logging
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
+import msgspec
+
 from accord.harness.hooks.base import (
     DEFAULT_PRIORITY,
     PHASES,
@@ -138,14 +140,20 @@ class Hooks:
 
 
 def replacement(hook: str, current: C, answer: Any) -> C:
-    """``answer`` as the replacement of ``current``: the same type, the same facts."""
-    if type(answer) is not type(current):
-        raise HookFailure(hook, f"returned {type(answer).__name__}, not {type(current).__name__}")
+    """``answer`` as the replacement of ``current``: the same type, well formed (a Struct is
+    not checked when it is made: a field of the wrong type is refused here, not met later),
+    the same facts."""
+    kind = type(current)
+    if type(answer) is not kind:
+        raise HookFailure(hook, f"returned {type(answer).__name__}, not {kind.__name__}")
+    try:
+        checked: C = msgspec.convert(msgspec.to_builtins(answer), kind)
+    except (msgspec.ValidationError, TypeError) as exc:
+        raise HookFailure(hook, f"returned a malformed {kind.__name__}: {exc}") from None
     for fact in Context.FACTS:
-        if getattr(answer, fact) != getattr(current, fact):
+        if getattr(checked, fact) != getattr(current, fact):
             raise HookFailure(hook, f"changed {fact}, which a hook may not")
-    result: C = answer
-    return result
+    return checked
 
 
 def check_point(name: str) -> None:

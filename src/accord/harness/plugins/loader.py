@@ -41,6 +41,7 @@ from accord.harness.plugins.manifest import (
     parse_manifest,
 )
 from accord.push.ssrf import Guard, RefusedTarget
+from accord.server.agent_loader import importable_from_working_directory
 from accord.server.config_values import ConfigError
 
 log = logging.getLogger("accord.harness.plugins")
@@ -237,6 +238,7 @@ def _imported(import_path: str) -> Any:
     module, _, attribute = import_path.partition(":")
     if not module or not attribute:
         raise ComponentError(f"import_path {import_path!r}: expected module:attribute")
+    importable_from_working_directory()
     try:
         target: Any = importlib.import_module(module)
         for part in attribute.split("."):
