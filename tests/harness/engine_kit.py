@@ -118,5 +118,16 @@ async def running(
         await engine.stop()
 
 
+@asynccontextmanager
+async def serving(agent: HarnessAgent) -> AsyncIterator[Engine]:
+    """An engine running ``agent`` as it is."""
+    engine = Engine(MemoryStore(), agent)
+    await engine.start()
+    try:
+        yield engine
+    finally:
+        await engine.stop()
+
+
 def replaced(value: Any, **changes: Any) -> Any:
     return msgspec.structs.replace(value, **changes)

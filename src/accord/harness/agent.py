@@ -40,7 +40,7 @@ from accord.core._build import task_not_found
 from accord.core.caller import Caller
 from accord.harness import received
 from accord.harness.command_run import CommandRunner
-from accord.harness.commands.builtins import builtin_specs, register_builtins
+from accord.harness.commands.builtins import register_builtins
 from accord.harness.commands.parse import CommandCall, parse_command
 from accord.harness.commands.registry import CommandRegistry
 from accord.harness.completion import Completion, register_unresolved_rule
@@ -132,11 +132,6 @@ class HarnessAgent:
         self._completion = Completion(self.hooks, self.moves)
         self._participants = ParticipantChanges(self.hooks, self.moves)
         self._names: frozenset[str] = frozenset()
-
-    @property
-    def builtin_commands(self) -> frozenset[str]:
-        """The names of the built-in commands (a plugin's command of one replaces it)."""
-        return frozenset(spec.name for spec in builtin_specs(self.settings.selectable))
 
     def freeze(self) -> None:
         """No more hooks or commands: the harness serves from here on."""

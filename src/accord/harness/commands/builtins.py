@@ -83,11 +83,14 @@ def register_builtins(
     def help_body(context: CommandInvoked) -> CommandResult:
         return CommandResult(reply=help_text(commands, context.sender_role))
 
-    commands.register(model, model_body, priority=BODY_PRIORITY)
-    commands.register(effort, effort_body, priority=BODY_PRIORITY)
-    commands.register(sub_task, sub_task_body, priority=BODY_PRIORITY)
-    commands.register(status, status_body, priority=BODY_PRIORITY)
-    commands.register(help_, help_body, priority=BODY_PRIORITY)
+    for spec, body in (
+        (model, model_body),
+        (effort, effort_body),
+        (sub_task, sub_task_body),
+        (status, status_body),
+        (help_, help_body),
+    ):
+        commands.register(spec, body, priority=BODY_PRIORITY, default=True)
 
 
 def effort_body(context: CommandInvoked) -> CommandResult:

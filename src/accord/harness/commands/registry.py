@@ -64,6 +64,7 @@ class CommandRegistry:
         self.hooks = hooks
         self._specs: dict[str, CommandSpec] = {}
         self._bodies: dict[str, _Body] = {}
+        self._defaults: set[str] = set()  # names whose command is a default (a built-in)
         self.frozen = False
 
     @property
@@ -78,6 +79,12 @@ class CommandRegistry:
     def spec(self, name: str) -> CommandSpec | None:
         return self._specs.get(name)
 
+    @property
+    def defaults(self) -> frozenset[str]:
+        """The commands registered as defaults (the built-ins) and not replaced since: a
+        plugin's command of the same name replaces one."""
+        return frozenset(self._defaults)
+
     def register(
         self,
         spec: CommandSpec,
@@ -85,9 +92,10 @@ class CommandRegistry:
         *,
         priority: int = DEFAULT_PRIORITY,
         replace: bool = False,
+        default: bool = False,
     ) -> None:
         """``handler(context)`` answers ``/<spec.name>``: a CommandResult, or the reply's
-        text (sync or async)."""
+        text (sync or async). ``default``: a built-in, which a plugin may replace."""
 
         async def body(point: str, context: CommandInvoked) -> CommandInvoked:
             answer = handler(context)
@@ -101,10 +109,15 @@ class CommandRegistry:
         executor = FunctionExecutor(
             f"command:{spec.name}", body, priority=priority, points=(COMMAND_IN,)
         )
-        self.register_executor(spec, executor, replace=replace)
+        self.register_executor(spec, executor, replace=replace, default=default)
 
     def register_executor(
-        self, spec: CommandSpec, executor: Executor, *, replace: bool = False
+        self,
+        spec: CommandSpec,
+        executor: Executor,
+        *,
+        replace: bool = False,
+        default: bool = False,
     ) -> None:
         """``executor`` (local or remote) answers ``/<spec.name>``; ValueError when the
         name is taken and ``replace`` is not given."""
@@ -119,6 +132,10 @@ class CommandRegistry:
             previous.retired = True
         self._specs[spec.name] = spec  # a replacement keeps the name's place
         self._bodies[spec.name] = body
+        if default:
+            self._defaults.add(spec.name)
+        else:
+            self._defaults.discard(spec.name)
 
     def freeze(self) -> None:
         self.frozen = True

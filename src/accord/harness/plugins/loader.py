@@ -77,12 +77,11 @@ class LoadReport:
 
 @dataclass(frozen=True, slots=True)
 class Loading:
-    """What loading needs besides the plugin: the guard for remote hooks' URLs, their
-    default timeout, and the command names a plugin may replace (the built-ins)."""
+    """What loading needs besides the plugin: the guard for remote hooks' URLs and their
+    default timeout."""
 
     guard: Guard
     timeout_s: float = DEFAULT_TIMEOUT_S
-    replaceable: frozenset[str] = frozenset()
 
 
 class ComponentError(ValueError):
@@ -179,7 +178,7 @@ def register(
                 raise ComponentError(
                     f"its hook {hook.name!r} must declare exactly points: [{COMMAND_IN!r}]"
                 )
-            replace = command.name in loading.replaceable
+            replace = command.name in host.commands.defaults
             if command.name in host.commands.names and not replace:
                 raise ComponentError("a command of that name is registered already")
             spec = CommandSpec(
