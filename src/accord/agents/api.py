@@ -164,8 +164,8 @@ class TaskHandle(Protocol):
         context: SUBMITTED, with ``metadata`` as its Task.metadata and ``message``, if any,
         as its first history message; ``then`` decides its first moves (parking it until a
         client's first message, say) in the same append. No executor runs on it: a message
-        sent to it does. Durable on return; returns the new task (AgentError when it cannot
-        be created, e.g. over the tenant's task limit)."""
+        sent to it does. This task, if new, is stored first. Durable on return; returns the
+        new task (AgentError when it cannot be created, e.g. over the tenant's task limit)."""
         ...
 
     async def get_task(self, task_id: str) -> Task | None:

@@ -252,6 +252,8 @@ class LiveHandle:
         context_id: str | None = None,
         then: Decision | None = None,
     ) -> Task:
+        if self._live.pending is not None:  # the opener is stored before what it opens
+            await self._engine.commit_created(self.task_id)
         record = await self._engine.open_task(
             self._live.tenant,
             context_id or self.context_id,
