@@ -20,7 +20,6 @@ from accord.agents.api import Decision, TaskHandle
 from accord.core.events import Event
 from accord.core.outcome import Outcome
 from accord.core.records import TaskRecord
-from accord.harness.core import conversation
 from accord.harness.core.state import extension_of
 from accord.harness.core.subtasks import state_name
 from accord.harness.hooks.base import HookAbort
@@ -92,11 +91,19 @@ class Moves:
         return outcome
 
     async def start_turn(self, task: TaskHandle, who: Who) -> None:
-        """WORKING: the turn begins."""
-        if self.hooks.wants(TASK_STATE_CHANGED):
-            await self.decide(task, conversation.start_turn, who)
-        else:
+        """WORKING: the turn begins, without waiting for the move to be durable (it is told
+        to the hooks once it is, while the turn goes on)."""
+        if not self.hooks.wants(TASK_STATE_CHANGED):
             await task.start_working()
+            return
+        before = (await task.current()).status.state
+        await task.start_working()
+        after = await task.current()
+        durable = asyncio.ensure_future(task.flush())
+        changes = [(after.status, after.metadata)]
+        self._queue(
+            task.task_id, durable, lambda: self._contexts(task.task_id, before, changes, who)
+        )
 
     async def created(self, task: Task, who: Who) -> None:
         """A task the harness opened (a child), moved on from SUBMITTED at its creation."""
@@ -134,10 +141,9 @@ class Moves:
     ) -> None:
         if before is not None:
             await asyncio.gather(before, return_exceptions=True)
-        try:
-            await decided
-        except asyncio.CancelledError:
-            return  # the decision was not made (or its maker stopped waiting for it)
+        await asyncio.gather(decided, return_exceptions=True)
+        if decided.cancelled() or decided.exception() is not None:
+            return  # not made, or not durable: nothing to tell
         for context in contexts():
             try:
                 await self.hooks.perform(TASK_STATE_CHANGED, context)
