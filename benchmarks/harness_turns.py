@@ -247,8 +247,8 @@ def main() -> None:
             p50 = statistics.median(r.p50_ms for r in runs)
             cpu = statistics.median(r.cpu_us for r in runs)
             table[(scenario, count)] = (rps, p50)
-            print(f"  {scenario:8} c={count:<2} {rps:8.0f} req/s  p50 {p50:6.2f} ms  cpu {cpu:5.0f}",
-                  flush=True)  # fmt: skip
+            shown = f"{rps:8.0f} req/s  p50 {p50:6.2f} ms  cpu {cpu:5.0f}"
+            print(f"  {scenario:8} c={count:<2} {shown}", flush=True)
     print("\ntargets:")
     for scenario in ("first", "turn"):
         if scenario not in scenarios or "echo" not in scenarios:

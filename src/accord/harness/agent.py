@@ -49,6 +49,7 @@ from accord.harness.core import envelope as envelopes
 from accord.harness.core.identity import claimed
 from accord.harness.core.intake import Complete, Continue, Policy, Start, judge, refuse_watcher
 from accord.harness.core.state import (
+    ACCORD_PREFIX,
     extension_of,
     metadata_with,
     without_harness_keys,
@@ -234,12 +235,12 @@ class HarnessAgent:
         if extension is None:
             await task.fail("this task carries no harness data; it cannot run here")
             return
-        who = Who.on(current, claimed(ctx.message) or "", ctx.message.message_id)
+        who = Who.on(extension, claimed(ctx.message) or "", ctx.message.message_id)
         if ctx.task is None and _only_envelope(ctx.message):
             # A brief and nothing else: the task waits for its first message.
             await self.moves.decide(task, conversation.park, who)
             return
-        if not await self._receive(task, ctx.message, who, starting=True):
+        if not await self._start(task, ctx.message, who):
             return
         view = self._conversation(await task.current(), extension)
         if self.hooks.wants(TURN_STARTED):
@@ -270,26 +271,28 @@ class HarnessAgent:
             await self.moves.decide(task, partial(conversation.end_turn, answer=answer), who)
             return
 
-    async def _receive(
-        self, task: TaskHandle, message: Message, who: Who, *, starting: bool = False
-    ) -> bool:
-        """``message.received`` on a participant's message; False when it is refused (the
-        sender is told). ``starting``: the turn's first message, and the turn starts with
-        it (WORKING, with what the hooks replaced recorded)."""
+    async def _receive(self, task: TaskHandle, message: Message, who: Who) -> Message | None:
+        """``message.received`` on a participant's message: the message as the model is to
+        see it, or None when it is refused (the sender is told)."""
+        try:
+            return await received.receive(self.hooks, task.task_id, message, who)
+        except HookAbort as abort:
+            refusal = partial(received.refusal, message_id=message.message_id, reason=abort.message)
+            await self.moves.decide(task, refusal, who)
+            return None
+
+    async def _start(self, task: TaskHandle, message: Message, who: Who) -> bool:
+        """The turn starts with ``message`` (False: a hook refused it): WORKING, with what
+        the hooks replaced recorded before the model is asked."""
         seen = message
         if self.hooks.wants(MESSAGE_RECEIVED):
-            try:
-                seen = await received.receive(self.hooks, task.task_id, message, who)
-            except HookAbort as abort:
-                refusal = partial(
-                    received.refusal, message_id=message.message_id, reason=abort.message
-                )
-                await self.moves.decide(task, refusal, who)
+            judged = await self._receive(task, message, who)
+            if judged is None:
                 return False
-        changed = seen is not message
-        if starting and (await task.current()).status.state is not TaskState.WORKING:
-            await self.moves.start_turn(task, who)
-        if changed:
+            seen = judged
+        if (await task.current()).status.state is not TaskState.WORKING:
+            await self.moves.start_turn(task, who)  # (a hooked participant change started it)
+        if seen is not message:
             await task.decide(partial(received.replaced, message=seen))
         return True
 
@@ -297,11 +300,16 @@ class HarnessAgent:
         """Whether messages joined the turn (and, with ``message.received`` hooked, any of
         them was accepted)."""
         joined, turn.incoming = turn.incoming, []
+        if not joined or not self.hooks.wants(MESSAGE_RECEIVED):
+            return bool(joined)
         accepted = False
         for message in joined:
             current = await task.current()
-            who = Who.on(current, claimed(message) or "", message.message_id)
-            accepted = await self._receive(task, message, who) or accepted
+            who = Who.on(extension_of(current), claimed(message) or "", message.message_id)
+            seen = await self._receive(task, message, who)
+            if seen is not None and seen is not message:
+                await task.decide(partial(received.replaced, message=seen))
+            accepted = accepted or seen is not None
         return accepted
 
     async def _started(self, view: Conversation, who: Who) -> Conversation:
@@ -375,13 +383,15 @@ class HarnessAgent:
 
 def _marked(message: Message, call: CommandCall | None) -> Message:
     """The message as stored: a command names itself in its metadata (the model never sees
-    it, nor its reply); an ordinary message cannot claim to be one."""
+    it, nor its reply); no participant's message carries the harness's own marks (it could
+    hide itself from the model, or move a scripted model's place)."""
     metadata = message.metadata if isinstance(message.metadata, dict) else {}
-    if call is not None:
-        return msgspec.structs.replace(message, metadata={**metadata, COMMAND_METADATA: call.name})
-    if COMMAND_METADATA not in metadata:
+    forged = [key for key in metadata if key == COMMAND_METADATA or key.startswith(ACCORD_PREFIX)]
+    if call is None and not forged:
         return message
-    kept = {key: value for key, value in metadata.items() if key != COMMAND_METADATA}
+    kept = {key: value for key, value in metadata.items() if key not in forged}
+    if call is not None:
+        kept[COMMAND_METADATA] = call.name
     return msgspec.structs.replace(message, metadata=kept)
 
 

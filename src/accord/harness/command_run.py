@@ -66,7 +66,7 @@ class CommandRunner:
         extension = extension_of(current)
         if extension is None:  # (intake lets no command through to a task not the harness's)
             return
-        who = Who.on(current, claimed(ctx.message) or "", ctx.message.message_id)
+        who = Who.on(extension, claimed(ctx.message) or "", ctx.message.message_id)
         seen = await with_children_read(task, current, extension)
         context = CommandInvoked(
             **who.fields(current.id),

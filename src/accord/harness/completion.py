@@ -63,7 +63,7 @@ class Completion:
     async def run(self, ctx: RequestContext, task: TaskHandle, requested_by: str) -> None:
         current = await task.current()
         extension = extension_of(current)
-        who = Who.on(current, requested_by, ctx.message.message_id)
+        who = Who.on(extension, requested_by, ctx.message.message_id)
         if extension is None:
             await self.moves.decide(
                 task, partial(conversation.complete, requested_by=requested_by), who

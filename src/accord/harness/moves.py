@@ -20,12 +20,11 @@ from accord.agents.api import Decision, TaskHandle
 from accord.core.events import Event
 from accord.core.outcome import Outcome
 from accord.core.records import TaskRecord
-from accord.harness.core.state import extension_of
 from accord.harness.core.subtasks import state_name
 from accord.harness.hooks.base import HookAbort
 from accord.harness.hooks.operations import TASK_STATE_CHANGED, TaskStateChanged
 from accord.harness.hooks.registry import Hooks
-from accord.harness.wire import STATUS_KEY, Role
+from accord.harness.wire import STATUS_KEY, Role, TaskExtension
 from accord.wire.model import UNSET, Task, TaskState, TaskStatus, TaskStatusUpdateEvent
 
 log = logging.getLogger("accord.harness.hooks")
@@ -40,8 +39,8 @@ class Who:
     correlation_id: str = ""
 
     @classmethod
-    def on(cls, task: Task, sender: str, correlation_id: str = "") -> Who:
-        extension = extension_of(task)
+    def on(cls, extension: TaskExtension | None, sender: str, correlation_id: str = "") -> Who:
+        """``sender`` with their role on the task ``extension`` describes."""
         role = extension.role_of(sender) if extension is not None else None
         return cls(sender, role, correlation_id)
 

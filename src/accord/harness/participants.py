@@ -56,7 +56,7 @@ class ParticipantChanges:
         sender = claimed(ctx.message) or ""
         if extension is None or envelope is None:
             return True  # (intake diverts only a harness task's envelope)
-        who = Who.on(current, sender, ctx.message.message_id)
+        who = Who.on(extension, sender, ctx.message.message_id)
         message_id = ctx.message.message_id
         pre, body, post = PARTICIPANT_CHANGED.points
         try:

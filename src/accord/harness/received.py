@@ -12,6 +12,8 @@ the task's unchanged state.
 
 from __future__ import annotations
 
+from functools import partial
+
 import msgspec
 
 from accord.core import agent as moves
@@ -59,27 +61,42 @@ async def receive(hooks: Hooks, task_id: str, message: Message, who: Who) -> Mes
 
 
 def refusal(record: TaskRecord | None, now_ms: int, message_id: str, reason: str) -> Outcome:
-    """ "message not accepted: <reason>" in the task's unchanged state, on a note that
-    records the refusal (the model never sees the message, nor the note)."""
+    """ "message not accepted: <reason>" in the task's unchanged state, on a note the model
+    never sees, then the refusal recorded in the task's metadata: the model never sees the
+    message either."""
     task_id = record.task.id if record is not None else ""
     seq = record.seq + 1 if record is not None else 0
     note = Message(
         message_id=f"{task_id}:status:{seq}",
         role=Role.AGENT,
         parts=[Part(text=REFUSED_PREFIX + reason)],
-        metadata={RECEIVED_KEY: {"refused": [message_id]}},
+        metadata={RECEIVED_KEY: {"refused": message_id}},
     )
-    return conversation.say(record, now_ms, note)
+    answered = partial(conversation.say, message=note)
+    return conversation.chain(record, now_ms, (answered, partial(_recorded, refused=message_id)))
 
 
 def replaced(record: TaskRecord | None, now_ms: int, message: Message) -> Outcome:
     """The replacement of ``message`` (same id) recorded in the task's metadata."""
+    return _recorded(record, now_ms, replaced=message)
+
+
+def _recorded(
+    record: TaskRecord | None,
+    now_ms: int,
+    refused: str | None = None,
+    replaced: Message | None = None,
+) -> Outcome:
+    """The task's metadata with one more decision of the hooks in RECEIVED_KEY."""
     metadata = record.task.metadata if record is not None else None
     base = dict(metadata) if isinstance(metadata, dict) else {}
-    recorded = base.get(RECEIVED_KEY)
-    recorded = dict(recorded) if isinstance(recorded, dict) else {}
-    kept = recorded.get("replaced")
-    replacements = dict(kept) if isinstance(kept, dict) else {}
-    replacements[message.message_id] = to_builtins(message)
-    base[RECEIVED_KEY] = {**recorded, "replaced": replacements}
+    kept = base.get(RECEIVED_KEY)
+    recorded = dict(kept) if isinstance(kept, dict) else {}
+    if refused is not None:
+        recorded["refused"] = [*recorded.get("refused", ()), refused]
+    if replaced is not None:
+        replacements = dict(recorded.get("replaced") or {})
+        replacements[replaced.message_id] = to_builtins(replaced)
+        recorded["replaced"] = replacements
+    base[RECEIVED_KEY] = recorded
     return moves.set_metadata(record, base, now_ms)

@@ -22,10 +22,10 @@ from accord.wire.model import UNSET, Message, Part, Role, Task
 # Message metadata the harness writes on each answer a model gave, numbered from 0: the
 # count says how many model calls the task has made (a scripted model's position).
 MODEL_CALL_KEY = "accord.harness/model_call"
-# What ``message.received`` hooks decided about participants' messages: a refusal is
-# recorded on the refusal's note (message metadata {RECEIVED_KEY: {"refused": [id]}}), a
-# replacement in Task.metadata ({RECEIVED_KEY: {"replaced": {id: the message the model
-# sees instead}}}), both durable before any model call.
+# What ``message.received`` hooks decided about participants' messages, in Task.metadata:
+# {"refused": [message ids], "replaced": {message id: the message the model sees instead}},
+# durable before any model call. A refusal's note (message metadata {RECEIVED_KEY:
+# {"refused": message id}}) is not shown to the model either.
 RECEIVED_KEY = "accord.harness/received"
 DATA_PREVIEW = 2_000  # characters of a data part a model sees
 
@@ -77,20 +77,19 @@ def entries(task: Task, agent_id: str) -> tuple[Entry, ...]:
     """The task's messages as the model sees them: without commands and their replies,
     without messages a hook refused (and the refusals' notes), with the messages a hook
     replaced as replaced."""
+    metadata = task.metadata if isinstance(task.metadata, dict) else {}
+    decided = metadata.get(RECEIVED_KEY)
     refused: set[str] = set()
-    for message in task.history:
-        decided = _received(message) if message.role is Role.AGENT else None
-        if decided is not None:
-            refused.update(str(i) for i in decided.get("refused", ()))
-    replaced = replacements(task)
+    replaced: dict[str, Message] = {}
+    if isinstance(decided, dict):  # (hooks judged messages: rare, so looked at apart)
+        refused = {str(message_id) for message_id in decided.get("refused", ())}
+        replaced = _replacements(decided.get("replaced"))
     seen: list[Entry] = []
     for index, message in enumerate(task.history):
-        metadata = message.metadata if isinstance(message.metadata, dict) else {}
-        if COMMAND_METADATA in metadata or (
-            message.role is Role.AGENT and RECEIVED_KEY in metadata
-        ):
-            continue
-        if message.role is Role.USER:
+        marks = message.metadata
+        if isinstance(marks, dict) and (COMMAND_METADATA in marks or RECEIVED_KEY in marks):
+            continue  # a command, a command's reply, a refusal's note
+        if decided is not None and message.role is Role.USER:
             if message.message_id in refused:
                 continue
             message = replaced.get(message.message_id, message)
@@ -98,25 +97,16 @@ def entries(task: Task, agent_id: str) -> tuple[Entry, ...]:
     return tuple(seen)
 
 
-def replacements(task: Task) -> dict[str, Message]:
-    """The messages ``message.received`` hooks replaced, by id, as the model sees them."""
-    metadata = task.metadata if isinstance(task.metadata, dict) else {}
-    recorded = metadata.get(RECEIVED_KEY)
+def _replacements(recorded: Any) -> dict[str, Message]:
     found: dict[str, Message] = {}
-    if not isinstance(recorded, dict) or not isinstance(recorded.get("replaced"), dict):
+    if not isinstance(recorded, dict):
         return found
-    for message_id, replacement in recorded["replaced"].items():
+    for message_id, replacement in recorded.items():
         try:
             found[str(message_id)] = convert(replacement, Message)
         except WireError:
             continue  # (only the harness writes these; nothing stored is malformed)
     return found
-
-
-def _received(message: Message) -> dict[str, Any] | None:
-    metadata = message.metadata
-    value = metadata.get(RECEIVED_KEY) if isinstance(metadata, dict) else None
-    return value if isinstance(value, dict) else None
 
 
 def model_calls(task: Task) -> int:
