@@ -295,3 +295,32 @@ async def test_participant_changed_may_replace_or_refuse_an_admins_change() -> N
         # The accepted change's turn ran; the refused one never reached the model.
         assert said(promoted).startswith("main: ")
         assert "mallory" not in " ".join(model.last_users)
+
+
+async def test_a_refused_message_whose_change_started_the_turn_parks_the_task() -> None:
+    def setup(agent: HarnessAgent) -> None:
+        agent.hooks.register(FunctionExecutor("hear", lambda p, c: None,
+                                              points=["participant.changed.post"]))  # fmt: skip
+
+        def no_envelopes(point: str, context: MessageReceived) -> None:
+            if any("data" in part for part in context.message["parts"]):
+                raise HookAbort("no envelopes today", "policy")
+
+        agent.hooks.register(FunctionExecutor("strict", no_envelopes,
+                                              points=["message.received.pre"]))  # fmt: skip
+
+    async with running(setup=setup) as (engine, _):
+        task = await send(engine, ALICE, brief({"alice": "admin"}, text="hello"))
+        people = [
+            {"id": "alice", "kind": "human", "role": "admin"},
+            {"id": "bob", "kind": "human", "role": "watcher"},
+            {"id": "accord", "kind": "agent", "role": "assignee"},
+        ]
+        changed = await send(
+            engine, ALICE, [envelope({"kind": "task", "payload": {"participants": people}})],
+            task.id,
+        )  # fmt: skip
+        assert changed.status.state is TaskState.INPUT_REQUIRED
+        assert sub_state(changed) == "awaiting-next-message"
+        assert [p["id"] for p in extension(changed)["participants"]] == ["alice", "bob", "accord"]
+        assert said(await send(engine, BOB, "/status", task.id)).startswith("Task ")

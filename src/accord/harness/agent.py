@@ -288,6 +288,9 @@ class HarnessAgent:
         if self.hooks.wants(MESSAGE_RECEIVED):
             judged = await self._receive(task, message, who)
             if judged is None:
+                if (await task.current()).status.state is TaskState.WORKING:
+                    # (started by a participant change this message made): the turn ends
+                    await self.moves.decide(task, conversation.park, who)
                 return False
             seen = judged
         if (await task.current()).status.state is not TaskState.WORKING:
