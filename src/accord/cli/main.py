@@ -154,6 +154,9 @@ def serve(config_path: str | None, **flags: Any) -> None:
                 lifespan="on",
                 timeout_keep_alive=int(settings.keep_alive_s),
                 timeout_graceful_shutdown=int(settings.shutdown_grace_s),
+                # uvicorn answers 503 past this many connections or requests in progress; it
+                # has no request body timeout (body_timeout_s and body_min_rate do not apply).
+                limit_concurrency=settings.max_connections or None,
             )
         )
         server.run(sockets=sockets)
@@ -168,7 +171,12 @@ def serve(config_path: str | None, **flags: Any) -> None:
         settings.host,
         settings.port,
         sockets=sockets,
-        limits=Limits(keep_alive_s=settings.keep_alive_s),
+        limits=Limits(
+            keep_alive_s=settings.keep_alive_s,
+            body_timeout_s=settings.body_timeout_s,
+            body_min_rate=settings.body_min_rate,
+            max_connections=settings.max_connections,
+        ),
         grace_s=settings.shutdown_grace_s,
     )
 

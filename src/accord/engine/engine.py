@@ -79,6 +79,7 @@ RECOVERED_MESSAGE = (
     "send the request again."
 )
 MAX_CONFLICT_RETRIES = 8
+PAGE_TOKEN_SECRET = "page-token"  # the store's shared secret that signs ListTasks page tokens
 
 
 def _now_ms() -> int:
@@ -170,6 +171,7 @@ class Engine:
         self._commits = Commits(self, self._live)
         self._streams = Streams(store, self.bus, self._live)
         self._push_configs = PushConfigs(self)
+        self._token_key: bytes | None = None  # signs ListTasks page tokens
 
     # --- life ------------------------------------------------------------------------------
 
@@ -745,7 +747,8 @@ class Engine:
         return snapshot
 
     async def list_tasks(self, request: ListTasksRequest, caller: Caller) -> ListTasksResponse:
-        query = views.list_query(request, caller.tenant)
+        key = await self._page_token_key()
+        query = views.list_query(request, caller.tenant, key)
         page = await self.store.list_tasks(query)
         records = page.records
         total_size = page.total_size
@@ -759,10 +762,16 @@ class Engine:
                 views.present(r.task, query.history_length, query.include_artifacts)
                 for r in records
             ],
-            next_page_token=page.next_cursor.token() if page.next_cursor else "",
+            next_page_token=page.next_cursor.token(key) if page.next_cursor else "",
             page_size=query.page_size,
             total_size=total_size,
         )
+
+    async def _page_token_key(self) -> bytes:
+        # Read once: the store keeps it for good (every node of a cluster reads the same).
+        if self._token_key is None:
+            self._token_key = await self.store.shared_secret(PAGE_TOKEN_SECRET)
+        return self._token_key
 
     async def _guard(self, operation: Access, task_id: str, caller: Caller) -> None:
         """The agent's access check on an existing task of the caller's tenant (the

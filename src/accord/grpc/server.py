@@ -33,6 +33,7 @@ from accord.server.app import A2AApplication
 from accord.server.auth import Authenticator, NoAuthentication
 from accord.server.binding import Binding
 from accord.server.errors import from_wire_error, internal_error
+from accord.server.failures import log_unexpected
 from accord.server.http import Receive, Request, Scope, Send
 from accord.server.operations import OPERATIONS, Call, Operation, Service
 from accord.wire.codec import WireError
@@ -145,7 +146,7 @@ class GrpcBinding(Binding):
             except A2AError as error:
                 await context.abort_with_status(rich_status(error))
             except Exception:
-                log.exception("gRPC %s failed", operation.name)
+                log_unexpected(log, "gRPC %s failed", operation.name)
                 await context.abort_with_status(rich_status(internal_error()))
             raise AssertionError("unreachable: abort raises")  # pragma: no cover
 
@@ -164,7 +165,7 @@ class GrpcBinding(Binding):
             except A2AError as error:
                 await context.abort_with_status(rich_status(error))
             except Exception:
-                log.exception("gRPC %s failed", operation.name)
+                log_unexpected(log, "gRPC %s failed", operation.name)
                 await context.abort_with_status(rich_status(internal_error()))
             finally:
                 close = getattr(items, "aclose", None)

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from accord.core import lifecycle
 from accord.core.events import Event
 from accord.push.delivery import DeliveryError, Sender
+from accord.push.headers import scrub
 from accord.push.ssrf import AddressPolicy, Guard, RefusedTarget, loggable_origin
 from accord.store.base import PushDelivery, TaskStore
 from accord.wire.codec import encode
@@ -388,6 +389,8 @@ class PushDispatcher:
     ) -> None:
         task_id, config_id = key
         origin = loggable_origin(config.url)
+        # Messages are written to be free of secrets; an HTTP library's text might not be.
+        text = scrub(str(error), config)
         if error.permanent or failures >= self.settings.max_attempts:
             await self.store.update_push_delivery(
                 task_id,
@@ -395,7 +398,7 @@ class PushDispatcher:
                 cursor=cursor,
                 state="failing",
                 failures=failures,
-                last_error=str(error),
+                last_error=text,
                 next_attempt_ms=0,
             )
             log.warning(
@@ -405,7 +408,7 @@ class PushDispatcher:
                 task_id,
                 origin,
                 failures,
-                error,
+                text,
                 cursor,
             )
             return
@@ -416,7 +419,7 @@ class PushDispatcher:
             cursor=cursor,
             state="active",
             failures=failures,
-            last_error=str(error),
+            last_error=text,
             next_attempt_ms=self.clock() + int(delay_s * 1000),
         )
         log.info(
@@ -425,7 +428,7 @@ class PushDispatcher:
             task_id,
             origin,
             failures,
-            error,
+            text,
             delay_s,
         )
         if self._running:

@@ -11,9 +11,10 @@ from typing import ClassVar
 from accord.core.caller import ANONYMOUS, OPEN, Caller
 from accord.core.grants import granted, required_actor
 from accord.server.auth import Authenticator
+from accord.server.event_ids import event_number
 from accord.server.http import Request
 from accord.server.operations import Call, Service, negotiate
-from accord.wire.errors import A2AError, ErrorKind
+from accord.wire.errors import A2AError, ErrorKind, invalid_params
 
 
 @dataclass
@@ -43,8 +44,7 @@ class Binding:
             request.service_parameter("a2a-version"),
             request.service_parameter("a2a-extensions"),
         )
-        last_event_id = request.headers.get("last-event-id")
-        resume = int(last_event_id) if last_event_id and last_event_id.isdigit() else None
+        resume = _last_event_id(request.headers.get("last-event-id"))
         return Call(
             caller=caller, extensions=extensions, last_event_id=resume, json_out=self.json_out
         )
@@ -63,6 +63,16 @@ class Binding:
         if not extensions:
             return []
         return [(b"a2a-extensions", ",".join(extensions).encode())]
+
+
+def _last_event_id(value: str | None) -> int | None:
+    """Where a stream resumes: after the event numbered ``value`` (None: from the start)."""
+    if not value or not value.strip():
+        return None
+    try:
+        return event_number(value.strip())
+    except ValueError as exc:
+        raise invalid_params("Last-Event-ID", f"not an event id this server sent: {exc}") from None
 
 
 def _presented_credentials(request: Request) -> bool:

@@ -11,6 +11,7 @@ from accord.engine import StreamItem
 from accord.server import sse
 from accord.server.binding import Binding
 from accord.server.errors import from_wire_error, internal_error, jsonrpc_error
+from accord.server.failures import log_unexpected
 from accord.server.http import JSON, Request, Send, respond, until_disconnected
 from accord.server.operations import OPERATIONS
 from accord.wire.codec import WireError, decode, encode
@@ -106,7 +107,7 @@ class JsonRpcBinding(Binding):
             await respond(send, 200, _error(request_id, error), JSON, headers)
             return
         except Exception:
-            log.exception("JSON-RPC request failed")
+            log_unexpected(log, "JSON-RPC request failed")
             await respond(send, 200, _error(request_id, internal_error()), JSON, headers)
             return
         if operation.streaming:

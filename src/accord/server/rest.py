@@ -13,6 +13,7 @@ from accord.engine import StreamItem
 from accord.server import sse
 from accord.server.binding import Binding
 from accord.server.errors import from_wire_error, internal_error, rest_error
+from accord.server.failures import log_unexpected
 from accord.server.http import A2A_JSON, JSON, Request, Send, respond, until_disconnected
 from accord.server.operations import OPERATIONS, Operation
 from accord.wire.codec import WireError, convert, decode, decode_json, encode
@@ -110,7 +111,7 @@ class RestBinding(Binding):
             await self._error(send, error, headers, content_type)
             return
         except Exception:
-            log.exception("HTTP+JSON request failed")
+            log_unexpected(log, "HTTP+JSON request failed")
             await self._error(send, internal_error(), headers, content_type)
             return
         if operation.streaming:

@@ -94,6 +94,12 @@ class Settings:
     http: str = "accord"
     keep_alive_s: float = 5.0  # an idle keep-alive connection closes after this
     shutdown_grace_s: float = 5.0  # on SIGTERM, responses in progress get this long
+    # --- slow and numerous clients (docs/server.md, "The HTTP server") ---
+    # A request body may pause at most body_timeout_s, and must then average body_min_rate
+    # bytes/s (else 408; 0 turns either off; accord's server only, uvicorn has none).
+    body_timeout_s: float = 20.0
+    body_min_rate: int = 500
+    max_connections: int = 1024  # open at once; past it, 503 (0: no cap)
     # --- the access log (accord.server.access_log): a line per HTTP request, off by default
     access_log: bool = False
 
@@ -134,6 +140,7 @@ MOVED = {
     "output_modes": "card.default_output_modes",
 }
 CHOICES = {"http": HTTP_SERVERS, "log_level": LOG_LEVELS}
+NOT_NEGATIVE = ("body_timeout_s", "body_min_rate", "max_connections")  # 0 turns them off
 
 
 def _checked(name: str, value: Any, where: str, source: str) -> Any:
@@ -169,6 +176,8 @@ def _checked(name: str, value: Any, where: str, source: str) -> Any:
         # Port 0 asks the system for a free HTTP port (the card and log show the one bound);
         # gRPC is off by leaving grpc_port unset.
         check.port(checked, where, allow_zero=name == "port")
+    elif name in NOT_NEGATIVE and checked < 0:
+        raise ConfigError(f"{where}: expected 0 (off) or more, got {check.shown(checked)}")
     elif name in CHOICES and checked not in CHOICES[name]:
         raise ConfigError(
             f"{where}: expected one of {', '.join(CHOICES[name])}, got {check.shown(checked)}"

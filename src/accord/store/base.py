@@ -19,6 +19,7 @@ refuses the common case without a write.
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol, runtime_checkable
@@ -27,6 +28,11 @@ from accord.core.events import Event
 from accord.core.records import PushConfigRecord, TaskRecord
 from accord.core.views import Cursor, TaskQuery
 from accord.wire.model import TaskState
+
+
+def new_secret() -> bytes:
+    """A fresh value for :meth:`TaskStore.shared_secret`."""
+    return secrets.token_bytes(32)
 
 
 class StoreError(Exception):
@@ -268,6 +274,12 @@ class TaskStore(Protocol):
         appears later (a backend with concurrent writers must assign positions under a lock,
         or hide positions above the oldest uncommitted one). Entries whose task has since
         been deleted may be skipped. A reader resumes with the last position it saw."""
+
+    async def shared_secret(self, name: str) -> bytes:
+        """A random 32-byte secret kept under ``name``: made on first use, then the same for
+        every process that opens this store (the nodes of a PostgreSQL cluster agree on it;
+        a memory store's lives as long as it does). Signs what the server hands out and must
+        recognise later, such as ListTasks page tokens."""
 
 
 @runtime_checkable

@@ -25,6 +25,7 @@ from accord.store.base import (
     SeqConflict,
     TaskGone,
     TaskPage,
+    new_secret,
 )
 from accord.wire.model import TaskState
 
@@ -50,12 +51,16 @@ class MemoryStore:
         self._feed_position = 0
         # task id -> config id -> delivery state, kept beside ``_push``.
         self._delivery: dict[str, dict[str, _Delivery]] = {}
+        self._secrets: dict[str, bytes] = {}
 
     async def open(self) -> None:
         pass
 
     async def close(self) -> None:
         pass
+
+    async def shared_secret(self, name: str) -> bytes:
+        return self._secrets.setdefault(name, new_secret())
 
     async def ping(self) -> None:
         pass

@@ -162,6 +162,17 @@ MIGRATIONS: list[tuple[int, tuple[str, ...]]] = [
             "CREATE INDEX tasks_by_state ON tasks (tenant, state, updated_ms, id)",
         ),
     ),
+    (
+        6,
+        (
+            # Secrets every process opening the file shares (TaskStore.shared_secret), e.g.
+            # the key that signs ListTasks page tokens.
+            """CREATE TABLE IF NOT EXISTS secrets (
+                name TEXT PRIMARY KEY,
+                value BLOB NOT NULL
+            ) WITHOUT ROWID""",
+        ),
+    ),
 ]
 
 LATEST = MIGRATIONS[-1][0]

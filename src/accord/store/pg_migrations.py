@@ -205,6 +205,14 @@ MIGRATIONS: list[tuple[int, tuple[str, ...]]] = [
             "CREATE INDEX tasks_by_state ON tasks (tenant, state, updated_ms, id)",
         ),
     ),
+    (
+        5,
+        (
+            # Secrets every node shares (TaskStore.shared_secret), e.g. the key that signs
+            # ListTasks page tokens: a token one node issued is accepted by every other.
+            "CREATE TABLE IF NOT EXISTS secrets (name TEXT PRIMARY KEY, value BYTEA NOT NULL)",
+        ),
+    ),
 ]
 
 LATEST = MIGRATIONS[-1][0]

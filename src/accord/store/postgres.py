@@ -38,6 +38,7 @@ from accord.store.base import (
     StoreError,
     TaskGone,
     TaskPage,
+    new_secret,
 )
 from accord.store.pg_holds import AdvisoryHolds
 from accord.wire.codec import encode
@@ -178,6 +179,17 @@ class PostgresStore:
         pool, self._pool = self._pool, None
         if pool is not None:
             await pool.close()
+
+    async def shared_secret(self, name: str) -> bytes:
+        async with self.pool.acquire() as conn:
+            # Nodes opening the database together each offer one; the first one written stays.
+            await conn.execute(
+                "INSERT INTO secrets VALUES ($1, $2) ON CONFLICT (name) DO NOTHING",
+                name,
+                new_secret(),
+            )
+            value = await conn.fetchval("SELECT value FROM secrets WHERE name = $1", name)
+        return bytes(value)
 
     async def ping(self) -> None:
         try:

@@ -37,6 +37,7 @@ from accord.store.base import (
     StoreError,
     TaskGone,
     TaskPage,
+    new_secret,
 )
 from accord.wire.codec import encode
 from accord.wire.model import (
@@ -179,6 +180,21 @@ class SqliteStore:
             self._read().execute("SELECT 1").fetchall()
         except sqlite3.Error as exc:
             raise StoreError(f"cannot read {self.path}: {exc}") from exc
+
+    async def shared_secret(self, name: str) -> bytes:
+        rows = self._rows("SELECT value FROM secrets WHERE name = ?", (name,))
+        if rows:
+            return bytes(rows[0][0])
+        fresh = new_secret()
+
+        def op(conn: sqlite3.Connection) -> bytes:
+            # Another process may have made it since: the first one written stays.
+            conn.execute("INSERT OR IGNORE INTO secrets VALUES (?, ?)", (name, fresh))
+            row = conn.execute("SELECT value FROM secrets WHERE name = ?", (name,)).fetchone()
+            return bytes(row[0])
+
+        value: bytes = await self._write(op)
+        return value
 
     @property
     def commit_stats(self) -> CommitStats:
