@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tests.engine.test_continuation import message
 
 from accord.agents.api import AgentError, RequestContext, TaskHandle
 from accord.core import agent as moves
@@ -17,28 +18,10 @@ from accord.engine import Engine, EngineConfig
 from accord.store.base import TaskStore
 from accord.store.memory import MemoryStore
 from accord.store.sqlite import SqliteStore
-from accord.wire.model import Message, Part, Role, SendMessageRequest, Task, TaskState
+from accord.wire.model import Message, Part, Role, Task, TaskState
 
 ALICE = Caller(identity="alice", tenant="t1")
 BOB = Caller(identity="bob", tenant="t2")
-
-
-@pytest.fixture(params=["memory", "sqlite"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> TaskStore:
-    if request.param == "sqlite":
-        return SqliteStore(str(tmp_path / "accord.db"))
-    return MemoryStore()
-
-
-def message(text: str, task_id: str = "") -> SendMessageRequest:
-    return SendMessageRequest(
-        message=Message(
-            message_id=f"m-{text}-{task_id}",
-            role=Role.USER,
-            parts=[Part(text=text)],
-            task_id=task_id,
-        )
-    )
 
 
 class Opener:
@@ -72,9 +55,11 @@ class Opener:
             await task.complete(f"child heard {ctx.text}")
 
 
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
 async def test_an_opened_task_is_durable_parked_and_runs_when_a_message_comes(
-    store: TaskStore,
+    kind: str, tmp_path: Path
 ) -> None:
+    store: TaskStore = MemoryStore() if kind == "memory" else SqliteStore(str(tmp_path / "a.db"))
     opener = Opener()
     engine = Engine(store, opener)
     await engine.start()

@@ -8,18 +8,17 @@ from __future__ import annotations
 
 import json
 import os
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import grpc
 import httpx
 import pytest
-from a2a.client import ClientCallContext, ClientConfig, create_client
 from a2a.types import a2a_pb2 as pb
 from google.protobuf import json_format, struct_pb2
 from tests.harness.harness_proc import HarnessServer, start, write_settings
+from tests.harness.test_harness_sdk import as_, client_for
+from tests.harness.test_harness_sdk import message as request
 
 BINDINGS = ["JSONRPC", "HTTP+JSON", "GRPC"]
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,27 +48,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HarnessServer]:
         yield started
     finally:
         started.stop()
-
-
-async def client_for(server: HarnessServer, binding: str, *, streaming: bool = False) -> Any:
-    config = ClientConfig(
-        streaming=streaming,
-        supported_protocol_bindings=[binding],
-        grpc_channel_factory=grpc.aio.insecure_channel,
-    )
-    return await create_client(server.url, client_config=config)
-
-
-def as_(participant: str) -> ClientCallContext:
-    return ClientCallContext(service_parameters={"X-Participant-Id": participant})
-
-
-def request(*parts: pb.Part, task_id: str = "") -> pb.SendMessageRequest:
-    return pb.SendMessageRequest(
-        message=pb.Message(
-            role=pb.ROLE_USER, message_id=uuid.uuid4().hex, parts=list(parts), task_id=task_id
-        )
-    )
 
 
 def text(value: str) -> pb.Part:
@@ -107,7 +85,7 @@ def answer(task: pb.Task) -> tuple[str, dict[str, Any]]:
 async def test_each_built_in_command_with_the_official_client(
     server: HarnessServer, binding: str
 ) -> None:
-    async with await client_for(server, binding) as client:
+    async with await client_for(server, binding, streaming=False) as client:
         [opened] = [
             e
             async for e in client.send_message(
@@ -206,7 +184,7 @@ async def test_the_card_lists_the_commands_and_the_example_plugin_runs(
         ("help", ""),
         ("shout", "<text>"),
     ]
-    async with await client_for(server, "JSONRPC") as client:
+    async with await client_for(server, "JSONRPC", streaming=False) as client:
         [opened] = [e async for e in client.send_message(request(text("hello")),
                                                          context=as_("alice"))]  # fmt: skip
         task_id = opened.task.id

@@ -115,7 +115,28 @@ class Executor(Protocol):
 Handler = Callable[[str, Any], Awaitable[Any] | Any]
 
 
-class FunctionExecutor:
+class Registration:
+    """What every executor says of itself: its name, priority and points (None: all)."""
+
+    def __init__(self, name: str, priority: int, points: Iterable[str] | None) -> None:
+        self._name = name
+        self._priority = priority
+        self._points = None if points is None else frozenset(points)
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def priority(self) -> int:
+        return self._priority
+
+    @property
+    def points(self) -> frozenset[str] | None:
+        return self._points
+
+
+class FunctionExecutor(Registration):
     """An executor around a function ``handler(point, context)``, sync or async, returning
     a replacement context or None."""
 
@@ -127,22 +148,8 @@ class FunctionExecutor:
         priority: int = DEFAULT_PRIORITY,
         points: Iterable[str] | None = None,
     ) -> None:
-        self._name = name
+        super().__init__(name, priority, points)
         self._handler = handler
-        self._priority = priority
-        self._points = None if points is None else frozenset(points)
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def priority(self) -> int:
-        return self._priority
-
-    @property
-    def points(self) -> frozenset[str] | None:
-        return self._points
 
     async def handle(self, point: str, context: Any) -> Any:
         answer = self._handler(point, context)
@@ -151,29 +158,15 @@ class FunctionExecutor:
         return answer
 
 
-class Reprioritised:
+class Reprioritised(Registration):
     """An executor with the name, priority and points a registration gives it (a hooks.json
     entry naming an executor by its import path)."""
 
     def __init__(
         self, inner: Executor, name: str, priority: int, points: Iterable[str] | None
     ) -> None:
+        super().__init__(name, priority, points)
         self._inner = inner
-        self._name = name
-        self._priority = priority
-        self._points = None if points is None else frozenset(points)
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def priority(self) -> int:
-        return self._priority
-
-    @property
-    def points(self) -> frozenset[str] | None:
-        return self._points
 
     async def handle(self, point: str, context: Any) -> Any:
         return await self._inner.handle(point, context)

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 
 import httpx
 
-from accord.harness.hooks.base import Context, HookFailure
+from accord.harness.hooks.base import Context, HookFailure, Registration
 from accord.harness.hooks.jsonrpc import parse_reply, request_body
 from accord.push.delivery import pinned_url
 from accord.push.ssrf import Guard, IPAddress, RefusedTarget, Target, parse_target
@@ -29,7 +29,7 @@ DEFAULT_TIMEOUT_S = 10.0
 MAX_REPLY_BYTES = 1024 * 1024
 
 
-class RemoteExecutor:
+class RemoteExecutor(Registration):
     """A hook executor behind a JSON-RPC 2.0 endpoint."""
 
     def __init__(
@@ -43,26 +43,12 @@ class RemoteExecutor:
         timeout_s: float = DEFAULT_TIMEOUT_S,
         verify: ssl.SSLContext | bool = True,
     ) -> None:
-        self._name = name
-        self._priority = priority
-        self._points = None if points is None else frozenset(points)
+        super().__init__(name, priority, points)
         self.url = url
         self.guard = guard
         self.timeout_s = timeout_s
         self.verify = verify
         self._requests = 0
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def priority(self) -> int:
-        return self._priority
-
-    @property
-    def points(self) -> frozenset[str] | None:
-        return self._points
 
     async def handle(self, point: str, context: Context) -> Context | None:
         self._requests += 1
