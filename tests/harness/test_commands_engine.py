@@ -4,6 +4,8 @@ commands registered in code, and the registry frozen before the harness serves."
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from tests.harness.engine_kit import (
     ALICE,
@@ -21,7 +23,7 @@ from tests.harness.engine_kit import (
     sub_state,
 )
 
-from accord.harness import HarnessAgent
+from accord.harness import Conversation, HarnessAgent
 from accord.harness.commands import Argument, CommandSpec
 from accord.harness.hooks import (
     CommandInvoked,
@@ -351,3 +353,27 @@ async def test_a_result_asking_for_a_model_outside_the_allowlist_changes_nothing
         assert said(broken).startswith("refused: hook 'malformed' failed: returned a malformed")
         assert broken.status.state is TaskState.INPUT_REQUIRED
         assert extension(broken)["reasoning_effort"] is None
+
+
+async def test_a_command_sent_while_a_turn_runs_is_answered_at_once_and_the_turn_goes_on() -> None:
+    release = asyncio.Event()
+    seen: list[list[str]] = []
+
+    async def slow(conversation: Conversation) -> str:
+        seen.append([e.text for e in conversation.entries if e.role == "user"])
+        if len(seen) == 2:
+            await release.wait()
+        return f"answer {len(seen)}"
+
+    async with running(model=slow) as (engine, _):
+        task = await send(engine, ALICE, "one")
+        turn = asyncio.ensure_future(send(engine, ALICE, "two", task.id))
+        while len(seen) < 2:
+            await asyncio.sleep(0.01)
+        status = await send(engine, ALICE, "/status", task.id)
+        assert status.status.state is TaskState.WORKING
+        assert said(status).splitlines()[1] == "State: WORKING"
+        release.set()
+        ended = await asyncio.wait_for(turn, 5)
+        assert said(ended) == "answer 2"
+        assert seen == [["one"], ["one", "two"]]  # the command never joined the turn
