@@ -324,3 +324,28 @@ async def test_a_refused_message_whose_change_started_the_turn_parks_the_task() 
         assert sub_state(changed) == "awaiting-next-message"
         assert [p["id"] for p in extension(changed)["participants"]] == ["alice", "bob", "accord"]
         assert said(await send(engine, BOB, "/status", task.id)).startswith("Task ")
+
+
+async def test_a_hook_that_refuses_is_counted_by_its_name() -> None:
+    from accord.telemetry.agents import STATS
+
+    counts = STATS.hook_aborts.counts  # (past 64 names, the rest count as "other")
+
+    def setup(agent: HarnessAgent) -> None:
+        def gate(point: str, context: CommandInvoked) -> None:
+            raise HookAbort("no", "policy")
+
+        def broken(point: str, context: TurnStarted) -> None:
+            raise RuntimeError("bug")
+
+        agent.hooks.register(FunctionExecutor("counted-gate", gate,
+                                              points=["command.invoked.pre"]))  # fmt: skip
+        agent.hooks.register(FunctionExecutor("counted-bug", broken, points=["turn.started.in"]))
+
+    before = sum(counts.values())
+    async with running(setup=setup) as (engine, _):
+        task = await send(engine, ALICE, "hello")
+        await send(engine, ALICE, "/status", task.id)
+    assert sum(counts.values()) == before + 2
+    for name in ("counted-gate", "counted-bug"):
+        assert (name,) in counts or ("other",) in counts

@@ -78,6 +78,7 @@ from accord.harness.wire import (
     TASK_URI,
     TaskExtension,
 )
+from accord.telemetry import agents as telemetry
 from accord.wire.model import (
     UNSET,
     AgentExtension,
@@ -221,7 +222,11 @@ class HarnessAgent:
             return
         turn = self._turns[ctx.task_id] = _Turn()
         try:
-            await self._run(ctx, task, turn)
+            # (accord.telemetry: counted, and a GenAI invoke_agent span with tracing on)
+            with telemetry.turn(
+                self.settings.agent_id, conversation_id=ctx.context_id, task_id=ctx.task_id
+            ):
+                await self._run(ctx, task, turn)
         finally:
             del self._turns[ctx.task_id]
             turn.done.set()
@@ -250,7 +255,10 @@ class HarnessAgent:
                 await self._end(task, TURN_REFUSED + abort.message, who)
                 return
         while True:
-            response = await self._model(view).respond(view)
+            model = self._model(view)
+            provider = view.model.partition(":")[0] if ":" in view.model else ""
+            with telemetry.model_call(view.model, provider=provider):  # (scripted:PATH …)
+                response = await model.respond(view)
             more = await self._take_joined(task, turn)
             text = response.text
             if self.hooks.wants(TURN_FINISHED):

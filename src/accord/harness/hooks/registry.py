@@ -27,6 +27,7 @@ from accord.harness.hooks.base import (
     split_point,
 )
 from accord.harness.hooks.operations import OPERATIONS, Operation
+from accord.telemetry import agents as telemetry
 
 log = logging.getLogger("accord.harness.hooks")
 
@@ -122,14 +123,15 @@ class Hooks:
         for executor in self.chain(point_name):
             try:
                 answer: Any = await executor.handle(point_name, current)
+                if answer is not None:
+                    current = replacement(executor.name, current, answer)
             except HookAbort:
+                telemetry.hook_aborted(executor.name)  # (accord_harness_hook_aborts_total)
                 raise
             except Exception as exc:
                 log.exception("hook %r failed on %s", executor.name, point_name)
+                telemetry.hook_aborted(executor.name)
                 raise HookFailure(executor.name, type(exc).__name__) from exc
-            if answer is None:
-                continue
-            current = replacement(executor.name, current, answer)
         return current
 
     async def perform(self, operation: Operation, context: C) -> C:
