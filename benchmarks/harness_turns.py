@@ -1,6 +1,8 @@
-"""A conversation turn against an echo SendMessage, in one run, both on SQLite.
+"""A conversation turn against an echo SendMessage, in one run, both on SQLite; and what
+hooks cost a turn.
 
     python3 benchmarks/harness_turns.py           # --seconds 5 --repeat 3 --connections 1,8
+    python3 benchmarks/harness_turns.py --baseline /path/to/an/older/checkout
 
 Servers (accord's own HTTP front, SQLite in a temporary directory, JSON-RPC):
 
@@ -9,11 +11,18 @@ Servers (accord's own HTTP front, SQLite in a temporary directory, JSON-RPC):
 - ``accord serve --agent harness`` with a scripted model: ``first``, each request starts a new
   conversation (intake, the task extension, one model call, parked in INPUT_REQUIRED with its
   sub-state); ``turn``, each request continues one of 2,000 conversations made beforehand
-  (taken in turn, so concurrent requests continue different ones).
+  (taken in turn, so concurrent requests continue different ones);
+- ``hooked``: ``turn`` with a plugin whose one hook, a Python function that does nothing, runs
+  on every phase of every operation a turn has (message.received, turn.started,
+  turn.finished, task.state_changed): what using hooks costs;
+- ``baseline`` (with ``--baseline DIR``): ``turn`` served from the checkout at DIR (its
+  ``src`` first on the path), e.g. one without hooks, to show that unused hooks cost a turn
+  nothing.
 
 Every response body is checked (the echo's COMPLETED task; the harness's
 ``awaiting-next-message``). The targets (issue: harness part 1): a turn adds at most 1 ms p50
-over the echo at 1 connection, and keeps at least half the echo's throughput at 8.
+over the echo at 1 connection, and keeps at least half the echo's throughput at 8 (issue:
+harness part 2): a turn with hooks unused is the baseline's, within the noise.
 Results go to docs/benchmarks.md with the command that produced them.
 """
 
@@ -21,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -146,17 +156,40 @@ def run_wrk_script(
     )
 
 
+NOOP_HOOK = "def noop(point, context):\n    return None\n"
+TURN_OPERATIONS = ("message.received", "turn.started", "turn.finished", "task.state_changed")
+
+
+def hooked_plugin(work: Path) -> Path:
+    """A plugin whose one hook does nothing on every phase of a turn's operations."""
+    root = work / "noop-plugin"
+    namespace = root / "io.github.madarauchiha-314.tiny-harness"
+    namespace.mkdir(parents=True)
+    (work / "accord_bench_noop.py").write_text(NOOP_HOOK)
+    (root / "plugin.json").write_text(json.dumps({
+        "$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json",
+        "name": "noop",
+    }))  # fmt: skip
+    points = [f"{op}.{phase}" for op in TURN_OPERATIONS for phase in ("pre", "in", "post")]
+    hook = {"name": "noop", "points": points, "import_path": "accord_bench_noop:noop"}
+    (namespace / "hooks.json").write_text(json.dumps({"hooks": [hook]}))
+    return root
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=int, default=5)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--connections", default="1,8")
+    parser.add_argument("--scenarios", default="echo,first,turn,hooked")
+    parser.add_argument("--baseline", type=Path, help="also serve turn from this checkout")
     parser.add_argument("--json", type=Path, help="also write every run here")
     parser.add_argument("--no-venv", action="store_true", help="use this interpreter as is")
     args = parser.parse_args()
     if not args.no_venv:
         ensure_venv(__file__)
     connections = [int(c) for c in args.connections.split(",")]
+    scenarios = args.scenarios.split(",") + (["baseline"] if args.baseline else [])
     accord = str(Path(sys.executable).with_name("accord"))
     results: list[Result] = []
     print(f"machine: {machine()}  load: {load()}", flush=True)
@@ -166,52 +199,71 @@ def main() -> None:
         script.write_text(json.dumps(SCRIPT))
         config = work / "harness.toml"
         config.write_text(f'[harness]\nmodel = "scripted:{script}"\n')
+        hooked = work / "hooked.toml"
+        plugins = json.dumps([str(hooked_plugin(work))])
+        hooked.write_text(f'[harness]\nmodel = "scripted:{script}"\nplugins = {plugins}\n')
         for repeat in range(args.repeat):
-            for scenario in ("echo", "first", "turn"):
+            for scenario in scenarios:
                 for count in connections:
                     port = free_port()
                     store = f"sqlite:///{work / f'{scenario}-{count}-{repeat}.db'}"
                     argv = [accord, "serve", "--port", str(port), "--store", store]
                     argv += ["--log-level", "warning"]
+                    env = dict(os.environ)
                     if scenario == "echo":
                         argv += ["--agent", "echo"]
                     else:
-                        argv += ["--agent", "harness", "--config", str(config)]
+                        chosen = hooked if scenario == "hooked" else config
+                        argv += ["--agent", "harness", "--config", str(chosen)]
+                    if scenario == "hooked":
+                        env["PYTHONPATH"] = str(work)  # the hook's module
+                    if scenario == "baseline":
+                        env["PYTHONPATH"] = str(args.baseline.resolve() / "src")
                     server = Server(scenario, argv, port, "/.well-known/agent-card.json",
-                                    work / f"{scenario}.log")  # fmt: skip
+                                    work / f"{scenario}.log", env=env)  # fmt: skip
                     server.start()
                     try:
-                        pool = start_conversations(port, POOL) if scenario == "turn" else []
+                        kind = "turn" if scenario in ("hooked", "baseline") else scenario
+                        pool = start_conversations(port, POOL) if kind == "turn" else []
                         target = Target(scenario, server, "jsonrpc", "/")
-                        text = lua(scenario, f"{scenario}{count}r{repeat}", pool)
+                        text = lua(kind, f"{scenario}{count}r{repeat}", pool)
                         result = run_wrk_script(target, scenario, text, count, args.seconds, repeat)
                     finally:
                         server.stop()
                     results.append(result)
                     flag = "" if result.valid else f"  INVALID {result.bad} bad: {result.sample}"
                     print(
-                        f"repeat {repeat} {scenario:5} c={count:<2} {result.rps:8.0f} req/s"
+                        f"repeat {repeat} {scenario:8} c={count:<2} {result.rps:8.0f} req/s"
                         f"  p50 {result.p50_ms:6.2f} ms  p99 {result.p99_ms:6.2f} ms"
                         f"  cpu {result.cpu_us:6.0f} us/req{flag}",
                         flush=True,
                     )
-    print("\nmedians over repeats (req/s, p50 ms):")
+    print("\nmedians over repeats (req/s, p50 ms, cpu us/req):")
     table: dict[tuple[str, int], tuple[float, float]] = {}
-    for scenario in ("echo", "first", "turn"):
+    for scenario in scenarios:
         for count in connections:
             runs = [r for r in results if r.scenario == scenario and r.connections == count]
             rps = statistics.median(r.rps for r in runs)
             p50 = statistics.median(r.p50_ms for r in runs)
+            cpu = statistics.median(r.cpu_us for r in runs)
             table[(scenario, count)] = (rps, p50)
-            print(f"  {scenario:5} c={count:<2} {rps:8.0f} req/s  p50 {p50:6.2f} ms")
+            shown = f"{rps:8.0f} req/s  p50 {p50:6.2f} ms  cpu {cpu:5.0f}"
+            print(f"  {scenario:8} c={count:<2} {shown}", flush=True)
     print("\ntargets:")
     for scenario in ("first", "turn"):
+        if scenario not in scenarios or "echo" not in scenarios:
+            continue
         if 1 in connections:
             added = table[(scenario, 1)][1] - table[("echo", 1)][1]
             print(f"  {scenario}: p50 at 1 connection {added:+.2f} ms over echo (target <= +1 ms)")
         if 8 in connections:
             ratio = table[(scenario, 8)][0] / table[("echo", 8)][0]
             print(f"  {scenario}: throughput at 8 connections {ratio:.0%} of echo (target >= 50%)")
+    for other in ("baseline", "hooked"):
+        if other in scenarios and "turn" in scenarios:
+            for count in connections:
+                ratio = table[("turn", count)][0] / table[(other, count)][0]
+                print(f"  turn (hooks unused) at {count}: {ratio:.0%} of {other}'s throughput")
     if args.json:
         args.json.write_text(json.dumps([r.__dict__ for r in results], indent=1))
 

@@ -122,12 +122,14 @@ class Server:
     log: Path
     grpc_port: int = 0
     process: subprocess.Popen[bytes] | None = None
+    env: dict[str, str] | None = None  # the server's environment (None: this one's)
 
     def start(self) -> None:
         out = self.log.open("ab")
         self.process = subprocess.Popen(
-            self.argv, stdout=out, stderr=subprocess.STDOUT, cwd=REPO, start_new_session=True
-        )
+            self.argv, stdout=out, stderr=subprocess.STDOUT, cwd=REPO, start_new_session=True,
+            env=self.env,
+        )  # fmt: skip
         deadline = time.monotonic() + 180
         while time.monotonic() < deadline:
             if self.process.poll() is not None:

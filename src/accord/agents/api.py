@@ -161,6 +161,26 @@ class TaskHandle(Protocol):
         """Wait until everything emitted so far is durable."""
         ...
 
+    async def create_task(
+        self,
+        *,
+        metadata: dict[str, Any] | None = None,
+        message: Message | None = None,
+        context_id: str | None = None,
+        then: Decision | None = None,
+    ) -> Task:
+        """Open a new task of this agent in this task's tenant and (unless ``context_id``)
+        context: SUBMITTED, with ``metadata`` as its Task.metadata and ``message``, if any,
+        as its first history message; ``then`` decides its first moves (parking it until a
+        client's first message, say) in the same append. No executor runs on it: a message
+        sent to it does. This task, if new, is stored first. Durable on return; returns the
+        new task (AgentError when it cannot be created, e.g. over the tenant's task limit)."""
+        ...
+
+    async def get_task(self, task_id: str) -> Task | None:
+        """Another task of this task's tenant as it stands now (None when there is none)."""
+        ...
+
 
 ExecutorFunction = Callable[[RequestContext, TaskHandle], Awaitable[None]]
 

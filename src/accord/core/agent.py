@@ -21,8 +21,8 @@ from accord.core._build import (
     task_not_found,
     timestamp,
 )
-from accord.core.events import JournalEntry
-from accord.core.outcome import Outcome, refused
+from accord.core.events import Event, JournalEntry
+from accord.core.outcome import Outcome, Published, refused
 from accord.core.records import TaskRecord
 from accord.wire.errors import A2AError, ErrorKind
 from accord.wire.model import (
@@ -30,6 +30,7 @@ from accord.wire.model import (
     Artifact,
     Message,
     Role,
+    Task,
     TaskArtifactUpdateEvent,
     TaskState,
     TaskStatus,
@@ -142,6 +143,33 @@ def set_metadata(
     snapshot = msgspec.structs.replace(record.task, metadata=metadata)
     new, event = append(record, "task", snapshot, now_ms)
     return Outcome("updated", events=[event], record=new)
+
+
+def open_task(
+    task_id: str,
+    context_id: str,
+    tenant: str,
+    now_ms: int,
+    metadata: dict[str, Any] | None = None,
+    message: Message | None = None,
+) -> Outcome:
+    """A task the agent opens itself (a sub-task, say), not a client's message: SUBMITTED,
+    with ``metadata`` as its Task.metadata and ``message``, if any, as its first history
+    message."""
+    history = []
+    if message is not None:
+        history.append(msgspec.structs.replace(message, task_id=task_id, context_id=context_id))
+    task = Task(
+        id=task_id,
+        context_id=context_id,
+        status=TaskStatus(state=TaskState.SUBMITTED, timestamp=timestamp(now_ms)),
+        history=history,
+        metadata=metadata if metadata is not None else UNSET,
+    )
+    event = Event(task_id=task_id, seq=1, kind="task", body=task, at_ms=now_ms)
+    record = TaskRecord(task=task, tenant=tenant, seq=1, created_ms=now_ms, updated_ms=now_ms)
+    published = [Published("a2a.tasks.TaskCreated", {"task_id": task_id})]
+    return Outcome("task-created", events=[event], record=record, published=published)
 
 
 def update_artifact(

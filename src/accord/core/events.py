@@ -44,6 +44,7 @@ class JournalEntry(msgspec.Struct, gc=False, frozen=True):
 
     data: dict[str, Any]
 
+
 # Task.metadata keys that describe the current status rather than the task: a status update
 # whose metadata carries one sets it in Task.metadata, and the next status update that does
 # not carry it removes it (A2A's TaskStatus has no metadata of its own). The one such key is

@@ -467,6 +467,43 @@ class Engine:
             raise _agent_error(outcome)
         return outcome
 
+    async def open_task(
+        self,
+        tenant: str,
+        context_id: str,
+        *,
+        metadata: dict[str, Any] | None = None,
+        message: Message | None = None,
+        then: Decision | None = None,
+    ) -> TaskRecord:
+        """TaskHandle.create_task: a task an agent opens in ``tenant``, with ``then``'s first
+        moves decided on it, in one append (durable on return). No executor runs on it. The
+        tenant's task limit applies (AgentError)."""
+        limit = self.config.limits.tasks_per_tenant
+        if limit is not None and await self.store.count_tasks(tenant) >= limit:
+            raise AgentError(f"the tenant already holds {limit} tasks")
+        now = self.clock()
+        outcome = agent_commands.open_task(
+            self.new_id(), context_id, tenant, now, metadata, message
+        )
+        if then is not None:
+            following = then(outcome.record, now)
+            if not following.ok:
+                raise _agent_error(following)
+            following.events = [*outcome.events, *following.events]
+            following.published = [*outcome.published, *following.published]
+            outcome = following
+        try:
+            await asyncio.shield(self._commits.submit(outcome, 0))
+        except StoreError as exc:
+            raise AgentError(f"the task could not be created: {exc}") from None
+        assert outcome.record is not None
+        return outcome.record
+
+    async def read_task(self, task_id: str, tenant: str) -> TaskRecord | None:
+        """TaskHandle.get_task: another task of ``tenant`` as it stands (None: none)."""
+        return await self._current(task_id, tenant)
+
     def agent_reply(self, live: LiveTask, run: Run, reply: Message) -> None:
         if run.ctx.task is not None or live.pending is None:
             raise AgentError(

@@ -262,6 +262,29 @@ class LiveHandle:
     async def decide(self, decide: Decision) -> Outcome:
         return await self._engine.apply_in_run(self._live, decide)
 
+    async def create_task(
+        self,
+        *,
+        metadata: dict[str, Any] | None = None,
+        message: Message | None = None,
+        context_id: str | None = None,
+        then: Decision | None = None,
+    ) -> Task:
+        if self._live.pending is not None:  # the opener is stored before what it opens
+            await self._engine.commit_created(self.task_id)
+        record = await self._engine.open_task(
+            self._live.tenant,
+            context_id or self.context_id,
+            metadata=metadata,
+            message=message,
+            then=then,
+        )
+        return record.task
+
+    async def get_task(self, task_id: str) -> Task | None:
+        record = await self._engine.read_task(task_id, self._live.tenant)
+        return record.task if record is not None else None
+
     async def update_artifact(
         self,
         artifact: Artifact | None = None,

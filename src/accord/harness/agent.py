@@ -1,12 +1,17 @@
 """The harness agent: an accord executor whose intake applies the conversation rules and
-whose turns are answered by a model.
+whose turns are answered by a model, with commands and hooks.
 
 Its intake (:meth:`HarnessAgent.intake`) runs before anything of a message is stored: it
-establishes the sender, refuses strangers with the unknown-task error, and turns a
-participant's completion into a handler that cuts the running turn. Its access check
-(:meth:`HarnessAgent.access`) keeps every other operation on a harness task to its
-participants. Its turns (:meth:`HarnessAgent.execute`) read the conversation from the task,
-ask the task's model, and park the task with the answer.
+establishes the sender, refuses strangers with the unknown-task error, turns a command into
+a handler that answers it instead of a turn, and a participant's completion into a handler
+that cuts the running turn. Its access check (:meth:`HarnessAgent.access`) keeps every other
+operation on a harness task to its participants. Its turns (:meth:`HarnessAgent.execute`)
+read the conversation from the task, ask the task's model, and park the task with the
+answer.
+
+Hooks (``agent.hooks``) run on the operations docs/harness.md lists; commands
+(``agent.commands``) are registered there too. Both are frozen when the agent is first
+used or its card is built.
 
 Messages that arrive while a turn runs in this process join it: the model is asked again
 with them before the task parks, and each of their senders' requests ends with that turn.
@@ -15,34 +20,58 @@ with them before the task parks, and each of their senders' requests ends with t
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 
+import msgspec
+
 from accord.agents.api import (
     Access,
     Admit,
     Divert,
-    ExecutorFunction,
     RequestContext,
     TaskHandle,
     Verdict,
 )
 from accord.core._build import task_not_found
 from accord.core.caller import Caller
+from accord.harness import received
+from accord.harness.command_run import CommandRunner
+from accord.harness.commands.builtins import register_builtins
+from accord.harness.commands.parse import CommandCall, parse_command
+from accord.harness.commands.registry import CommandRegistry
+from accord.harness.completion import Completion, register_unresolved_rule
 from accord.harness.core import conversation, identity
 from accord.harness.core import envelope as envelopes
+from accord.harness.core.identity import claimed
 from accord.harness.core.intake import Complete, Continue, Policy, Start, judge, refuse_watcher
 from accord.harness.core.state import (
+    ACCORD_PREFIX,
     extension_of,
     metadata_with,
     without_harness_keys,
 )
-from accord.harness.models import Model, ModelResponse
+from accord.harness.hooks.base import HookAbort
+from accord.harness.hooks.operations import (
+    MESSAGE_RECEIVED,
+    PARTICIPANT_CHANGED,
+    TURN_FINISHED,
+    TURN_STARTED,
+    TurnFinished,
+    TurnStarted,
+)
+from accord.harness.hooks.registry import Hooks
+from accord.harness.models import Model
+from accord.harness.moves import Moves, Who
+from accord.harness.participants import ParticipantChanges
 from accord.harness.settings import HarnessSettings, ModelFactory
 from accord.harness.transcript import MODEL_CALL_KEY, Conversation, entries, model_calls
 from accord.harness.wire import (
+    COMMAND_METADATA,
+    COMMANDS_URI,
     EVENT_MEDIA_TYPE,
     STATUS_URI,
     TASK_MEDIA_TYPE,
@@ -58,17 +87,20 @@ from accord.wire.model import (
     Role,
     SendMessageRequest,
     Task,
+    TaskState,
 )
 
 INPUT_MODES = ("text/plain", "application/json", TASK_MEDIA_TYPE, EVENT_MEDIA_TYPE)
 OUTPUT_MODES = ("text/plain", "application/json", TASK_MEDIA_TYPE)
+TURN_REFUSED = "turn refused: "
+ANSWER_WITHHELD = "answer withheld: "
 
 
 @dataclass(eq=False)
 class _Turn:
-    """A turn running in this process: messages that come meanwhile set ``more``."""
+    """A turn running in this process: messages that come meanwhile join ``incoming``."""
 
-    more: bool = False
+    incoming: list[Message] = field(default_factory=list)
     done: asyncio.Event = field(default_factory=asyncio.Event)
 
 
@@ -91,17 +123,46 @@ class HarnessAgent:
         self._models = dict(models or {})
         self._model_factory = model_factory or ModelFactory(settings)
         self._turns: dict[str, _Turn] = {}
+        self.hooks = Hooks()
+        self.commands = CommandRegistry(self.hooks)
+        register_builtins(self.commands, settings.model, settings.selectable)
+        register_unresolved_rule(self.hooks)
+        self.moves = Moves(self.hooks)
+        self._command_runner = CommandRunner(
+            self.commands, self.moves, settings.agent_id, settings.selectable
+        )
+        self._completion = Completion(self.hooks, self.moves)
+        self._participants = ParticipantChanges(self.hooks, self.moves)
+        self._names: frozenset[str] = frozenset()
+
+    def freeze(self) -> None:
+        """No more hooks or commands: the harness serves from here on."""
+        if not self.commands.frozen:
+            self.commands.freeze()
+            self.hooks.freeze()
+            self._names = self.commands.names
 
     # --- the card ------------------------------------------------------------------------
 
-    @staticmethod
-    def card_extensions() -> list[AgentExtension]:
+    def card_extensions(self) -> list[AgentExtension]:
+        self.freeze()
         return [
-            AgentExtension(uri=uri, required=False, description=description)
-            for uri, description in (
-                (TASK_URI, "the harness's task data in Task.metadata (participants, roles)"),
-                (STATUS_URI, "why a task is INPUT_REQUIRED (sub_state) in metadata"),
-            )
+            AgentExtension(
+                uri=TASK_URI,
+                required=False,
+                description="the harness's task data in Task.metadata (participants, roles)",
+            ),
+            AgentExtension(
+                uri=STATUS_URI,
+                required=False,
+                description="why a task is INPUT_REQUIRED (sub_state) in metadata",
+            ),
+            AgentExtension(
+                uri=COMMANDS_URI,
+                required=False,
+                description="/commands a message may run instead of a turn",
+                params=self.commands.card_params(),
+            ),
         ]
 
     input_modes = INPUT_MODES
@@ -110,20 +171,31 @@ class HarnessAgent:
     # --- intake and access ---------------------------------------------------------------
 
     def intake(self, request: SendMessageRequest, task: Task | None, caller: Caller) -> Verdict:
+        self.freeze()
         sender = identity.sender(caller, request.message)
         judgement = judge(task, request.message, sender, self.policy)
+        if isinstance(judgement, Complete):
+            return Divert(self._completion.handler(judgement.requested_by), True, judgement.message)
+        call = parse_command(judgement.message, self._names)
+        message = _marked(judgement.message, call)
         if isinstance(judgement, Start):
+            # (a command as a new conversation's first message runs in execute: the engine
+            # diverts only a message that continues a task)
             base = without_harness_keys(request.metadata)
-            return Admit(judgement.message, metadata_with(base, judgement.extension))
-        assert task is not None
-        if isinstance(judgement, Continue):
-            metadata = None
-            if judgement.extension != extension_of(task):
-                current = task.metadata if task.metadata is not UNSET else {}
-                metadata = metadata_with(current, judgement.extension)
-            return Admit(judgement.message, metadata)
-        assert isinstance(judgement, Complete)
-        return Divert(self._completion(judgement.requested_by), True, judgement.message)
+            return Admit(message, metadata_with(base, judgement.extension))
+        assert task is not None and isinstance(judgement, Continue)
+        if call is not None:
+            return Divert(partial(self._command_runner.run, call=call), message=message)
+        previous = extension_of(task)
+        if judgement.extension == previous:
+            return Admit(message)
+        assert previous is not None
+        if judgement.extension.participants != previous.participants and self.hooks.wants(
+            PARTICIPANT_CHANGED
+        ):
+            return Divert(self._participants.handler(self.execute), message=message)
+        current = task.metadata if task.metadata is not UNSET else {}
+        return Admit(message, metadata_with(current, judgement.extension))
 
     def access(self, operation: Access, task: Task, caller: Caller) -> None:
         extension = extension_of(task)
@@ -136,19 +208,16 @@ class HarnessAgent:
         if operation == "cancel":
             refuse_watcher(role, "cancel")
 
-    @staticmethod
-    def _completion(requested_by: str) -> ExecutorFunction:
-        async def complete(ctx: RequestContext, task: TaskHandle) -> None:
-            await task.decide(lambda rec, now: conversation.complete(rec, now, requested_by))
-
-        return complete
-
     # --- turns ---------------------------------------------------------------------------
 
     async def execute(self, ctx: RequestContext, task: TaskHandle) -> None:
+        call = self._stored_command(ctx.message)
+        if call is not None:  # a new conversation's first message, a command
+            await self._command_runner.run(ctx, task, call)
+            return
         running = self._turns.get(ctx.task_id)
         if running is not None:  # this message joins the turn running here
-            running.more = True
+            running.incoming.append(ctx.message)
             await running.done.wait()
             return
         turn = self._turns[ctx.task_id] = _Turn()
@@ -171,24 +240,110 @@ class HarnessAgent:
         if extension is None:
             await task.fail("this task carries no harness data; it cannot run here")
             return
+        who = Who.on(extension, claimed(ctx.message) or "", ctx.message.message_id)
         if ctx.task is None and _only_envelope(ctx.message):
             # A brief and nothing else: the task waits for its first message.
-            await task.decide(lambda rec, now: conversation.park(rec, now))
+            await self.moves.decide(task, conversation.park, who)
             return
-        await task.start_working()
+        if not await self._start(task, ctx.message, who):
+            return
+        view = self._conversation(await task.current(), extension)
+        if self.hooks.wants(TURN_STARTED):
+            try:
+                view = await self._started(view, who)
+            except HookAbort as abort:
+                await self._end(task, TURN_REFUSED + abort.message, who)
+                return
         while True:
-            turn.more = False
-            view = self._conversation(await task.current(), extension)
             model = self._model(view)
             provider = view.model.partition(":")[0] if ":" in view.model else ""
             with telemetry.model_call(view.model, provider=provider):  # (scripted:PATH …)
                 response = await model.respond(view)
-            answer = self._answer(ctx, view, response)
-            if turn.more:  # messages came in while the model worked: answer them too
+            more = await self._take_joined(task, turn)
+            text = response.text
+            if self.hooks.wants(TURN_FINISHED):
+                try:
+                    text = await self._finished(view, text, not more, who)
+                except HookAbort as abort:
+                    text = ANSWER_WITHHELD + abort.message
+                more = await self._take_joined(task, turn) or more
+            answer = self._answer(ctx, view, text)
+            if more:  # messages came in while the model worked: answer them too
                 await task.start_working(answer)
+                fresh = self._conversation(await task.current(), extension)
+                # (the model and effort the turn started with stay)
+                view = dataclasses.replace(
+                    fresh, model=view.model, reasoning_effort=view.reasoning_effort
+                )
                 continue
-            await task.decide(partial(conversation.end_turn, answer=answer))
+            await self.moves.decide(task, partial(conversation.end_turn, answer=answer), who)
             return
+
+    async def _receive(self, task: TaskHandle, message: Message, who: Who) -> Message | None:
+        """``message.received`` on a participant's message: the message as the model is to
+        see it, or None when it is refused (the sender is told)."""
+        try:
+            return await received.receive(self.hooks, task.task_id, message, who)
+        except HookAbort as abort:
+            refusal = partial(received.refusal, message_id=message.message_id, reason=abort.message)
+            await self.moves.decide(task, refusal, who)
+            return None
+
+    async def _start(self, task: TaskHandle, message: Message, who: Who) -> bool:
+        """The turn starts with ``message`` (False: a hook refused it): WORKING, with what
+        the hooks replaced recorded before the model is asked."""
+        seen = message
+        if self.hooks.wants(MESSAGE_RECEIVED):
+            judged = await self._receive(task, message, who)
+            if judged is None:
+                if (await task.current()).status.state is TaskState.WORKING:
+                    # (started by a participant change this message made): the turn ends
+                    await self.moves.decide(task, conversation.park, who)
+                return False
+            seen = judged
+        if (await task.current()).status.state is not TaskState.WORKING:
+            await self.moves.start_turn(task, who)  # (a hooked participant change started it)
+        if seen is not message:
+            await task.decide(partial(received.replaced, message=seen))
+        return True
+
+    async def _take_joined(self, task: TaskHandle, turn: _Turn) -> bool:
+        """Whether messages joined the turn (and, with ``message.received`` hooked, any of
+        them was accepted)."""
+        joined, turn.incoming = turn.incoming, []
+        if not joined or not self.hooks.wants(MESSAGE_RECEIVED):
+            return bool(joined)
+        accepted = False
+        for message in joined:
+            current = await task.current()
+            who = Who.on(extension_of(current), claimed(message) or "", message.message_id)
+            seen = await self._receive(task, message, who)
+            if seen is not None and seen is not message:
+                await task.decide(partial(received.replaced, message=seen))
+            accepted = accepted or seen is not None
+        return accepted
+
+    async def _started(self, view: Conversation, who: Who) -> Conversation:
+        """``turn.started``: the hooks may choose another selectable model or effort."""
+        context = TurnStarted(
+            **who.fields(view.task_id), model=view.model, reasoning_effort=view.reasoning_effort
+        )
+        context = await self.hooks.perform(TURN_STARTED, context)
+        if context.model not in self.settings.selectable:
+            raise HookAbort(f"model {context.model!r} is not selectable", "invalid")
+        return dataclasses.replace(
+            view, model=context.model, reasoning_effort=context.reasoning_effort
+        )
+
+    async def _finished(self, view: Conversation, text: str, final: bool, who: Who) -> str:
+        """``turn.finished``: the hooks may replace the answer's text."""
+        context = TurnFinished(**who.fields(view.task_id), model=view.model, text=text, final=final)
+        context = await self.hooks.perform(TURN_FINISHED, context)
+        return context.text
+
+    async def _end(self, task: TaskHandle, reason: str, who: Who) -> None:
+        """The turn ends without the model: parked with ``reason``."""
+        await self.moves.decide(task, partial(conversation.park, message=reason), who)
 
     def _conversation(self, task: Task, fallback: TaskExtension) -> Conversation:
         extension = extension_of(task) or fallback
@@ -219,16 +374,36 @@ class HarnessAgent:
             model = self._models[view.model] = self._model_factory(view.model)
         return model
 
+    def _stored_command(self, message: Message) -> CommandCall | None:
+        metadata = message.metadata
+        if not isinstance(metadata, dict) or COMMAND_METADATA not in metadata:
+            return None
+        return parse_command(message, self._names)
+
     @staticmethod
-    def _answer(ctx: RequestContext, view: Conversation, response: ModelResponse) -> Message:
+    def _answer(ctx: RequestContext, view: Conversation, text: str) -> Message:
         return Message(
             message_id=os.urandom(16).hex(),
             role=Role.AGENT,
-            parts=[Part(text=response.text)],
+            parts=[Part(text=text)],
             task_id=ctx.task_id,
             context_id=ctx.context_id,
             metadata={MODEL_CALL_KEY: view.model_calls},
         )
+
+
+def _marked(message: Message, call: CommandCall | None) -> Message:
+    """The message as stored: a command names itself in its metadata (the model never sees
+    it, nor its reply); no participant's message carries the harness's own marks (it could
+    hide itself from the model, or move a scripted model's place)."""
+    metadata = message.metadata if isinstance(message.metadata, dict) else {}
+    forged = [key for key in metadata if key == COMMAND_METADATA or key.startswith(ACCORD_PREFIX)]
+    if call is None and not forged:
+        return message
+    kept = {key: value for key, value in metadata.items() if key not in forged}
+    if call is not None:
+        kept[COMMAND_METADATA] = call.name
+    return msgspec.structs.replace(message, metadata=kept)
 
 
 def _only_envelope(message: Message) -> bool:

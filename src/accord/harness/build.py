@@ -3,9 +3,13 @@ function."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from accord.harness.agent import HarnessAgent
-from accord.harness.models import FunctionModel, TurnFunction
+from accord.harness.models import FunctionModel, Model, TurnFunction
+from accord.harness.plugins.loader import Loading, load_plugins
 from accord.harness.settings import HarnessSettings
+from accord.push.ssrf import AddressPolicy, Guard
 
 FUNCTION_MODEL = "function"
 
@@ -16,9 +20,23 @@ def conversation_agent(turn: TurnFunction, *, agent_id: str = "accord") -> Harne
     return HarnessAgent(settings, {FUNCTION_MODEL: FunctionModel(turn)})
 
 
-def from_settings(settings: HarnessSettings) -> HarnessAgent:
-    """The harness agent of ``accord serve --agent harness``; its models are built now, so
-    that one that cannot be (a missing script) stops the server at start (ValueError)."""
-    agent = HarnessAgent(settings)
+def from_settings(
+    settings: HarnessSettings, models: Mapping[str, Model] | None = None
+) -> HarnessAgent:
+    """The harness agent of ``accord serve --agent harness``; its models (those ``models``
+    does not give) are built and its plugins loaded now, so that one that cannot be (a
+    missing script, a bad manifest) stops the server at start (ValueError naming it)."""
+    agent = HarnessAgent(settings, models)
     agent.check_models()
+    load_plugins(agent, settings.plugins, loading(settings))
+    agent.freeze()
     return agent
+
+
+def loading(settings: HarnessSettings) -> Loading:
+    """How plugins load: remote hooks' URLs through the SSRF guard (admitting
+    ``hook_allow_hosts``), with ``hook_timeout_s``."""
+    policy = AddressPolicy(
+        settings.hook_allow_hosts, subject="remote hooks", setting="harness.hook_allow_hosts"
+    )
+    return Loading(Guard(policy), settings.hook_timeout_s)

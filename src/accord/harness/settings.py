@@ -8,6 +8,9 @@
     models = []                                    # other models a task may choose
     system_prompt = "You are …"                    # or system_prompt_file = "prompt.md"
     delegators = []                                # peers trusted to brief tasks fully
+    plugins = ["plugins/audit", "accord-audit"]    # plugin directories, installed plugins
+    hook_timeout_s = 10                            # a remote hook's answer, at most
+    hook_allow_hosts = []                          # hosts the SSRF guard lets hooks reach
 
     [harness.openai]                               # the endpoint of "openai:NAME" models
     base_url = "https://api.openai.com/v1"         # (accord.harness.models.endpoint)
@@ -24,6 +27,7 @@ from typing import Any
 from accord.harness.models import Model, ScriptedModel
 from accord.harness.models import endpoint as endpoints
 from accord.harness.models.endpoint import Endpoint
+from accord.harness.plugins.manifest import is_path
 from accord.server import config_values as check
 from accord.server.config_values import ConfigError
 
@@ -38,6 +42,9 @@ class HarnessSettings:
     system_prompt: str = ""
     delegators: tuple[str, ...] = ()
     openai: Endpoint = field(default_factory=Endpoint)  # where openai:NAME models are served
+    plugins: tuple[str, ...] = ()
+    hook_timeout_s: float = 10.0
+    hook_allow_hosts: tuple[str, ...] = ()
 
     @property
     def selectable(self) -> tuple[str, ...]:
@@ -53,6 +60,9 @@ KNOWN = (
     "system_prompt_file",
     "delegators",
     "openai",
+    "plugins",
+    "hook_timeout_s",
+    "hook_allow_hosts",
 )
 
 
@@ -87,6 +97,13 @@ def parse(value: Any, source: str = "") -> HarnessSettings:
             raise ConfigError(
                 f"{where}.system_prompt_file: cannot read {prompt_file} ({exc.strerror})"
             ) from None
+    timeout = check.number(fields.get("hook_timeout_s", 10.0), f"{where}.hook_timeout_s")
+    if timeout <= 0:
+        raise ConfigError(f"{where}.hook_timeout_s: must be more than 0")
+    plugins = texts("plugins")
+    for index, entry in enumerate(plugins):
+        if is_path(entry) and not Path(entry).expanduser().is_dir():
+            raise ConfigError(f"{where}.plugins[{index}]: no plugin directory {entry}")
     settings = HarnessSettings(
         agent_id=text("agent_id", "accord", empty=False),
         model=model,
@@ -94,6 +111,9 @@ def parse(value: Any, source: str = "") -> HarnessSettings:
         system_prompt=prompt,
         delegators=texts("delegators"),
         openai=endpoints.parse(fields.get("openai", {}), f"{where}.openai"),
+        plugins=plugins,
+        hook_timeout_s=timeout,
+        hook_allow_hosts=texts("hook_allow_hosts"),
     )
     for name in settings.selectable:
         if name.partition(":")[0] not in MODEL_KINDS:

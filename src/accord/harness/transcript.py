@@ -14,13 +14,19 @@ from typing import Any, Literal
 
 from accord.harness.core import envelope as envelopes
 from accord.harness.core.identity import claimed
-from accord.harness.wire import EVENT_MEDIA_TYPE, TaskExtension
+from accord.harness.wire import COMMAND_METADATA, EVENT_MEDIA_TYPE, Effort, TaskExtension
+from accord.wire.codec import WireError, convert
 from accord.wire.errors import A2AError
 from accord.wire.model import UNSET, Message, Part, Role, Task
 
 # Message metadata the harness writes on each answer a model gave, numbered from 0: the
 # count says how many model calls the task has made (a scripted model's position).
 MODEL_CALL_KEY = "accord.harness/model_call"
+# What ``message.received`` hooks decided about participants' messages, in Task.metadata:
+# {"refused": [message ids], "replaced": {message id: the message the model sees instead}},
+# durable before any model call. A refusal's note (message metadata {RECEIVED_KEY:
+# {"refused": message id}}) is not shown to the model either.
+RECEIVED_KEY = "accord.harness/received"
 DATA_PREVIEW = 2_000  # characters of a data part a model sees
 
 
@@ -78,7 +84,7 @@ class Conversation:
     entries: tuple[Entry, ...]
     model_calls: int  # model calls the task made before this one
     model: str = ""  # the task's model, or the harness's default
-    reasoning_effort: str | None = None
+    reasoning_effort: Effort | None = None
     system_prompt: str = ""
     tools: tuple[ToolSpec, ...] = ()  # what the model may call in this turn
     steps: tuple[Step, ...] = ()  # this turn's model answers and tool results, in order
@@ -107,9 +113,39 @@ class Conversation:
 
 
 def entries(task: Task, agent_id: str) -> tuple[Entry, ...]:
-    return tuple(
-        entry(message, agent_id, first=index == 0) for index, message in enumerate(task.history)
-    )
+    """The task's messages as the model sees them: without commands and their replies,
+    without messages a hook refused (and the refusals' notes), with the messages a hook
+    replaced as replaced."""
+    metadata = task.metadata if isinstance(task.metadata, dict) else {}
+    decided = metadata.get(RECEIVED_KEY)
+    refused: set[str] = set()
+    replaced: dict[str, Message] = {}
+    if isinstance(decided, dict):  # (hooks judged messages: rare, so looked at apart)
+        refused = {str(message_id) for message_id in decided.get("refused", ())}
+        replaced = _replacements(decided.get("replaced"))
+    seen: list[Entry] = []
+    for index, message in enumerate(task.history):
+        marks = message.metadata
+        if isinstance(marks, dict) and (COMMAND_METADATA in marks or RECEIVED_KEY in marks):
+            continue  # a command, a command's reply, a refusal's note
+        if decided is not None and message.role is Role.USER:
+            if message.message_id in refused:
+                continue
+            message = replaced.get(message.message_id, message)
+        seen.append(entry(message, agent_id, first=index == 0))
+    return tuple(seen)
+
+
+def _replacements(recorded: Any) -> dict[str, Message]:
+    found: dict[str, Message] = {}
+    if not isinstance(recorded, dict):
+        return found
+    for message_id, replacement in recorded.items():
+        try:
+            found[str(message_id)] = convert(replacement, Message)
+        except WireError:
+            continue  # (only the harness writes these; nothing stored is malformed)
+    return found
 
 
 def model_calls(task: Task) -> int:

@@ -33,6 +33,10 @@ EVENT_MEDIA_TYPE = "application/vnd.tiny-harness.event+json"
 # Where a tiny-harness client asserts who it is when nothing authenticates it.
 PARTICIPANT_HEADER = "X-Participant-Id"
 PARTICIPANT_METADATA = "participant_id"
+# Message metadata of a command's reply (and, in accord, of the command message as stored):
+# the command's name, and the task it created, if any.
+COMMAND_METADATA = "command"
+TASK_REF_METADATA = "task_ref"
 
 
 class Role(enum.StrEnum):

@@ -160,7 +160,17 @@ class AddressPolicy:
     the guard off.
     """
 
-    def __init__(self, allow: Iterable[str] = ()) -> None:
+    def __init__(
+        self,
+        allow: Iterable[str] = (),
+        *,
+        subject: str = "webhooks",
+        setting: str = "push_allow_hosts",
+    ) -> None:
+        # What the refusals name: who may not reach an address, and the setting admitting it
+        # (remote hooks share this guard: accord.harness.hooks.remote).
+        self.subject = subject
+        self.setting = setting
         self.hosts: set[str] = set()
         self.networks: list[IPNetwork] = []
         for entry in allow:
@@ -194,8 +204,8 @@ class AddressPolicy:
             if why is not None:
                 named = "" if literal_address(target.host) else f"{target.host} resolves to "
                 raise RefusedTarget(
-                    f"{named}{address}, {why}, which webhooks may not reach "
-                    "(an operator can admit it with push_allow_hosts)"
+                    f"{named}{address}, {why}, which {self.subject} may not reach "
+                    f"(an operator can admit it with {self.setting})"
                 )
             checked.append(address)
         if not checked:
@@ -239,22 +249,31 @@ class Guard:
             raise RefusedTarget(f"cannot resolve {target.host}: {exc}") from None
         return self.policy.check_addresses(target, addresses)
 
-    async def check_registration(self, url: str) -> None:
-        """Registration time, best effort: the URL's form, a literal address, and the name's
-        current answer. A name that does not resolve now is accepted (it may later); delivery
-        checks again anyway. Raises RefusedTarget."""
+    def check_now(self, url: str) -> Target | None:
+        """What can be checked without the network: the URL's form, a literal address, a
+        loopback name. Raises RefusedTarget; returns the target when only its name's answer
+        is left to check (None: nothing is)."""
         target = parse_target(url)
         literal = literal_address(target.host)
         if literal is not None:
             self.policy.check_addresses(target, [str(literal)])
-            return
+            return None
         if self.policy.host_admitted(target.host):
-            return
+            return None
         if target.host == "localhost" or target.host.endswith(".localhost"):
             raise RefusedTarget(
-                f"{target.host} is a loopback name, which webhooks may not reach "
-                "(an operator can admit it with push_allow_hosts)"
+                f"{target.host} is a loopback name, which {self.policy.subject} may not reach "
+                f"(an operator can admit it with {self.policy.setting})"
             )
+        return target
+
+    async def check_registration(self, url: str) -> None:
+        """Registration time, best effort: the URL's form, a literal address, and the name's
+        current answer. A name that does not resolve now is accepted (it may later); delivery
+        checks again anyway. Raises RefusedTarget."""
+        target = self.check_now(url)
+        if target is None:
+            return
         try:
             async with asyncio.timeout(self.registration_timeout_s):
                 addresses = await self.resolver(target.host, target.port)

@@ -41,6 +41,13 @@ class LoadedAgent:
     card: CardDescription = field(default_factory=CardDescription)  # from its module
 
 
+def importable_from_working_directory() -> None:
+    """Like `python -m`, find the user's own modules (an agent's, a plugin hook's) in the
+    working directory."""
+    if "" not in sys.path and os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+
+
 def load_agent(spec: str) -> LoadedAgent:
     """A built-in agent by name, or ``module:attribute`` (``module`` alone: ``module:agent``;
     ``attribute`` may be dotted). A class is instantiated with no arguments."""
@@ -55,9 +62,8 @@ def load_agent(spec: str) -> LoadedAgent:
             f"agent {spec!r}: expected a built-in name ({', '.join(BUILTIN_AGENTS)}), "
             "module:attribute or a module with an attribute named 'agent'"
         )
-    if not builtin and "" not in sys.path and os.getcwd() not in sys.path:
-        # Like `python -m`, find the user's own modules in the working directory.
-        sys.path.insert(0, os.getcwd())
+    if not builtin:
+        importable_from_working_directory()
     module = _import(spec, module_name)
     found: Any = module
     for name in attribute.split("."):

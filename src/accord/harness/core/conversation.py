@@ -12,16 +12,20 @@ turn ends. Every function is pure: the task's record and the time in, an
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
+from typing import Any
 
 from accord.core import agent as moves
 from accord.core import lifecycle
-from accord.core.outcome import Outcome
+from accord.core.events import Event
+from accord.core.outcome import Outcome, Published
 from accord.core.records import TaskRecord
-from accord.harness.core.state import extension_of
-from accord.harness.wire import STATUS_KEY, SubState, status_data
-from accord.wire.model import Message, Part, Role
+from accord.harness.core import subtasks
+from accord.harness.core.state import extension_of, metadata_with, sub_state_of
+from accord.harness.wire import STATUS_KEY, SubState, TaskExtension, TaskRef, status_data
+from accord.wire.model import UNSET, Message, Part, Role, TaskState
 
-TERMINAL_NAMES = frozenset({"COMPLETED", "FAILED", "CANCELED", "REJECTED"})
+Decision = Callable[[TaskRecord | None, int], Outcome]
 
 
 def start_turn(record: TaskRecord | None, now_ms: int) -> Outcome:
@@ -65,20 +69,106 @@ def unresolved(record: TaskRecord) -> list[str]:
     extension = extension_of(record.task)
     if extension is None:
         return []
-    return [ref.task_id for ref in extension.sub_tasks if (ref.state or "") not in TERMINAL_NAMES]
+    return [ref.task_id for ref in subtasks.unresolved(extension)]
 
 
 def complete(record: TaskRecord | None, now_ms: int, requested_by: str) -> Outcome:
     """A participant's completion: COMPLETED "completed by X", unless a sub-task is still
     open, which parks the task again with the reason."""
+    waiting = unresolved(record) if record is not None else []
+    if waiting:
+        return settle(record, now_ms, requested_by, "wait", waiting_reason(waiting))
+    return settle(record, now_ms, requested_by, "complete")
+
+
+def waiting_reason(task_ids: list[str]) -> str:
+    return "unresolved sub-tasks: " + ", ".join(task_ids)
+
+
+def settle(
+    record: TaskRecord | None,
+    now_ms: int,
+    requested_by: str,
+    decision: str,
+    reason: str = "",
+    sub_tasks: tuple[TaskRef, ...] = (),
+) -> Outcome:
+    """A completion as decided (``task.complete``): ``complete`` is COMPLETED "completed by
+    X"; anything else parks the task again with "completion refused: <reason>". With
+    ``sub_tasks`` (their states as just read), the task's references are updated on the
+    way, while the task is WORKING (a snapshot of a parked task would end the stream of
+    whoever asked before its answer)."""
     if record is None or lifecycle.is_terminal(record.state):
         return moves.move(record, "complete", now_ms)  # the refusal, with the task's state
-    waiting = unresolved(record)
-    if waiting:
-        reason = "completion refused: unresolved sub-tasks: " + ", ".join(waiting)
-        return park(record, now_ms, reason)
-    done = f"completed by {requested_by}"
-    return _resuming(record, now_ms, lambda r, n: moves.move(r, "complete", n, agent_text(r, done)))
+    steps: list[Decision] = []
+    if record.state in lifecycle.INTERRUPTED:
+        steps.append(start_turn)
+    current = extension_of(record.task)
+    updated = subtasks.with_states(current, sub_tasks) if current is not None else None
+    if updated is not None and updated != current:
+        steps.append(partial(with_extension, extension=updated))
+    if decision == "complete":
+        done = f"completed by {requested_by}"
+        steps.append(lambda r, n: moves.move(r, "complete", n, agent_text(r, done)))
+    else:
+        steps.append(partial(park, message=f"completion refused: {reason}"))
+    return chain(record, now_ms, tuple(steps))
+
+
+def say(
+    record: TaskRecord | None,
+    now_ms: int,
+    message: Message,
+    extension: TaskExtension | None = None,
+) -> Outcome:
+    """The harness answers without a turn (a command's reply, a refusal): a status update in
+    the task's current state, keeping its sub-state; a task still SUBMITTED (this was its
+    first message) parks awaiting the next one instead. With ``extension``, the task's
+    changed extension follows as a task snapshot (after the answer, so that a stream ends
+    with the answer in it)."""
+    if record is not None and record.state is TaskState.SUBMITTED:
+        first: Decision = partial(park, message=message)
+    else:
+        sub_state = sub_state_of(record.task) if record is not None else None
+        metadata = {STATUS_KEY: status_data(sub_state)} if sub_state is not None else None
+        first = partial(_note, message=message, metadata=metadata)
+    if extension is None:
+        return first(record, now_ms)
+    return chain(record, now_ms, (first, partial(with_extension, extension=extension)))
+
+
+def with_extension(record: TaskRecord | None, now_ms: int, extension: TaskExtension) -> Outcome:
+    """The task's metadata with ``extension`` in it, as a task snapshot."""
+    metadata = record.task.metadata if record is not None else UNSET
+    base = metadata if isinstance(metadata, dict) else {}
+    return moves.set_metadata(record, metadata_with(base, extension), now_ms)
+
+
+def chain(record: TaskRecord | None, now_ms: int, steps: tuple[Decision, ...]) -> Outcome:
+    """Decisions one after the other, as one outcome (one append); the first refusal is the
+    answer."""
+    events: list[Event] = []
+    published: list[Published] = []
+    outcome = Outcome("unchanged", record=record)
+    for step in steps:
+        outcome = step(record, now_ms)
+        if not outcome.ok:
+            return outcome
+        record = outcome.record
+        events += outcome.events
+        published += outcome.published
+    outcome.events = events
+    outcome.published = published
+    return outcome
+
+
+def _note(
+    record: TaskRecord | None,
+    now_ms: int,
+    message: Message,
+    metadata: dict[str, Any] | None,
+) -> Outcome:
+    return moves.note(record, now_ms, message, metadata=metadata)
 
 
 def _resuming(

@@ -111,7 +111,7 @@ def judge(task: Task | None, message: Message, sender: str, policy: Policy) -> J
         refuse_watcher(role, "complete")
         return Complete(sender, stored)
     if envelope.kind == "task":
-        changed = _updated(extension, envelope, sender, role)
+        changed = updated(extension, envelope, sender, role)
         note = f"[task updated by {sender}: {', '.join(sorted(envelope.payload))}]"
         return Continue(changed, stored, (note,))
     framed = json.dumps(envelope.payload, sort_keys=True)
@@ -194,9 +194,7 @@ def _briefed(envelope: Envelope, sender: str, policy: Policy) -> TaskExtension:
 # --- changes to a task ---------------------------------------------------------------------
 
 
-def _updated(
-    extension: TaskExtension, envelope: Envelope, sender: str, role: Role
-) -> TaskExtension:
+def updated(extension: TaskExtension, envelope: Envelope, sender: str, role: Role) -> TaskExtension:
     payload = envelope.payload
     fields = set(payload)
     for name in sorted(fields - OPEN_FIELDS - ADMIN_FIELDS):

@@ -47,9 +47,14 @@ def metadata_with(base: dict[str, Any] | None, extension: TaskExtension) -> dict
     return {**(base or {}), TASK_KEY: extension_dict(extension)}
 
 
+# accord's own keys in task and message metadata (``accord.harness/model_call`` …).
+ACCORD_PREFIX = "accord.harness/"
+
+
 def without_harness_keys(metadata: Any) -> dict[str, Any]:
-    """A client's metadata for a new task, with every key of the harness's namespace taken
-    out: only the harness writes those (a forged extension would make its sender admin)."""
+    """A client's metadata for a new task, with every key of the harness's namespaces taken
+    out: only the harness writes those (a forged extension would make its sender admin, a
+    forged hook record would change what the model sees)."""
     if not isinstance(metadata, dict):
         return {}
-    return {k: v for k, v in metadata.items() if not k.startswith(KEY_PREFIX)}
+    return {k: v for k, v in metadata.items() if not k.startswith((KEY_PREFIX, ACCORD_PREFIX))}

@@ -1,0 +1,174 @@
+"""Running a command on a task: ``command.invoked``, then its answer.
+
+``pre`` (the role policy at 100, and whatever else is hooked) may replace the call or
+refuse it; the arguments are then checked against the command's declaration; ``in`` is the
+body (the command's own executor: a built-in, a plugin's, a remote one); ``post`` may
+replace the result. The harness then checks the changes the result asks for (a model from
+the allowlist, an effort that is one), makes them (a child conversation is created first),
+and replies. A refusal, bad arguments or a refused change reply saying why and change
+nothing; the reply is always a status update in the task's unchanged state.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import partial
+
+import msgspec
+
+from accord.agents.api import AgentError, RequestContext, TaskHandle
+from accord.harness.children import with_children_read
+from accord.harness.commands.answers import Change, answer, settings_change
+from accord.harness.commands.parse import CommandCall
+from accord.harness.commands.registry import CommandRegistry
+from accord.harness.commands.spec import ArgumentError, check_arguments
+from accord.harness.core import conversation
+from accord.harness.core.identity import claimed
+from accord.harness.core.state import extension_of, metadata_with, sub_state_of
+from accord.harness.core.subtasks import child_extension, state_name, waiting_ref, with_sub_task
+from accord.harness.hooks.base import HookAbort
+from accord.harness.hooks.operations import (
+    COMMAND_INVOKED,
+    ChildSnapshot,
+    CommandInvoked,
+    CommandResult,
+    CommandSettings,
+    TaskSnapshot,
+)
+from accord.harness.moves import Moves, Who
+from accord.harness.wire import Role, TaskExtension
+from accord.wire.model import Task
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    text: str
+    change: Change | None = None
+    task_ref: str | None = None
+
+
+class CommandRunner:
+    def __init__(
+        self,
+        commands: CommandRegistry,
+        moves: Moves,
+        agent_id: str,
+        selectable: tuple[str, ...],
+    ) -> None:
+        self.commands = commands
+        self.hooks = commands.hooks
+        self.moves = moves
+        self.agent_id = agent_id
+        self.selectable = selectable
+
+    async def run(self, ctx: RequestContext, task: TaskHandle, call: CommandCall) -> None:
+        current = await task.current()
+        extension = extension_of(current)
+        if extension is None:  # (intake lets no command through to a task not the harness's)
+            return
+        who = Who.on(extension, claimed(ctx.message) or "", ctx.message.message_id)
+        seen = await with_children_read(task, current, extension)
+        context = CommandInvoked(
+            **who.fields(current.id),
+            name=call.name,
+            arguments=call.arguments,
+            task=snapshot(current, seen),
+        )
+        result = await self._invoke(context)
+        if isinstance(result, str):
+            done = Answer(result)
+        else:
+            done = await self._apply(task, current, extension, result, who)
+        decision = partial(
+            answer, text=done.text, command=call.name, task_ref=done.task_ref, change=done.change
+        )
+        await self.moves.decide(task, decision, who)
+
+    async def _invoke(self, context: CommandInvoked) -> CommandResult | str:
+        """The result, or the reply's text when there is none to apply."""
+        pre, body, post = COMMAND_INVOKED.points
+        try:
+            context = await self.hooks.run(pre, context)
+            spec = self.commands.spec(context.name)
+            if spec is not None:
+                try:
+                    args = check_arguments(spec, context.arguments)
+                except ArgumentError as exc:
+                    return str(exc)
+                context = msgspec.structs.replace(context, args=args)
+            context = await self.hooks.run(body, context)
+            context = await self.hooks.run(post, context)
+        except HookAbort as abort:
+            return str(abort)
+        if context.result is None:
+            return f"/{context.name} has no handler"
+        return context.result
+
+    async def _apply(
+        self,
+        task: TaskHandle,
+        current: Task,
+        extension: TaskExtension,
+        result: CommandResult,
+        who: Who,
+    ) -> Answer:
+        changes: list[Change] = []
+        if result.settings is not None and result.settings != CommandSettings():
+            try:
+                changes.append(settings_change(result.settings, self.selectable))
+            except ValueError as exc:
+                return Answer(f"invalid: {exc}")
+        text = result.reply
+        task_ref = None
+        if result.spawn is not None:
+            try:
+                child = await self._spawn(task, current, extension, result.spawn.goal, who)
+            except AgentError as exc:
+                return Answer(f"{result.reply}\nThe sub-task could not be created: {exc}")
+            task_ref = child.id
+            changes.append(partial(_linked, task_id=child.id))
+            text = (text + "\n" if text else "") + f"Created sub-task {child.id}."
+        return Answer(text, _combined(changes) if changes else None, task_ref)
+
+    async def _spawn(
+        self, task: TaskHandle, parent: Task, extension: TaskExtension, goal: str, who: Who
+    ) -> Task:
+        """A child conversation, parked until its first message, before the parent's reply
+        names it."""
+        child = child_extension(parent.id, extension, goal, who.sender, self.agent_id)
+        created = await task.create_task(metadata=metadata_with({}, child), then=conversation.park)
+        await self.moves.created(created, Who(who.sender, Role.REPORTER, who.correlation_id))
+        return created
+
+
+def snapshot(task: Task, extension: TaskExtension) -> TaskSnapshot:
+    steps = extension.plan.steps if extension.plan is not None else ()
+    return TaskSnapshot(
+        id=task.id,
+        name=extension.name,
+        state=state_name(task.status.state),
+        sub_state=sub_state_of(task),
+        settings=CommandSettings(
+            model=extension.model, reasoning_effort=extension.reasoning_effort
+        ),
+        steps_done=sum(1 for step in steps if step.state == "done"),
+        steps_total=len(steps),
+        children=tuple(
+            ChildSnapshot(task_id=ref.task_id, state=ref.state or "UNKNOWN")
+            for ref in extension.sub_tasks
+        ),
+        participants=extension.participants,
+    )
+
+
+def _linked(extension: TaskExtension, task_id: str) -> TaskExtension:
+    return with_sub_task(extension, waiting_ref(task_id))
+
+
+def _combined(changes: list[Change]) -> Change:
+    def change(extension: TaskExtension) -> TaskExtension:
+        for step in changes:
+            extension = step(extension)
+        return extension
+
+    return change

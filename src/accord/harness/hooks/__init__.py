@@ -1,0 +1,90 @@
+"""Hooks: named operations with ``pre``, ``in`` and ``post`` phases, and the executors that
+run on them (Python callables, or remote ones over JSON-RPC). See docs/harness.md, "Hooks".
+
+::
+
+    from accord.harness.hooks import HookAbort
+
+    @agent.hooks.on("message.received.pre", priority=50)
+    def no_shouting(point, context):
+        if context.message["parts"][0].get("text", "").isupper():
+            raise HookAbort("please do not shout", "policy")
+"""
+
+from accord.harness.hooks.base import (
+    BODY_PRIORITY,
+    DEFAULT_PRIORITY,
+    PHASES,
+    AbortReason,
+    Context,
+    Executor,
+    FunctionExecutor,
+    HookAbort,
+    HookFailure,
+    Phase,
+    point,
+)
+from accord.harness.hooks.operations import (
+    COMMAND_INVOKED,
+    MESSAGE_RECEIVED,
+    OPERATIONS,
+    PARTICIPANT_CHANGED,
+    TASK_COMPLETE,
+    TASK_STATE_CHANGED,
+    TURN_FINISHED,
+    TURN_STARTED,
+    ChildSnapshot,
+    CommandInvoked,
+    CommandResult,
+    CommandSettings,
+    MessageReceived,
+    Operation,
+    ParticipantChanged,
+    SpawnIntent,
+    TaskComplete,
+    TaskSnapshot,
+    TaskStateChanged,
+    TurnFinished,
+    TurnStarted,
+    register_operation,
+)
+from accord.harness.hooks.registry import FrozenError, Hooks, all_points
+
+__all__ = [
+    "BODY_PRIORITY",
+    "COMMAND_INVOKED",
+    "DEFAULT_PRIORITY",
+    "MESSAGE_RECEIVED",
+    "OPERATIONS",
+    "PARTICIPANT_CHANGED",
+    "PHASES",
+    "TASK_COMPLETE",
+    "TASK_STATE_CHANGED",
+    "TURN_FINISHED",
+    "TURN_STARTED",
+    "AbortReason",
+    "ChildSnapshot",
+    "CommandInvoked",
+    "CommandResult",
+    "CommandSettings",
+    "Context",
+    "Executor",
+    "FrozenError",
+    "FunctionExecutor",
+    "HookAbort",
+    "HookFailure",
+    "Hooks",
+    "MessageReceived",
+    "Operation",
+    "ParticipantChanged",
+    "Phase",
+    "SpawnIntent",
+    "TaskComplete",
+    "TaskSnapshot",
+    "TaskStateChanged",
+    "TurnFinished",
+    "TurnStarted",
+    "all_points",
+    "point",
+    "register_operation",
+]

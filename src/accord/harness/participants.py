@@ -1,0 +1,124 @@
+"""``participant.changed``: an admin's task envelope that changes the participants or their
+roles, judged by hooks before it is stored.
+
+Unhooked, such an envelope is stored with its change at once (intake). Hooked, intake
+diverts it here: ``pre`` and ``in`` may replace the list asked for or refuse it (the sender
+is answered "message not accepted: <reason>" in the unchanged state, and nothing changes),
+the change is made (judged again against the task as it stands) as the turn starts, ``post``
+hears of it, and the turn goes on as for any message.
+"""
+
+from __future__ import annotations
+
+import logging
+from functools import partial
+
+import msgspec
+
+from accord.agents.api import AgentError, ExecutorFunction, RequestContext, TaskHandle
+from accord.core.outcome import Outcome, refused
+from accord.core.records import TaskRecord
+from accord.harness.core import conversation
+from accord.harness.core import envelope as envelopes
+from accord.harness.core.identity import claimed
+from accord.harness.core.intake import MAX_PARTICIPANTS, updated
+from accord.harness.core.state import extension_of
+from accord.harness.hooks.base import HookAbort
+from accord.harness.hooks.operations import PARTICIPANT_CHANGED, ParticipantChanged
+from accord.harness.hooks.registry import Hooks
+from accord.harness.moves import Moves, Who
+from accord.harness.received import refusal
+from accord.harness.wire import Participant, Role
+from accord.wire.errors import A2AError, ErrorKind
+
+log = logging.getLogger("accord.harness.hooks")
+
+
+class ParticipantChanges:
+    def __init__(self, hooks: Hooks, moves: Moves) -> None:
+        self.hooks = hooks
+        self.moves = moves
+
+    def handler(self, then: ExecutorFunction) -> ExecutorFunction:
+        """Judge the message's change, make it, then run ``then`` (the turn) on it."""
+
+        async def change(ctx: RequestContext, task: TaskHandle) -> None:
+            if await self.run(ctx, task):
+                await then(ctx, task)
+
+        return change
+
+    async def run(self, ctx: RequestContext, task: TaskHandle) -> bool:
+        """Whether the change was made."""
+        current = await task.current()
+        extension = extension_of(current)
+        envelope = envelopes.find(ctx.message)
+        sender = claimed(ctx.message) or ""
+        if extension is None or envelope is None:
+            return True  # (intake diverts only a harness task's envelope)
+        who = Who.on(extension, sender, ctx.message.message_id)
+        message_id = ctx.message.message_id
+        pre, body, post = PARTICIPANT_CHANGED.points
+        try:
+            asked = updated(extension, envelope, sender, who.role or Role.WATCHER)
+            context = ParticipantChanged(
+                **who.fields(current.id),
+                previous=extension.participants,
+                participants=asked.participants,
+            )
+            context = await self.hooks.run(pre, context)
+            context = await self.hooks.run(body, context)
+            participants = checked(context.participants)
+        except (HookAbort, A2AError) as exc:
+            reason = exc.message
+            await self.moves.decide(
+                task, partial(refusal, message_id=message_id, reason=reason), who
+            )
+            return False
+        # The turn starts with the change: a snapshot of a parked task would end the
+        # sender's request before the turn it asks for.
+        changed = partial(_changed, envelope=envelope, sender=sender, participants=participants)
+        decision = partial(conversation.chain, steps=(conversation.start_turn, changed))
+        try:
+            await self.moves.decide(task, decision, who)
+        except AgentError as exc:  # the task changed meanwhile: the sender is no admin now
+            await self.moves.decide(
+                task, partial(refusal, message_id=message_id, reason=str(exc)), who
+            )
+            return False
+        try:
+            await self.hooks.run(post, context)
+        except HookAbort as abort:
+            log.warning("participant.changed.post on %s: %s (the change stands)", current.id, abort)
+        return True
+
+
+def checked(participants: tuple[Participant, ...]) -> tuple[Participant, ...]:
+    """A list a hook gave: each participant once, at most the bound."""
+    ids = [p.id for p in participants]
+    if len(ids) > MAX_PARTICIPANTS:
+        raise HookAbort(f"a task has at most {MAX_PARTICIPANTS} participants", "invalid")
+    if len(set(ids)) != len(ids):
+        raise HookAbort("a participant is listed once", "invalid")
+    return participants
+
+
+def _changed(
+    record: TaskRecord | None,
+    now_ms: int,
+    envelope: envelopes.Envelope,
+    sender: str,
+    participants: tuple[Participant, ...],
+) -> Outcome:
+    extension = extension_of(record.task) if record is not None else None
+    if extension is None:  # (a harness task stays one)
+        return refused(
+            "intake-refused", A2AError(ErrorKind.UNSUPPORTED_OPERATION, "not a conversation")
+        )
+    role = extension.role_of(sender) or Role.WATCHER
+    try:
+        asked = updated(extension, envelope, sender, role)
+    except A2AError as exc:
+        return refused("intake-refused", exc)
+    final = msgspec.structs.replace(asked, participants=participants)
+    return conversation.with_extension(record, now_ms, extension=final)

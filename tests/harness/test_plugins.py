@@ -1,0 +1,332 @@
+"""Plugins: a directory in the tiny-harness layout (the example plugin, and one written as
+tiny-harness writes them) and an installed package's ``accord.plugins`` entry point load
+their hooks and commands; a bad manifest refuses the plugin naming the file and the field
+(``accord serve`` exits non-zero saying so in one line); a bad component is skipped with a
+logged reason."""
+
+from __future__ import annotations
+
+import json
+import logging
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.harness.engine_kit import ALICE, said, said_metadata, send, serving
+
+from accord.harness import HarnessAgent
+from accord.harness.build import from_settings
+from accord.harness.models import FunctionModel
+from accord.harness.settings import HarnessSettings, parse
+from accord.server.config_values import ConfigError
+from accord.wire.model import TaskState
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples/harness/plugins/house-rules"
+NAMESPACE = "io.github.madarauchiha-314.tiny-harness"
+SCHEMA = "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json"
+ACCORD = Path(sys.executable).with_name("accord")
+
+
+def write_plugin(
+    root: Path,
+    manifest: Any = None,
+    hooks: Any = None,
+    commands: Any = None,
+) -> Path:
+    root.mkdir(parents=True)
+    if manifest is None:
+        manifest = {"$schema": SCHEMA, "name": root.name}
+    (root / "plugin.json").write_text(
+        manifest if isinstance(manifest, str) else json.dumps(manifest)
+    )
+    for name, content in (("hooks.json", hooks), ("commands.json", commands)):
+        if content is not None:
+            (root / NAMESPACE).mkdir(exist_ok=True)
+            text = content if isinstance(content, str) else json.dumps(content)
+            (root / NAMESPACE / name).write_text(text)
+    return root
+
+
+def settings(*plugins: Path | str, **more: Any) -> HarnessSettings:
+    return HarnessSettings(model="main", plugins=tuple(str(p) for p in plugins), **more)
+
+
+def built(*plugins: Path | str) -> HarnessAgent:
+    """``from_settings`` with ``plugins``, its model answering "heard <text>"."""
+    return from_settings(settings(*plugins), {"main": FunctionModel(lambda c: f"heard {c.text}")})
+
+
+async def test_the_example_plugin_loads_its_command_and_its_hook(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(ROOT)  # its hooks import examples.house_rules
+    agent = built("examples/harness/plugins/house-rules")
+    [card] = [e for e in agent.card_extensions() if e.params]
+    assert card.params["commands"][-1] == {
+        "name": "shout",
+        "description": "Say it in capitals (the one place where that is allowed)",
+        "argument_hint": "<text>",
+    }
+    async with serving(agent) as engine:
+        task = await send(engine, ALICE, "hello")
+        refused = await send(engine, ALICE, "HELLO THERE", task.id)
+        assert said(refused) == "message not accepted: please do not shout"
+        shouted = await send(engine, ALICE, "/shout hi", task.id)
+        assert (said(shouted), said_metadata(shouted)) == ("HI!", {"command": "shout"})
+        missing = await send(engine, ALICE, "/shout", task.id)
+        assert said(missing) == "/shout: text is missing (usage: /shout <text>)"
+
+
+TINY_HOOKS = {
+    "hooks": [
+        {"name": "audit", "priority": 5, "points": ["message.received.post"],
+         "import_path": "plugin_hooks:audit"},
+        {"name": "deploy-body", "points": ["command.invoked.in"],
+         "import_path": "plugin_hooks:deploy"},
+        {"name": "lint", "points": ["tool.invoked.pre"], "url": "https://hooks.example.com/"},
+        {"name": "mcp-policy", "mcp": {"type": "stdio", "command": "policy-server"}},
+    ]
+}  # fmt: skip
+TINY_COMMANDS = {
+    "commands": [
+        {"name": "deploy", "description": "Deploy", "argument_hint": "<env>",
+         "hook": "deploy-body"},
+    ]
+}  # fmt: skip
+PLUGIN_HOOKS = """
+import msgspec
+from accord.harness.hooks import CommandResult
+
+heard = []
+
+def audit(point, context):
+    heard.append((point, context.sender, context.message["parts"][0]["text"]))
+
+def deploy(point, context):
+    reply = f"deploying to {context.arguments or 'nowhere'}"
+    return msgspec.structs.replace(context, result=CommandResult(reply=reply))
+"""
+
+
+@pytest.fixture
+def plugin_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    (tmp_path / "modules").mkdir()
+    (tmp_path / "modules/plugin_hooks.py").write_text(PLUGIN_HOOKS)
+    monkeypatch.syspath_prepend(str(tmp_path / "modules"))
+    import plugin_hooks
+
+    yield plugin_hooks
+    sys.modules.pop("plugin_hooks", None)
+
+
+async def test_a_plugin_written_for_tiny_harness_loads_unchanged(
+    tmp_path: Path, plugin_module: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    root = write_plugin(
+        tmp_path / "tiny",
+        {"$schema": SCHEMA, "name": "tiny", "version": "0.1.0", "description": "d",
+         "license": "Apache-2.0", "keywords": ["x"], "author": {"name": "n"},
+         "extensions": {"io.github.madarauchiha-314.tiny-harness": {}}},
+        TINY_HOOKS,
+        TINY_COMMANDS,
+    )  # fmt: skip
+    (root / "skills/s").mkdir(parents=True)
+    (root / "skills/s/SKILL.md").write_text("# s")
+    caplog.set_level(logging.INFO, "accord.harness.plugins")
+    agent = built(root)
+    logged = [r.getMessage() for r in caplog.records]
+    assert "plugin tiny loaded from " + str(root) + ": /deploy, hook audit" in logged
+    skipped = [line for line in logged if "skipped" in line]
+    assert skipped == [
+        "plugin tiny: hook lint skipped: 'tool.invoked.pre': no operation 'tool.invoked' "
+        "(known: command.invoked, message.received, participant.changed, task.complete, "
+        "task.state_changed, turn.finished, turn.started)",
+        "plugin tiny: hook mcp-policy skipped: MCP hook executors are not supported yet; "
+        "use url or import_path",
+    ]
+    assert any("skills (skills) not loaded" in line for line in logged)
+    assert "deploy" in agent.commands.names
+    async with serving(agent) as engine:
+        task = await send(engine, ALICE, "/deploy prod")
+        assert said(task) == "deploying to prod"
+        assert task.status.state is TaskState.INPUT_REQUIRED
+        await send(engine, ALICE, "hello", task.id)
+        assert plugin_module.heard == [("message.received.post", "alice", "hello")]
+
+
+def test_an_installed_package_plugin_loads_by_its_entry_point_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site = tmp_path / "site"
+    (site / "accord_audit-1.0.dist-info").mkdir(parents=True)
+    (site / "accord_audit-1.0.dist-info/METADATA").write_text(
+        "Metadata-Version: 2.1\nName: accord-audit\nVersion: 1.0\n"
+    )
+    (site / "accord_audit-1.0.dist-info/entry_points.txt").write_text(
+        "[accord.plugins]\naccord-audit = accord_audit:setup\n"
+        "packaged-dir = accord_audit:DIRECTORY\n"
+    )
+    write_plugin(
+        site / "accord_audit_plugin",
+        {"$schema": SCHEMA, "name": "packaged"},
+        {"hooks": [{"name": "b", "points": ["command.invoked.in"],
+                    "import_path": "accord_audit:body"}]},
+        {"commands": [{"name": "packaged", "description": "From a directory", "hook": "b"}]},
+    )  # fmt: skip
+    (site / "accord_audit.py").write_text(
+        "from pathlib import Path\n"
+        "from accord.harness.commands import CommandSpec\n"
+        "DIRECTORY = str(Path(__file__).parent / 'accord_audit_plugin')\n"
+        "def setup(harness):\n"
+        "    harness.commands.register(CommandSpec('audit', 'Audit it', arguments=()),\n"
+        "                              lambda context: 'audited')\n"
+        "def body(point, context):\n"
+        "    return None\n"
+    )
+    monkeypatch.syspath_prepend(str(site))
+    try:
+        agent = built("accord-audit", "packaged-dir")
+        assert {"audit", "packaged"} <= agent.commands.names
+        with pytest.raises(ConfigError) as unknown:
+            built("no-such-plugin")
+        assert str(unknown.value).startswith("plugin 'no-such-plugin': no installed package")
+    finally:
+        sys.modules.pop("accord_audit", None)
+
+
+BAD_MANIFESTS: list[tuple[str, Any, Any, Any, str]] = [
+    ("plugin.json", '{"name": ', None, None, "plugin.json: not JSON"),
+    ("plugin.json", {"name": "p"}, None, None, "plugin.json: $schema: expected"),
+    ("plugin.json", {"$schema": SCHEMA}, None, None, "plugin.json: name: missing"),
+    ("plugin.json", {"$schema": SCHEMA, "name": "Bad_Name"}, None, None,
+     "plugin.json: name: expected at most 64 lower-case letters"),
+    ("plugin.json", {"$schema": SCHEMA, "name": "p", "author": "me"}, None, None,
+     "plugin.json: author: expected an object"),
+    ("plugin.json", {"$schema": SCHEMA, "name": "p", "author": {"phone": "1"}}, None, None,
+     "plugin.json: author.phone: unknown field"),
+    ("plugin.json", {"$schema": SCHEMA, "name": "p", "version": 2}, None, None,
+     "plugin.json: version: expected a string"),
+    ("plugin.json", {"$schema": SCHEMA, "name": "p", "keywords": "k"}, None, None,
+     "plugin.json: keywords: expected a list of strings"),
+    ("hooks.json", None, ["x"], None, "hooks.json: expected a JSON object"),
+    ("hooks.json", None, {"hook": []}, None, "hooks.json: hook: unknown field"),
+    ("hooks.json", None, {"hooks": {}}, None, "hooks.json: hooks: expected a list"),
+    ("commands.json", None, None, {"commands": 3}, "commands.json: commands: expected a list"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("file", "manifest", "hooks", "commands", "error"), BAD_MANIFESTS)
+def test_a_bad_manifest_refuses_the_plugin_naming_the_file_and_the_field(
+    tmp_path: Path, file: str, manifest: Any, hooks: Any, commands: Any, error: str
+) -> None:
+    root = write_plugin(tmp_path / "p", manifest, hooks, commands)
+    with pytest.raises(ConfigError) as refused:
+        built(root)
+    where = root / file if file == "plugin.json" else root / NAMESPACE / file
+    assert str(refused.value).startswith(str(where) + ":")
+    assert error.split(": ", 1)[1] in str(refused.value)
+
+
+def test_bad_components_are_skipped_with_a_logged_reason(
+    tmp_path: Path, plugin_module: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    hooks = {
+        "hooks": [
+            {"name": "two", "url": "https://a.example/", "import_path": "plugin_hooks:audit"},
+            {"name": "gone", "import_path": "plugin_hooks:nothing"},
+            {"name": "wrong-point", "points": ["command.invoked.pre"],
+             "import_path": "plugin_hooks:deploy"},
+            {"name": "fine", "points": ["turn.started.pre"], "import_path": "plugin_hooks:audit"},
+        ]
+    }  # fmt: skip
+    commands = {
+        "commands": [
+            {"name": "Deploy", "description": "d", "hook": "fine"},
+            {"name": "ghost", "description": "d", "hook": "missing"},
+            {"name": "misuse", "description": "d", "hook": "wrong-point"},
+            {"name": "status", "description": "Mine", "hook": "fine"},
+        ]
+    }
+    root = write_plugin(tmp_path / "faulty", hooks=hooks, commands=commands)
+    caplog.set_level(logging.WARNING, "accord.harness.plugins")
+    agent = built(root)
+    reasons = {
+        r.getMessage().split(" skipped: ")[0]: r.getMessage().split(" skipped: ")[1]
+        for r in caplog.records
+    }
+    assert reasons.keys() == {
+        "plugin faulty: hook two",
+        "plugin faulty: hook gone",
+        "plugin faulty: command Deploy",
+        "plugin faulty: command ghost",
+        "plugin faulty: command misuse",
+        "plugin faulty: command status",
+    }
+    assert reasons["plugin faulty: hook two"].endswith(
+        "hooks[0]: a hook needs exactly one of import_path, url or mcp"
+    )
+    assert "cannot import plugin_hooks:nothing" in reasons["plugin faulty: hook gone"]
+    assert reasons["plugin faulty: command Deploy"].endswith(
+        "commands[0].name: expected [a-z][a-z0-9-]*, got 'Deploy'"
+    )
+    assert reasons["plugin faulty: command ghost"] == "no hook 'missing' in hooks.json"
+    assert "must declare exactly points" in reasons["plugin faulty: command misuse"]
+    # A hook a command claims never loads as an ordinary hook, even when that command fails.
+    assert not any(e.name == "wrong-point" for e in agent.hooks.chain("command.invoked.pre"))
+    # "fine" is /Deploy's and /status's hook: claimed, so not a turn.started hook either.
+    assert not any(e.name == "fine" for e in agent.hooks.chain("turn.started.pre"))
+    assert agent.commands.spec("status") is not None
+    assert agent.commands.spec("status").description == "Show this task's status"  # type: ignore[union-attr]
+
+
+def test_a_plugin_command_replaces_a_built_in_and_a_second_plugin_may_not(
+    tmp_path: Path, plugin_module: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    def with_status(name: str) -> Path:
+        return write_plugin(
+            tmp_path / name,
+            hooks={"hooks": [{"name": "body", "points": ["command.invoked.in"],
+                              "import_path": "plugin_hooks:deploy"}]},
+            commands={"commands": [{"name": "status", "description": f"{name}'s",
+                                    "hook": "body"}]},
+        )  # fmt: skip
+
+    caplog.set_level(logging.WARNING, "accord.harness.plugins")
+    agent = built(with_status("first"), with_status("second"))
+    assert [s.description for s in agent.commands.specs if s.name == "status"] == ["first's"]
+    assert [s.name for s in agent.commands.specs].index("status") == 3  # its place kept
+    [skipped] = [r.getMessage() for r in caplog.records]
+    assert skipped == (
+        "plugin second: command status skipped: a command of that name is registered already"
+    )
+
+
+def test_the_plugins_setting_names_directories_that_exist(tmp_path: Path) -> None:
+    table = {"model": "scripted:x.json", "plugins": ["./nowhere"]}
+    with pytest.raises(ConfigError) as missing:
+        parse(table, "harness.toml")
+    assert str(missing.value) == "harness.toml: harness.plugins[0]: no plugin directory ./nowhere"
+    with pytest.raises(ConfigError) as timeout:
+        parse({"model": "scripted:x.json", "hook_timeout_s": 0}, "harness.toml")
+    assert str(timeout.value) == "harness.toml: harness.hook_timeout_s: must be more than 0"
+
+
+def test_accord_serve_refuses_a_bad_manifest_in_one_line(tmp_path: Path) -> None:
+    root = write_plugin(tmp_path / "bad", {"$schema": SCHEMA, "name": "Bad Name"})
+    script = tmp_path / "script.json"
+    script.write_text("[]")
+    config = tmp_path / "harness.toml"
+    config.write_text(f'[harness]\nmodel = "scripted:{script}"\nplugins = ["{root}"]\n')
+    done = subprocess.run(
+        [str(ACCORD), "serve", "--agent", "harness", "--config", str(config),
+         "--store", "memory://", "--port", "0"],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        f"accord: {root / 'plugin.json'}: name: expected at most 64 lower-case letters, digits, "
+        "'.' and '-' (starting and ending with a letter or digit), got 'Bad Name'"
+    ]
