@@ -34,6 +34,14 @@ LAZY_COMMANDS = {
     ),
     "tasks": LazyCommand(f"{_CLIENT}:tasks", "List, inspect, cancel and follow tasks."),
     "push": LazyCommand(f"{_CLIENT}:push", "Manage a task's push-notification webhooks."),
+    "contracts": LazyCommand(
+        "accord.cli.contract_commands:contracts",
+        "Interaction contracts: propose, list, show, accept, reject, cancel, verify.",
+    ),
+    "keys": LazyCommand(
+        "accord.cli.contract_commands:keys",
+        "Agent keys: generate an Ed25519 key for card signing and contracts.",
+    ),
 }
 
 
