@@ -12,7 +12,7 @@ import pytest
 from accord.core.views import TaskQuery
 from accord.store import LimitExceeded, SeqConflict, StoreError, TaskGone, open_store
 from accord.store.base import FeedEntry
-from accord.store.pg_migrations import MIGRATIONS
+from accord.store.pg_migrations import LATEST, MIGRATIONS
 from accord.store.postgres import PostgresStore
 from accord.wire.codec import encode
 from accord.wire.model import TaskState
@@ -285,7 +285,7 @@ async def test_migration_4_turns_the_list_indexes_ascending_and_lists_stay_sorte
         await store.close()
     conn = await asyncpg.connect(pg_url)
     try:
-        assert await conn.fetchval("SELECT max(version) FROM schema_version") == 4
+        assert await conn.fetchval("SELECT max(version) FROM schema_version") == LATEST
         shapes = await conn.fetch(
             "SELECT indexdef FROM pg_indexes"
             " WHERE schemaname = current_schema() AND indexname LIKE 'tasks_by_%'"

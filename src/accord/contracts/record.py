@@ -134,7 +134,10 @@ class ContractRecord:
         if self.ending is not None:
             out["ending"] = dataclasses.asdict(self.ending)
         if self.approvals:
-            out["approvals"] = [dataclasses.asdict(a) for a in self.approvals]
+            out["approvals"] = [
+                {"taskId": a.task_id, "action": a.action, "by": a.by, "at": a.at}
+                for a in self.approvals
+            ]
         if self.outbox:
             out["outbox"] = list(self.outbox)
         return out
@@ -155,6 +158,9 @@ class ContractRecord:
             version=version,
             completions=dict(state.get("completions", {})),
             ending=Ending(**ending) if ending else None,
-            approvals=tuple(Approval(**a) for a in state.get("approvals", ())),
+            approvals=tuple(
+                Approval(task_id=a["taskId"], action=a["action"], by=a["by"], at=a["at"])
+                for a in state.get("approvals", ())
+            ),
             outbox=tuple(state.get("outbox", ())),
         )
