@@ -45,11 +45,12 @@ class FakePeers:
 
 @asynccontextmanager
 async def responder_service(
-    url: str, key: AgentKey, initiator_keys: KeySet, **settings: Any
+    url: str, key: AgentKey, initiator_keys: KeySet, *, agent: Any = None, **settings: Any
 ) -> AsyncIterator[ContractService]:
-    """agent:b's contract service on the store at ``url``, its engine running."""
+    """agent:b's contract service on the store at ``url``, its engine running ``agent``
+    (default: an echo)."""
     store = open_store(url)
-    engine = Engine(store, _echo)
+    engine = Engine(store, agent or _echo)
     service = ContractService(
         identity=Identity("agent:b", KeySet([key])),
         settings=ContractSettings(**settings),
@@ -57,6 +58,7 @@ async def responder_service(
         engine=engine,
         peers=FakePeers({"agent:a": initiator_keys}),  # type: ignore[arg-type]
         public_url=B_URL,
+        agent=agent,
         skills=("browse",),
     )
     engine.add_gate(ContractGate(service))

@@ -259,3 +259,29 @@ async def test_a_refused_message_stores_nothing() -> None:
         assert refused.value.metadata["contractReason"] == "action_outside_contract"
         assert await service.engine.store.count_tasks("") == 0
         assert await service.store.bound_tasks("", document["interactionId"]) == []
+
+
+async def test_the_harness_is_held_to_the_contract_like_any_agent() -> None:
+    from accord.harness import Conversation, conversation_agent
+
+    async def turn(conversation: Conversation) -> str:
+        return f"answer to {conversation.text}"
+
+    harness = conversation_agent(turn, agent_id="agent:b")
+    async with responder_service("memory://", B_KEY, public(A_KEY), agent=harness) as service:
+        document = await active(service)
+        started = await send(service, document)
+        assert isinstance(started, Task) and started.status.state is TaskState.INPUT_REQUIRED
+        with pytest.raises(A2AError) as refused:
+            await send(service, document, action="delete", task_id=started.id)
+        assert refused.value.metadata["contractReason"] == "action_outside_contract"
+        # A command names its action: "/browse …" asks for browse, "/delete" for delete.
+        command = Message(
+            message_id=str(uuid.uuid4()),
+            role=Role.USER,
+            parts=[Part(text="/delete everything")],
+            metadata={TRUST_URI: Reference.of(document).metadata()},
+        )
+        with pytest.raises(A2AError) as refused:
+            await service.engine.send_message(SendMessageRequest(message=command), AGENT_A)
+        assert "'delete'" in refused.value.message
