@@ -7,8 +7,6 @@ from __future__ import annotations
 import asyncio
 import copy
 import uuid
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -34,16 +32,6 @@ from .service_helpers import FakePeers, now_ms, responder_service
 
 A_KEY, B_KEY = new_key(), new_key()
 AGENT_A = Caller(identity="agent:a", tenant="", authenticated=True)
-
-
-@pytest.fixture(params=["memory", "sqlite", "postgres"])
-def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "memory":
-        yield "memory://"
-    elif request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'tasks.db'}"
-    else:
-        yield request.getfixturevalue("pg_url")
 
 
 async def proposed(service: ContractService, **kwargs: Any) -> dict[str, Any]:

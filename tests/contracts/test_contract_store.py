@@ -5,7 +5,6 @@ racing, exactly one wins; records survive the store being closed and opened agai
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,16 +20,6 @@ from .contract_helpers import HOUR_MS, accepted, new_key, proposal, public, term
 from .service_helpers import now_ms, responder_service
 
 A_KEY, B_KEY = new_key(), new_key()
-
-
-@pytest.fixture(params=["memory", "sqlite", "postgres"])
-def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "memory":
-        yield "memory://"
-    elif request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'tasks.db'}"
-    else:
-        yield request.getfixturevalue("pg_url")
 
 
 async def test_writes_are_compare_and_swap(store_url: str) -> None:

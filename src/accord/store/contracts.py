@@ -85,6 +85,34 @@ def event_json(event: Event) -> bytes:
     return json.dumps(event.detail, separators=(",", ":"), ensure_ascii=False).encode()
 
 
+def event_row(record: ContractRecord, event: Event) -> tuple[Any, ...]:
+    """The values of a ``contract_events`` row, in column order."""
+    return (
+        record.tenant,
+        record.interaction_id,
+        event.version,
+        event.kind,
+        event.at_ms,
+        event.actor,
+        event_json(event),
+    )
+
+
+def record_row(record: ContractRecord, due_ms: int | None) -> tuple[Any, ...]:
+    """The values of a new ``contracts`` row: tenant, interaction_id, status, version,
+    created_ms, due_ms, document, state."""
+    return (
+        record.tenant,
+        record.interaction_id,
+        record.status,
+        record.version,
+        record.created_ms,
+        due_ms,
+        document_json(record),
+        state_json(record),
+    )
+
+
 def record_from(
     tenant: str, version: int, document: bytes | str, state: bytes | str
 ) -> ContractRecord:

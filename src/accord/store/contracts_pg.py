@@ -13,8 +13,9 @@ from accord.store.contracts import (
     ContractConflict,
     document_json,
     event_from,
-    event_json,
+    event_row,
     record_from,
+    record_row,
     state_json,
 )
 from accord.store.postgres import PostgresStore, delete_task_rows
@@ -26,16 +27,13 @@ _INSERT_EVENT = (
 )
 
 
-def _event_args(record: ContractRecord, event: Event) -> tuple[Any, ...]:
-    return (
+async def _version(conn: Any, record: ContractRecord) -> int:
+    found = await conn.fetchval(
+        "SELECT version FROM contracts WHERE tenant = $1 AND interaction_id = $2",
         record.tenant,
         record.interaction_id,
-        event.version,
-        event.kind,
-        event.at_ms,
-        event.actor,
-        event_json(event),
     )
+    return int(found or 0)
 
 
 class PgContracts:
@@ -48,23 +46,11 @@ class PgContracts:
                 "INSERT INTO contracts (tenant, interaction_id, status, version, created_ms,"
                 " due_ms, document, state) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"
                 " ON CONFLICT (tenant, interaction_id) DO NOTHING",
-                record.tenant,
-                record.interaction_id,
-                record.status,
-                record.version,
-                record.created_ms,
-                due_ms,
-                document_json(record),
-                state_json(record),
+                *record_row(record, due_ms),
             )
             if status != "INSERT 0 1":
-                actual = await conn.fetchval(
-                    "SELECT version FROM contracts WHERE tenant = $1 AND interaction_id = $2",
-                    record.tenant,
-                    record.interaction_id,
-                )
-                raise ContractConflict(record.interaction_id, 0, int(actual or 0))
-            await conn.execute(_INSERT_EVENT, *_event_args(record, event))
+                raise ContractConflict(record.interaction_id, 0, await _version(conn, record))
+            await conn.execute(_INSERT_EVENT, *event_row(record, event))
 
     async def replace(
         self, record: ContractRecord, expected: int, event: Event, due_ms: int | None
@@ -83,13 +69,9 @@ class PgContracts:
                 expected,
             )
             if status != "UPDATE 1":
-                actual = await conn.fetchval(
-                    "SELECT version FROM contracts WHERE tenant = $1 AND interaction_id = $2",
-                    record.tenant,
-                    record.interaction_id,
-                )
-                raise ContractConflict(record.interaction_id, expected, int(actual or 0))
-            await conn.execute(_INSERT_EVENT, *_event_args(record, event))
+                actual = await _version(conn, record)
+                raise ContractConflict(record.interaction_id, expected, actual)
+            await conn.execute(_INSERT_EVENT, *event_row(record, event))
 
     async def get(self, tenant: str, interaction_id: str) -> ContractRecord | None:
         row = await self._store.pool.fetchrow(

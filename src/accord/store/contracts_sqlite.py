@@ -13,8 +13,9 @@ from accord.store.contracts import (
     ContractConflict,
     document_json,
     event_from,
-    event_json,
+    event_row,
     record_from,
+    record_row,
     state_json,
 )
 from accord.store.sqlite import SqliteStore, delete_task_rows
@@ -26,15 +27,7 @@ def _insert_event(conn: sqlite3.Connection, record: ContractRecord, event: Event
     conn.execute(
         "INSERT INTO contract_events (tenant, interaction_id, version, kind, at_ms, actor,"
         " detail) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        (
-            record.tenant,
-            record.interaction_id,
-            event.version,
-            event.kind,
-            event.at_ms,
-            event.actor,
-            event_json(event),
-        ),
+        event_row(record, event),
     )
 
 
@@ -43,16 +36,7 @@ class SqliteContracts:
         self._store = store
 
     async def create(self, record: ContractRecord, event: Event, due_ms: int | None) -> None:
-        params = (
-            record.tenant,
-            record.interaction_id,
-            record.status,
-            record.version,
-            record.created_ms,
-            due_ms,
-            document_json(record),
-            state_json(record),
-        )
+        params = record_row(record, due_ms)
 
         def op(conn: sqlite3.Connection) -> None:
             found = conn.execute(
