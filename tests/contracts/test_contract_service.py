@@ -19,7 +19,7 @@ from accord.contracts.errors import (
     ContractRefusal,
 )
 from accord.contracts.keys import KeySet
-from accord.contracts.proofs import channel_acceptance
+from accord.contracts.proofs import channel_acceptance, signed_acceptance
 from accord.contracts.wire import CONTRACTS_URI, TRUST_URI, Notice, Reference
 from accord.core.caller import Caller
 from accord.server.contract_service import ContractService
@@ -195,9 +195,13 @@ async def test_proposals_are_checked_before_they_are_taken() -> None:
         moved = copy.deepcopy(document)
         moved["responderTransport"]["endpoint"] = "https://elsewhere.example"
         cases.append((Notice("proposal", moved["interactionId"], moved), AGENT_A, INVALID_DOCUMENT))
-        # Dated long before the contract was made: refused whatever key signed it.
+        # Dated long before the contract was made (properly signed, with a key valid then):
+        # refused, so that a retired key cannot sign backdated acceptances.
         old = proposal(A_KEY, contract=terms(interactionId=str(uuid.uuid4())), now_ms=now_ms())
-        old["acceptances"]["agent:a"]["acceptedAt"] = format_timestamp(now_ms() - 48 * HOUR_MS)
+        old["acceptances"]["agent:a"] = signed_acceptance(
+            old["interactionId"], "agent:a", old["termsHash"],
+            format_timestamp(now_ms() - 48 * HOUR_MS), A_KEY,
+        )  # fmt: skip
         cases.append((Notice("proposal", old["interactionId"], old), AGENT_A, INVALID_ACCEPTANCE))
         for bad, sender, code in cases:
             with pytest.raises(ContractRefusal) as refused:
