@@ -261,9 +261,17 @@ async def test_the_harness_is_held_to_the_contract_like_any_agent() -> None:
 
     harness = conversation_agent(turn, agent_id="agent:b")
     async with responder_service("memory://", B_KEY, public(A_KEY), agent=harness) as service:
-        document = await active(service)
+        document = await active(
+            service, terms={"humanApprovalRequirements": ["purchase"],
+                            "allowedActions": ["browse", "purchase"], "prohibitedActions": []},
+        )  # fmt: skip
         started = await send(service, document)
         assert isinstance(started, Task) and started.status.state is TaskState.INPUT_REQUIRED
+        # A conversation parked between turns is parked again, for the approval.
+        parked = await send(service, document, action="purchase", task_id=started.id)
+        assert isinstance(parked, Task) and parked.status.state is TaskState.INPUT_REQUIRED
+        assert parked.status.message is not None
+        assert "awaiting a person's approval of 'purchase'" in parked.status.message.text()
         with pytest.raises(A2AError) as refused:
             await send(service, document, action="delete", task_id=started.id)
         assert refused.value.metadata["contractReason"] == "action_outside_contract"
