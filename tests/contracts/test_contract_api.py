@@ -174,6 +174,7 @@ async def test_received_proposals_are_listed_and_paged(
     )
     assert len(rest.json()["contracts"]) == 1 and "nextPageToken" not in rest.json()
     assert (await http.get("/contracts?pageSize=0", headers=headers("op-a"))).status_code == 400
+    assert (await http.get("/contracts?status=paused", headers=headers("op-a"))).status_code == 400
     pending = await http.get("/contracts?status=active", headers=headers("op-a"))
     assert pending.json() == {"contracts": []}
 

@@ -25,7 +25,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from accord.contracts.errors import ContractRefusal
-from accord.contracts.schema import UUID
+from accord.contracts.schema import STATUSES, UUID
 from accord.contracts.wire import MAX_REASON
 from accord.core.caller import Caller
 from accord.server.binding import Binding
@@ -180,6 +180,8 @@ class ContractApi:
         self, request: Request, caller: Caller, service: ContractService
     ) -> dict[str, Any]:
         status = request.query_value("status") or None
+        if status is not None and status not in STATUSES:
+            raise _bad("status", f"expected one of {', '.join(STATUSES)}")
         size_text = request.query_value("pageSize") or str(DEFAULT_PAGE)
         if not size_text.isdigit() or not 1 <= int(size_text) <= MAX_PAGE:
             raise _bad("pageSize", f"expected a number from 1 to {MAX_PAGE}")

@@ -215,7 +215,6 @@ class ContractService:
             raise ContractRefusal(NOT_PERMITTED, "an agent cannot make a contract with itself")
         if not isinstance(terms, dict):
             raise _invalid("terms", "expected an object")
-        peer = await self.peers.card(responder)
         filled = {
             "protocolVersion": PROTOCOL_VERSION,
             "interactionId": str(uuid.uuid4()),
@@ -240,6 +239,7 @@ class ContractService:
             except ValueError:
                 raise _invalid("expiresAt", "expected an RFC 3339 time") from None
         interaction_id = str(parsed["interactionId"])
+        peer = await self.peers.card(responder)  # (after the cheap checks: it may be far)
         document = documents.new_proposal(
             parsed,
             initiator=self.me,
