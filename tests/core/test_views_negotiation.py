@@ -3,6 +3,10 @@ request passes first (version, extensions)."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
+
 import pytest
 from core_helpers import T0, accepted, new_task
 from hypothesis import given, settings
@@ -22,6 +26,8 @@ from accord.wire.model import (
 )
 
 # --- version and extensions ----------------------------------------------------------------
+
+KEY = b"k" * 32  # what the store's shared secret would be
 
 
 @pytest.mark.parametrize("version", ["1.0", "1.0.3", " 1.0 ", "1.0.0"])
@@ -70,13 +76,13 @@ def test_required_extension_must_be_requested() -> None:
 
 def _invalid(request: ListTasksRequest) -> A2AError:
     with pytest.raises(A2AError) as caught:
-        views.list_query(request, "acme")
+        views.list_query(request, "acme", KEY)
     assert caught.value.kind is ErrorKind.INVALID_PARAMS
     return caught.value
 
 
 def test_list_query_defaults() -> None:
-    query = views.list_query(ListTasksRequest(), "acme")
+    query = views.list_query(ListTasksRequest(), "acme", KEY)
     assert query == views.TaskQuery(tenant="acme")
     assert (query.page_size, query.status, query.history_length) == (50, None, None)
     assert query.include_artifacts is False
@@ -88,12 +94,12 @@ def test_list_query_reads_every_filter() -> None:
         context_id="c-1",
         status=TaskState.WORKING,
         page_size=100,
-        page_token=cursor.token(),
+        page_token=cursor.token(KEY),
         history_length=0,
         status_timestamp_after="2023-11-14T23:13:20.000+01:00",
         include_artifacts=True,
     )
-    query = views.list_query(request, "acme")
+    query = views.list_query(request, "acme", KEY)
     assert query == views.TaskQuery(
         tenant="acme",
         context_id="c-1",
@@ -104,7 +110,7 @@ def test_list_query_reads_every_filter() -> None:
         history_length=0,
         include_artifacts=True,
     )
-    assert views.list_query(ListTasksRequest(page_size=1), "acme").page_size == 1
+    assert views.list_query(ListTasksRequest(page_size=1), "acme", KEY).page_size == 1
 
 
 @pytest.mark.parametrize(
@@ -137,9 +143,55 @@ def test_history_length_validation() -> None:
 @settings(max_examples=100)
 def test_cursor_token_round_trip(millis: int, task_id: str) -> None:
     cursor = views.Cursor(millis, task_id)
-    token = cursor.token()
+    token = cursor.token(KEY)
     assert "=" not in token and "+" not in token and "/" not in token
-    assert views.Cursor.parse(token) == cursor
+    assert views.Cursor.parse(token, KEY) == cursor
+
+
+def _unsigned(raw: bytes) -> str:
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _signed(raw: bytes, key: bytes = KEY) -> str:
+    mac = hmac.new(key, raw, hashlib.sha256).digest()[:16]
+    return f"{_unsigned(raw)}.{_unsigned(mac)}"
+
+
+@pytest.mark.parametrize(
+    "token",
+    [
+        _unsigned(b"1700000000000:t-1"),  # well formed, as tokens used to be, but unsigned
+        _signed(b"1700000000000:t-1", b"another server's key"),
+        _signed(b"1700000000000:t-1")[:-2],  # a MAC cut short
+        _signed(b"1700000000000:t-1") + "x",  # a MAC made longer
+        _signed(b"1700000000000:t-1").replace("MTcw", "MTgw", 1),  # the position changed
+    ],
+)
+def test_a_page_token_this_key_did_not_sign_is_refused(token: str) -> None:
+    error = _invalid(ListTasksRequest(page_token=token))
+    assert [v.field for v in error.violations] == ["pageToken"]
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"99999999999999999999999:t-1",  # past int64: SQLite raised OverflowError
+        b"9223372036854775808:t-1",  # 2**63
+        b"-1:t-1",
+        b"%s:t-1" % (b"9" * 5000),  # int() refuses more than 4,300 digits
+        "²:t-1".encode(),  # a digit to str.isdigit, not to int()
+    ],
+)
+def test_a_signed_page_token_out_of_range_is_refused(raw: bytes) -> None:
+    # Even a token carrying the right MAC (a leaked key, a future format) must not reach
+    # a store with a position no 64-bit column holds.
+    error = _invalid(ListTasksRequest(page_token=_signed(raw)))
+    assert [v.field for v in error.violations] == ["pageToken"]
+
+
+def test_the_largest_int64_position_is_still_a_position() -> None:
+    cursor = views.Cursor(2**63 - 1, "t-1")
+    assert views.Cursor.parse(cursor.token(KEY), KEY) == cursor
 
 
 # --- the Tasks view ------------------------------------------------------------------------
@@ -184,7 +236,7 @@ def test_keyset_paging_visits_every_task_once_newest_first(
         if len(page) < page_size:
             break
         last = page[-1]
-        cursor = views.Cursor.parse(views.Cursor(last.updated_ms, last.task.id).token())
+        cursor = views.Cursor.parse(views.Cursor(last.updated_ms, last.task.id).token(KEY), KEY)
     assert [r.task.id for r in seen] == [r.task.id for r in ordered]
     assert [r.updated_ms for r in seen] == sorted(times, reverse=True)
 

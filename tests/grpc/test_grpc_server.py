@@ -8,6 +8,7 @@ checked against the official schema, not ours.
 from __future__ import annotations
 
 import asyncio
+import base64
 import socket
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -337,6 +338,39 @@ async def test_invalid_request_names_the_field(srv: Server) -> None:
     assert failure.violations == ["message.parts"]
     missing = await _failure(srv.stub.SendMessage(pb.SendMessageRequest(), metadata=VERSION))
     assert missing.violations == ["message"]
+
+
+@pytest.mark.parametrize("value", ["9" * 5000, "99999999999999999999", "12abc", "-1"])
+async def test_a_last_event_id_the_server_never_sent_is_invalid_argument(
+    srv: Server, value: str
+) -> None:
+    # Before: int() refused what str.isdigit() let through, and gRPC answered INTERNAL.
+    metadata = (*VERSION, ("last-event-id", value))
+    for call in (
+        srv.stub.GetTask(pb.GetTaskRequest(id="x"), metadata=metadata),
+        srv.stub.SubscribeToTask(pb.SubscribeToTaskRequest(id="x"), metadata=metadata),
+    ):
+        failure = await _failure(call)
+        assert (failure.code, failure.violations) == (
+            grpc.StatusCode.INVALID_ARGUMENT,
+            ["Last-Event-ID"],
+        )
+
+
+async def test_a_page_token_the_server_did_not_sign_is_invalid_argument(srv: Server) -> None:
+    await srv.stub.SendMessage(_send("a"), metadata=VERSION)
+    await srv.stub.SendMessage(_send("b"), metadata=VERSION)
+    page = await srv.stub.ListTasks(pb.ListTasksRequest(page_size=1), metadata=VERSION)
+    body, _, _ = page.next_page_token.partition(".")
+    forged = base64.urlsafe_b64encode(b"99999999999999999999999:x").decode().rstrip("=")
+    for token in (body, forged, f"{forged}.{page.next_page_token.partition('.')[2]}"):
+        failure = await _failure(
+            srv.stub.ListTasks(pb.ListTasksRequest(page_token=token), metadata=VERSION)
+        )
+        assert (failure.code, failure.violations) == (
+            grpc.StatusCode.INVALID_ARGUMENT,
+            ["pageToken"],
+        )
 
 
 async def test_deadline_ends_the_stream_not_the_task(srv: Server) -> None:

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import AsyncIterator, MutableMapping
 from typing import Any
 
 import pytest
 
+from accord.server import failures
 from accord.server.h1 import Limits
 from accord.server.runner import StartupFailed, serve
 
@@ -41,6 +43,9 @@ class App:
                     await send({"type": "lifespan.shutdown.complete"})
                     return
         path = scope["path"]
+        if path == "/late-read":  # the app takes its time before it reads the body
+            self.events.append("late-read")
+            await self.release.wait()
         body = b""
         while True:
             message = await receive()
@@ -70,7 +75,11 @@ class App:
             return
         if path == "/big":
             body = b"x" * 4_000_000
-        answer = body if path in ("/echo", "/big") else f"{scope['method']} {path}".encode()
+        answer = (
+            body
+            if path in ("/echo", "/big", "/late-read")
+            else f"{scope['method']} {path}".encode()
+        )
         if path == "/echo":
             answer = (scope["query_string"] + b"|" + body) if scope["query_string"] else body
         await send(
@@ -382,3 +391,150 @@ async def test_garbage_and_cut_requests_never_take_the_server_down() -> None:
         writer.write(request("POST", "/echo", b"still here"))
         assert (await read_response(reader))[2] == b"still here"
         writer.close()
+
+
+# --- slow and many clients -----------------------------------------------------------------
+
+
+async def closed_by_server(reader: asyncio.StreamReader) -> bytes | None:
+    """Everything the server still sends before it closes the connection (None: still open
+    after 10 s)."""
+    try:
+        return await asyncio.wait_for(reader.read(), 10)
+    except ConnectionResetError:
+        return b""
+    except TimeoutError:
+        return None
+
+
+async def test_a_head_sent_a_byte_at_a_time_is_cut_at_the_keep_alive_timeout() -> None:
+    async with running(App(), limits=Limits(keep_alive_s=0.3)) as (port, _):
+        reader, writer = await connect(port)
+        writer.write(b"GET / HTTP/1.1\r\nHost: t\r\n")
+        for _ in range(200):  # 20 s at most, against a 0.3 s timeout
+            if reader.at_eof():
+                break
+            writer.write(b"X")  # one more byte of a header that never ends
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(reader.read(1), 0.1)
+        assert reader.at_eof()
+
+
+async def test_a_body_that_stops_gets_408_and_the_connection_closes() -> None:
+    app = App()
+    async with running(app, limits=Limits(body_timeout_s=0.3)) as (port, _):
+        reader, writer = await connect(port)
+        writer.write(b"POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\r\nx")
+        status, headers, _ = await read_response(reader)
+        assert (status, headers["connection"]) == (408, "close")
+        assert await closed_by_server(reader) == b""
+        # the server goes on
+        reader, writer = await connect(port)
+        writer.write(request("POST", "/echo", b"whole"))
+        assert (await read_response(reader))[2] == b"whole"
+        writer.close()
+
+
+async def test_a_body_trickling_under_the_minimum_rate_is_cut() -> None:
+    # Never a pause as long as the timeout, but a byte every 50 ms is 20 bytes/s.
+    limits = Limits(body_timeout_s=0.5, body_min_rate=1000)
+    async with running(App(), limits=limits) as (port, _):
+        reader, writer = await connect(port)
+        writer.write(b"POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 100000\r\n\r\n")
+        answer = b""
+        for _ in range(400):  # 20 s at most
+            with contextlib.suppress(ConnectionError):
+                writer.write(b"x")
+                await writer.drain()
+            with contextlib.suppress(TimeoutError):
+                answer += await asyncio.wait_for(reader.read(1024), 0.05)
+            if answer.endswith(b"Request Timeout") or reader.at_eof():
+                break
+        assert answer.startswith(b"HTTP/1.1 408")
+
+
+async def test_a_body_with_short_pauses_at_a_fair_rate_is_read_whole() -> None:
+    async with running(App(), limits=Limits(body_timeout_s=5, body_min_rate=10)) as (port, _):
+        reader, writer = await connect(port)
+        writer.write(b"POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n")
+        for part in (b"one", b"two", b"three"):
+            writer.write(b"%x\r\n%s\r\n" % (len(part), part))
+            await asyncio.sleep(0.1)
+        writer.write(b"0\r\n\r\n")
+        assert (await read_response(reader))[2] == b"onetwothree"
+        writer.close()
+
+
+async def test_the_body_clock_waits_while_the_app_has_not_read() -> None:
+    """With ``Expect: 100-continue`` the client sends nothing before it is told to, and a
+    body past the read buffer pauses reading until the app reads it: neither wait is the
+    client's, however long the app takes."""
+    app = App()
+    limits = Limits(body_timeout_s=0.2, body_buffer_bytes=1024)
+    async with running(app, limits=limits) as (port, _):
+        expecting, expecting_writer = await connect(port)
+        expecting_writer.write(
+            b"POST /late-read HTTP/1.1\r\nHost: t\r\nContent-Length: 4\r\n"
+            b"Expect: 100-continue\r\n\r\n"
+        )
+        buffered, buffered_writer = await connect(port)
+        body = b"b" * 2 * 1024 * 1024  # more than one read takes: reading pauses mid-body
+        buffered_writer.write(request("POST", "/late-read", body))
+        while app.events.count("late-read") < 2:
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(1.0)  # five body timeouts
+        app.release.set()
+        assert (await asyncio.wait_for(expecting.readuntil(b"\r\n\r\n"), 5)).startswith(
+            b"HTTP/1.1 100"
+        )
+        expecting_writer.write(b"data")
+        assert (await read_response(expecting))[:3:2] == (200, b"data")
+        assert (await read_response(buffered))[:3:2] == (200, body)
+        expecting_writer.close()
+        buffered_writer.close()
+
+
+async def test_connections_past_the_maximum_are_refused_until_one_closes() -> None:
+    limits = Limits(max_connections=2, keep_alive_s=60)  # the held ones stay open
+    async with running(App(), limits=limits) as (port, _):
+        held = []
+        for _ in range(2):
+            reader, writer = await connect(port)
+            writer.write(request("GET", "/x"))
+            assert (await read_response(reader))[0] == 200
+            held.append(writer)
+        reader, writer = await connect(port)
+        refused = await closed_by_server(reader)
+        assert refused is not None, "a third connection was kept open"
+        assert refused == b"" or refused.startswith(b"HTTP/1.1 503")
+        writer.close()
+        held.pop().close()
+        for _ in range(500):  # until the server has seen the close
+            reader, writer = await connect(port)
+            with contextlib.suppress(ConnectionError):
+                writer.write(request("GET", "/x", extra="Connection: close\r\n"))
+                answer = await closed_by_server(reader)
+                if answer and answer.startswith(b"HTTP/1.1 200"):
+                    break
+            writer.close()
+            await asyncio.sleep(0.01)
+        else:
+            raise AssertionError("a connection was refused after another one closed")
+        for writer in held:
+            writer.close()
+
+
+async def test_an_application_failing_again_and_again_logs_one_traceback(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(failures, "_FAILURES", failures.FailureLog())  # none seen before
+    caplog.set_level(logging.ERROR, logger="accord.server.http")
+    async with running(App()) as (port, _):
+        for _ in range(20):
+            reader, writer = await connect(port)
+            writer.write(request("GET", "/boom"))
+            assert (await read_response(reader))[0] == 500
+            writer.close()
+    logged = [r for r in caplog.records if "failed on GET /boom" in r.getMessage()]
+    assert len([r for r in logged if r.exc_info]) == 1
+    assert len(logged) == 1  # the rest are counted, reported a minute after this one

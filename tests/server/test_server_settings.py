@@ -148,3 +148,26 @@ def test_an_ipv6_host_is_bracketed_in_the_urls() -> None:
     assert load(None, {"host": "::"}).advertised_url == "http://[::1]:9999"
     public = load(None, {"public_url": "http://[2001:db8::1]:8080", "grpc_port": 50051})
     assert public.advertised_grpc_url == "[2001:db8::1]:50051"
+
+
+def test_slow_client_and_connection_limits_are_settings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    defaults = load()
+    assert (defaults.body_timeout_s, defaults.body_min_rate, defaults.max_connections) == (
+        20.0,
+        500,
+        1024,
+    )
+    config = write(tmp_path, "body-timeout-s = 5\nbody_min_rate = 0\n")
+    monkeypatch.setenv("ACCORD_MAX_CONNECTIONS", "64")
+    settings = load(config)
+    assert (settings.body_timeout_s, settings.body_min_rate, settings.max_connections) == (
+        5,
+        0,
+        64,
+    )
+    monkeypatch.setenv("ACCORD_MAX_CONNECTIONS", "-1")
+    with pytest.raises(ValueError) as refused:
+        load()
+    assert str(refused.value) == "ACCORD_MAX_CONNECTIONS: expected 0 (off) or more, got -1"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+from pathlib import Path
 
 import pytest
 
@@ -11,8 +12,9 @@ from accord.core.events import fold
 from accord.core.lifecycle import ACTIVE, TERMINAL
 from accord.core.records import TaskRecord
 from accord.core.views import Cursor, TaskQuery, matches, sort_key
-from accord.store import MemoryStore, SeqConflict, StoreError, TaskGone, TaskStore
+from accord.store import MemoryStore, SeqConflict, SqliteStore, StoreError, TaskGone, TaskStore
 from accord.store.base import TaskSnapshots
+from accord.store.postgres import PostgresStore
 from accord.wire.codec import encode
 from accord.wire.model import TaskState
 
@@ -233,7 +235,8 @@ async def test_paging_visits_every_task_exactly_once(store: TaskStore) -> None:
         seen += [r.id for r in page.records]
         if page.next_cursor is None:
             break
-        cursor = Cursor.parse(page.next_cursor.token())  # as a client would hand it back
+        key = await store.shared_secret("page-token")
+        cursor = Cursor.parse(page.next_cursor.token(key), key)  # as a client hands it back
     assert pages == 5
     assert len(seen) == 250 and len(set(seen)) == 250
     by_order = sorted(
@@ -528,6 +531,49 @@ async def test_appends_of_many_events_keep_every_event_in_order(store: TaskStore
     assert stored == events + more
     assert fold(stored) == done.record.task
     assert await store.get_task("task-1", "t1") == done.record
+
+
+# --- shared secrets ----------------------------------------------------------------------
+
+
+async def test_a_shared_secret_is_random_and_stays_the_same(store: TaskStore) -> None:
+    first = await store.shared_secret("page-token")
+    assert len(first) == 32
+    assert await store.shared_secret("page-token") == first
+    assert await store.shared_secret("other") not in (first, b"")
+
+
+async def test_a_sqlite_secret_survives_reopening_and_other_processes_read_it(
+    tmp_path: Path,
+) -> None:
+    path = str(tmp_path / "s.db")
+    one, two = SqliteStore(path), SqliteStore(path)
+    await one.open()
+    await two.open()
+    try:
+        made = await one.shared_secret("page-token")
+        assert await two.shared_secret("page-token") == made
+    finally:
+        await one.close()
+        await two.close()
+    again = SqliteStore(path)
+    await again.open()
+    try:
+        assert await again.shared_secret("page-token") == made
+    finally:
+        await again.close()
+
+
+async def test_postgres_nodes_agree_on_a_secret_they_ask_for_at_once(pg_url: str) -> None:
+    nodes = [PostgresStore(pg_url) for _ in range(3)]
+    for node in nodes:
+        await node.open()
+    try:
+        values = await asyncio.gather(*(node.shared_secret("page-token") for node in nodes))
+        assert len(set(values)) == 1 and len(values[0]) == 32
+    finally:
+        for node in nodes:
+            await node.close()
 
 
 # --- memory only -------------------------------------------------------------------------

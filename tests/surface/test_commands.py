@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from surface_helpers import message, surface
+from surface_helpers import KEYS, message, surface
 
 from accord.agents.api import RequestContext, TaskHandle
 from accord.server.card_description import CardDescription
@@ -176,7 +176,9 @@ async def test_send_message_outcomes() -> None:
         status, body = await s.post(SEND, cont)
         assert (status, body["outcome"], body["published"]) == (200, "continued", [])
 
-        status, body = await s.post(SEND, cont)  # history holds 2 messages already
+        # another message (the same one again would be a retry: answered, not stored twice)
+        more = {"message": message(taskId=task_id), "configuration": {"returnImmediately": True}}
+        status, body = await s.post(SEND, more)  # history holds 2 messages already
         assert (status, body["outcome"]) == (502, "history-limit")
         assert body["error"] == "a2a.tasks.ResourceExhausted"
 
@@ -415,6 +417,68 @@ async def test_bounds_are_input_refusals() -> None:
         parts = [{"text": "a"}, {"text": "b"}, {"text": "c"}]
         status, body = await s.post(SEND, {"message": message() | {"parts": parts}})
         assert status == 422 and body["errors"][0]["field"] == "message.parts"
+
+
+DEEP = "[" * 1100 + "]" * 1100  # past the JSON parser's recursion limit
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "field"),
+    [
+        (
+            "/tasks/commands/tasks:work",
+            '{"id": "t", "status_message": {"messageId": "m", "role": "ROLE_AGENT",'
+            f' "parts": [], "metadata": {{"a": {DEEP}}}}}}}',
+            "status_message.metadata",
+        ),
+        (
+            "/tasks/commands/tasks:update_artifact",
+            '{"id": "t", "append": false, "last_chunk": true,'
+            f' "artifact": {{"artifactId": "a", "parts": [], "metadata": {{"a": {DEEP}}}}}}}',
+            "artifact.metadata",
+        ),
+        (
+            "/tasks/commands/pushNotificationConfigs:create",
+            f'{{"task_id": "t", "url": "https://h.example/", "authentication": {DEEP}}}',
+            "authentication",
+        ),
+        (SEND, f'{{"message": {{"parts": [{{"data": {DEEP}}}]}}}}', "message.parts[0].data"),
+    ],
+)
+async def test_json_nested_past_the_parser_is_a_field_error(
+    path: str, body: str, field: str
+) -> None:
+    async with surface() as s:
+        who = "agent" if "tasks:" in path and "tasks:get" not in path else "client"
+        response = await s.http.post(
+            path,
+            content=body,
+            headers={
+                "X-API-Key": KEYS[who],
+                "A2A-Version": "1.0",
+                "content-type": "application/json",
+            },
+        )
+        assert response.status_code == 422, response.text
+        assert response.json()["errors"] == [
+            {"field": field, "message": "nested too deeply to be read"}
+        ]
+
+
+async def test_an_artifact_nested_past_max_depth_is_a_field_error() -> None:
+    async with surface(max_depth=4) as s:
+        task_id = await s.create()
+        assert await s.move(task_id, "work") == 202
+        deep: object = "leaf"
+        for _ in range(6):
+            deep = {"a": deep}
+        artifact = {"artifactId": "a", "parts": [{"data": deep}]}
+        status, body = await s.post(
+            "/tasks/commands/tasks:update_artifact",
+            {"id": task_id, "artifact": artifact, "append": False, "last_chunk": True},
+            "agent",
+        )
+        assert status == 422 and body["errors"][0]["field"] == "artifact.parts[0].data"
 
 
 async def test_streaming_message_refusals() -> None:

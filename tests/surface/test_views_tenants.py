@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 from surface_helpers import KEYS, message, surface
 
 from accord.surface.feed import FeedHub, follow
@@ -218,3 +219,36 @@ async def test_the_feed_stops_when_the_worker_disconnects() -> None:
         surface_app = s.app.surface
         await asyncio.wait_for(surface_app.handle(Request(scope, receive), send), 5)
         assert sent[0]["status"] == 200
+
+
+@pytest.mark.parametrize(
+    "last_event_id",
+    [
+        "9223372036854775808",  # past int64: the stream used to end, silently
+        "9223372036854775807-9223372036854775808",
+        "9" * 5000,
+        "\u00b2",
+        "5-",
+        "x",
+    ],
+)
+async def test_a_feed_position_it_never_issued_is_refused_with_422(last_event_id: str) -> None:
+    async with surface() as s:
+        for how in (
+            {"headers": {"Last-Event-ID": last_event_id}},
+            {"params": {"after": last_event_id}},
+        ):
+            headers = {"X-API-Key": KEYS["agent"], **how.get("headers", {})}
+            request = s.http.build_request(
+                "GET",
+                "/tasks/events",
+                headers={k: v.encode("latin-1") for k, v in headers.items()},
+                params=how.get("params"),
+            )
+            # A position the feed took would open a stream that never ends: read its head only.
+            response = await asyncio.wait_for(s.http.send(request, stream=True), 10)
+            if response.status_code != 422:
+                await response.aclose()
+                raise AssertionError(f"{last_event_id[:24]!r} opened the feed")
+            await response.aread()
+            assert "Last-Event-ID" in response.json()["refused"]

@@ -27,6 +27,7 @@ from rich.table import Table
 from rich.text import Text
 
 from accord.cli.output import console, id_column, print_table
+from accord.push.headers import scrub
 from accord.push.ssrf import loggable_origin
 from accord.store import StoreError, TaskStore, open_store
 from accord.store.base import DeliveryState, PushDelivery
@@ -88,7 +89,8 @@ def delivery_row(delivery: PushDelivery) -> dict[str, Any]:
         "webhook": loggable_origin(config.url),
         "state": delivery.state,
         "failures": delivery.failures,
-        "lastError": delivery.last_error,
+        # scrub: an error stored by an accord that quoted header values in it
+        "lastError": scrub(delivery.last_error, config),
         "nextAttemptMs": delivery.next_attempt_ms,
         "nextAttempt": _iso(delivery.next_attempt_ms),
         "deliveredSeq": delivery.cursor,

@@ -82,6 +82,11 @@ def main() -> None:
     help="The HTTP server: accord's own HTTP/1.1 front (default) or uvicorn.",
 )
 @click.option(
+    "--log-format",
+    type=click.Choice(["text", "json"]),
+    help="Log lines as text (default) or as JSON objects with request, task and trace ids.",
+)
+@click.option(
     "--access-log/--no-access-log",
     default=None,
     help="Log a line per HTTP request (method, path, status, duration, operation, task).",
@@ -100,9 +105,9 @@ def serve(config_path: str | None, **flags: Any) -> None:
         settings = load(config_path, flags)
     except ValueError as exc:
         _fail(exc, 2)
-    logging.basicConfig(
-        level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    from accord.telemetry import logs
+
+    logs.configure(settings.log_level, settings.log_format, settings.secrets())
     log = logging.getLogger("accord")
     if not settings.auth_configured and not settings.loopback_only:
         _fail(
@@ -160,10 +165,14 @@ def serve(config_path: str | None, **flags: Any) -> None:
                 loop="uvloop",
                 http="httptools",
                 log_level=settings.log_level,
+                log_config=None,  # the process's logging (text or JSON) is already set up
                 access_log=False,
                 lifespan="on",
                 timeout_keep_alive=int(settings.keep_alive_s),
                 timeout_graceful_shutdown=int(settings.shutdown_grace_s),
+                # uvicorn answers 503 past this many connections or requests in progress; it
+                # has no request body timeout (body_timeout_s and body_min_rate do not apply).
+                limit_concurrency=settings.max_connections or None,
             )
         )
         server.run(sockets=sockets)
@@ -178,7 +187,12 @@ def serve(config_path: str | None, **flags: Any) -> None:
         settings.host,
         settings.port,
         sockets=sockets,
-        limits=Limits(keep_alive_s=settings.keep_alive_s),
+        limits=Limits(
+            keep_alive_s=settings.keep_alive_s,
+            body_timeout_s=settings.body_timeout_s,
+            body_min_rate=settings.body_min_rate,
+            max_connections=settings.max_connections,
+        ),
         grace_s=settings.shutdown_grace_s,
     )
 

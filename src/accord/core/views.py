@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
+import hmac
 from dataclasses import dataclass
 
 import msgspec
@@ -21,25 +23,56 @@ DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 100
 
 
+# A status time or anything else read back from a token must fit the stores' 64-bit columns.
+_MAX_INT64 = 2**63 - 1
+_MAC_BYTES = 16  # of HMAC-SHA256: forging a token takes 2**128 guesses
+
+
 @dataclass(frozen=True, slots=True)
 class Cursor:
-    """Keyset position: the (status time, task id) of the last task of the previous page."""
+    """Keyset position: the (status time, task id) of the last task of the previous page.
+
+    As a page token it is signed (HMAC-SHA256 with the store's shared secret), so a client
+    can hand back only a position the server gave it: base64url of ``updated_ms:task_id``,
+    a dot, base64url of the MAC."""
 
     updated_ms: int
     task_id: str
 
-    def token(self) -> str:
+    def token(self, key: bytes) -> str:
         raw = f"{self.updated_ms}:{self.task_id}".encode()
-        return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+        return f"{_b64(raw)}.{_b64(_mac(key, raw))}"
 
     @classmethod
-    def parse(cls, token: str) -> Cursor:
+    def parse(cls, token: str, key: bytes) -> Cursor:
+        """The cursor a token carries; InvalidParams naming ``pageToken`` unless this key
+        signed it."""
         try:
-            raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode()
-            millis, task_id = raw.split(":", 1)
-            return cls(int(millis), task_id)
-        except (binascii.Error, UnicodeDecodeError, ValueError):
+            body, _, mac = token.partition(".")
+            raw = _unb64(body)
+            if not hmac.compare_digest(_unb64(mac), _mac(key, raw)):
+                raise ValueError("wrong signature")
+            millis, task_id = raw.decode().split(":", 1)
+            updated_ms = int(millis)
+            if not 0 <= updated_ms <= _MAX_INT64:
+                raise ValueError("status time out of range")
+            return cls(updated_ms, task_id)
+        except (binascii.Error, UnicodeError, ValueError):
             raise invalid_params("pageToken", "not a page token this server issued") from None
+
+
+def _mac(key: bytes, raw: bytes) -> bytes:
+    return hmac.new(key, raw, hashlib.sha256).digest()[:_MAC_BYTES]
+
+
+def _b64(raw: bytes) -> str:
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _unb64(text: str) -> bytes:
+    if not text.isascii():
+        raise ValueError("not base64")
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,8 +108,9 @@ def after_cursor(record: TaskRecord, cursor: Cursor | None) -> bool:
     return sort_key(record) < (cursor.updated_ms, cursor.task_id)
 
 
-def list_query(request: ListTasksRequest, tenant: str) -> TaskQuery:
-    """Validate a ListTasksRequest into a query; raises A2AError (invalid params)."""
+def list_query(request: ListTasksRequest, tenant: str, token_key: bytes) -> TaskQuery:
+    """Validate a ListTasksRequest into a query; raises A2AError (invalid params).
+    ``token_key`` signed the page tokens this server issued (see :class:`Cursor`)."""
     page_size = DEFAULT_PAGE_SIZE
     if request.page_size is not UNSET:
         if not 1 <= request.page_size <= MAX_PAGE_SIZE:
@@ -97,7 +131,7 @@ def list_query(request: ListTasksRequest, tenant: str) -> TaskQuery:
         status=None if status is TaskState.UNSPECIFIED else status,
         updated_after_ms=updated_after,
         page_size=page_size,
-        after=Cursor.parse(request.page_token) if request.page_token else None,
+        after=Cursor.parse(request.page_token, token_key) if request.page_token else None,
         history_length=history_length,
         include_artifacts=request.include_artifacts is True,
     )

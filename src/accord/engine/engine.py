@@ -51,14 +51,19 @@ from accord.core.records import TaskRecord
 from accord.engine.commits import Commits
 from accord.engine.live import LiveHandle, LiveTask, Run, as_message, durable_record
 from accord.engine.push_configs import PushConfigs
+from accord.engine.retries import Recorded, Retries
 from accord.engine.streams import StreamItem, Streams
 from accord.store.base import (
+    DuplicateRequest,
+    RequestKey,
     SeqConflict,
     StoreError,
     TaskHolds,
     TaskSnapshots,
     TaskStore,
 )
+from accord.telemetry import context as log_context
+from accord.telemetry.metrics import EngineStats
 from accord.wire.codec import encode
 from accord.wire.errors import A2AError, ErrorKind
 from accord.wire.model import (
@@ -81,6 +86,7 @@ RECOVERED_MESSAGE = (
     "send the request again."
 )
 MAX_CONFLICT_RETRIES = 8
+PAGE_TOKEN_SECRET = "page-token"  # the store's shared secret that signs ListTasks page tokens
 
 
 def _now_ms() -> int:
@@ -113,6 +119,8 @@ class EngineConfig:
     # once, at start, fails every task left running). Saves the lock round trips; safe only
     # for a single node, since another node would then fail this one's tasks and vice versa.
     task_holds: bool = True
+    # Safe retries (accord.engine.retries): how long a request's key is remembered.
+    idempotency_window_ms: int = 86_400_000
 
 
 def _as_executor(agent: Executor | ExecutorFunction) -> tuple[ExecutorFunction, Any]:
@@ -173,6 +181,9 @@ class Engine:
         self._commits = Commits(self, self._live)
         self._streams = Streams(store, self.bus, self._live)
         self._push_configs = PushConfigs(self)
+        self._token_key: bytes | None = None  # signs ListTasks page tokens
+        self.stats = EngineStats()  # recovery sweeps, for /metrics
+        self.retries = Retries(self, self.config.idempotency_window_ms)  # safe retries
 
     # --- life ------------------------------------------------------------------------------
 
@@ -185,6 +196,8 @@ class Engine:
                 self._spawn(self._recovery_loop(self.config.recovery_interval_s))
         if self.config.retention_ms is not None:
             self._spawn(self._retention_loop(self.config.retention_ms))
+        if self.retries.log is not None:
+            self._spawn(self.retries.sweep_loop())
         if self._push is not None:
             await self._push.start()
         add_remote_listener = getattr(self.bus, "add_remote_listener", None)
@@ -239,6 +252,8 @@ class Engine:
         while True:
             batch = await self.store.tasks_in_states(states, 500, after)
             if not batch:
+                self.stats.sweeps += 1
+                self.stats.recovered_tasks += recovered
                 return recovered
             for record in batch:
                 if record.id in self._live:
@@ -321,6 +336,11 @@ class Engine:
 
     # --- push hooks (kept apart: the engine runs without push delivery too) ----------------
 
+    @property
+    def push(self) -> PushHooks | None:
+        """The attached push delivery, if any."""
+        return self._push
+
     def attach_push(self, push: PushHooks) -> None:
         """Deliver push notifications with ``push``: it checks webhook URLs at registration,
         hears of stored configs and commits, and starts and stops with the engine."""
@@ -397,6 +417,7 @@ class Engine:
                 raise _agent_error(outcome)
             outcome.events = [*created.events, *outcome.events]
             outcome.published = [*created.published, *outcome.published]
+            outcome.requests = created.requests
             self._commits.submit(outcome, 0, live.pending_configs)
             return outcome
         if live.record is None:  # (after another writer's append, or a failed one)
@@ -429,6 +450,7 @@ class Engine:
         if run.reply is not None:
             raise AgentError("reply() may be called once")
         run.reply = reply
+        self.retries.replied(run, reply)
         self.bus.notify(live.task_id)
 
     # --- running executors -------------------------------------------------------------------
@@ -450,6 +472,7 @@ class Engine:
         return run
 
     async def _run(self, live: LiveTask, run: Run, body: ExecutorFunction) -> None:
+        log_context.note_task(live.task_id)  # (the run's JSON log lines name its task)
         try:
             await body(run.ctx, run.handle)
         except asyncio.CancelledError:
@@ -497,8 +520,11 @@ class Engine:
 
     # --- client commands ---------------------------------------------------------------------
 
-    async def _begin(self, request: SendMessageRequest, caller: Caller) -> tuple[LiveTask, Run]:
-        """Decide a SendMessage and start the agent on it."""
+    async def _begin(
+        self, request: SendMessageRequest, caller: Caller, key: RequestKey | None = None
+    ) -> tuple[LiveTask, Run]:
+        """Decide a SendMessage and start the agent on it. ``key``: the request's, stored
+        with its message (safe retries)."""
         message = request.message
         tenant = caller.tenant
         limits = self.config.limits
@@ -547,7 +573,7 @@ class Engine:
             if diverted is not None:
                 verdict = diverted
             verdicts[0] = verdict
-            return client_commands.send_message(
+            outcome = client_commands.send_message(
                 request,
                 tenant=tenant,
                 task=record,
@@ -561,6 +587,9 @@ class Engine:
                 message=verdict.message if verdict is not None else None,
                 task_metadata=verdict.task_metadata if verdict is not None else None,
             )
+            if key is not None and outcome.ok:
+                outcome.requests = [key]
+            return outcome
 
         extensions: list[str] = []
         metadata = request.metadata if request.metadata is not UNSET else {}
@@ -636,16 +665,52 @@ class Engine:
         await asyncio.gather(*(run.task for run in runs if run.task), return_exceptions=True)
 
     async def send_message(
-        self, request: SendMessageRequest, caller: Caller, extensions: list[str] | None = None
+        self,
+        request: SendMessageRequest,
+        caller: Caller,
+        extensions: list[str] | None = None,
+        idempotency_key: str = "",
     ) -> Task | Message:
         """SendMessage: the task once it is terminal or interrupted (or right away with
         ``returnImmediately``), or the agent's direct reply. Items of the streaming
-        variants are None when ``heartbeat`` seconds pass idle (for keep-alives)."""
+        variants are None when ``heartbeat`` seconds pass idle (for keep-alives).
+
+        A retry (the same caller's messageId, or ``idempotency_key``, seen before) gets the
+        first request's answer and runs nothing (accord.engine.retries)."""
         history_length = self._history_length(request)
         immediate = request.configuration is not UNSET and request.configuration.return_immediately
-        live, run = await self._begin(request, caller)
+        retries = self.retries
+        key, first = await retries.check(request, caller, idempotency_key)
+        if first is not None:
+            return await retries.answer(first, request, caller, history_length, immediate)
+        try:
+            live, run = await self._begin(request, caller, key)
+        except DuplicateRequest as duplicate:  # another node stored the same message first
+            first = Recorded(duplicate.task_id)
+            return await retries.answer(first, request, caller, history_length, immediate)
         if extensions:
             run.ctx.extensions.extend(extensions)
+        if key is None:
+            return await self._answer_turn(live, run, caller.tenant, history_length, immediate)
+        retries.running(key, live, run)
+        try:
+            return await self._answer_turn(live, run, caller.tenant, history_length, immediate)
+        except A2AError:
+            lost = retries.lost_to(live)  # its creation refused: the first one's task
+            if lost is None:
+                raise
+            return await retries.answer(lost, request, caller, history_length, immediate)
+
+    async def _answer_turn(
+        self,
+        live: LiveTask,
+        run: Run,
+        tenant: str,
+        history_length: int | None,
+        immediate: bool,
+    ) -> Task | Message:
+        """What a blocking SendMessage returns for ``run``: its reply, or the task once the
+        turn ended (right away with ``immediate``)."""
         with self.bus.subscribe(live.task_id) as sub:
             while True:
                 sub.clear()
@@ -659,9 +724,9 @@ class Engine:
                     continue
                 if run.cut and run.finished:
                     # (its live record stopped following the task with it: the store knows)
-                    record = await self.store.get_task(live.task_id, caller.tenant)
+                    record = await self.store.get_task(live.task_id, tenant)
                 else:
-                    record = await durable_record(self.store, live, run, caller.tenant)
+                    record = await durable_record(self.store, live, run, tenant)
                 if (
                     record is not None
                     and record.seq >= run.start.seq
@@ -691,16 +756,30 @@ class Engine:
         caller: Caller,
         extensions: list[str] | None = None,
         heartbeat: float | None = None,
+        idempotency_key: str = "",
     ) -> AsyncIterator[StreamItem | None]:
         """SendStreamingMessage: decided before the first item (errors raise here), then the
-        task and its updates until the turn ends, or one direct message."""
+        task and its updates until the turn ends, or one direct message. A retry follows
+        the first request's turn (accord.engine.retries)."""
         if not self.config.streaming:
             raise A2AError(ErrorKind.UNSUPPORTED_OPERATION, "this agent does not stream")
         history_length = self._history_length(request)
-        live, run = await self._begin(request, caller)
+        retries = self.retries  # a retry follows the first request's turn
+        key, first = await retries.check(request, caller, idempotency_key)
+        if first is not None:
+            return retries.stream(first, request, caller, history_length, heartbeat)
+        try:
+            live, run = await self._begin(request, caller, key)
+        except DuplicateRequest as duplicate:  # another node stored the same message first
+            first = Recorded(duplicate.task_id)
+            return retries.stream(first, request, caller, history_length, heartbeat)
         if extensions:
             run.ctx.extensions.extend(extensions)
-        return self._streams.turn(live, run, caller.tenant, history_length, heartbeat)
+        turn = self._streams.turn(live, run, caller.tenant, history_length, heartbeat)
+        if key is None:
+            return turn
+        retries.running(key, live, run)
+        return retries.guarded(turn, live, request, caller, history_length, heartbeat)
 
     async def subscribe(
         self,
@@ -743,7 +822,8 @@ class Engine:
         return snapshot
 
     async def list_tasks(self, request: ListTasksRequest, caller: Caller) -> ListTasksResponse:
-        query = views.list_query(request, caller.tenant)
+        key = await self._page_token_key()
+        query = views.list_query(request, caller.tenant, key)
         page = await self.store.list_tasks(query)
         records = page.records
         total_size = page.total_size
@@ -757,10 +837,16 @@ class Engine:
                 views.present(r.task, query.history_length, query.include_artifacts)
                 for r in records
             ],
-            next_page_token=page.next_cursor.token() if page.next_cursor else "",
+            next_page_token=page.next_cursor.token(key) if page.next_cursor else "",
             page_size=query.page_size,
             total_size=total_size,
         )
+
+    async def _page_token_key(self) -> bytes:
+        # Read once: the store keeps it for good (every node of a cluster reads the same).
+        if self._token_key is None:
+            self._token_key = await self.store.shared_secret(PAGE_TOKEN_SECRET)
+        return self._token_key
 
     async def _guard(self, operation: Access, task_id: str, caller: Caller) -> None:
         """The agent's access check on an existing task of the caller's tenant (the

@@ -17,6 +17,7 @@ from accord.core._build import task_not_found
 from accord.core.caller import Caller
 from accord.core.records import PushConfigRecord, TaskRecord
 from accord.engine.errors import limit_error
+from accord.push.headers import check_config
 from accord.store.base import LimitExceeded, TaskGone
 from accord.wire.errors import A2AError, ErrorKind
 from accord.wire.model import UNSET, SendMessageRequest, TaskPushNotificationConfig
@@ -24,7 +25,7 @@ from accord.wire.model import UNSET, SendMessageRequest, TaskPushNotificationCon
 if TYPE_CHECKING:
     from accord.engine.engine import Engine
 
-INLINE_URL_FIELD = "configuration.taskPushNotificationConfig.url"
+INLINE_PREFIX = "configuration.taskPushNotificationConfig."  # where an inline config sits
 
 
 class PushConfigs:
@@ -51,6 +52,7 @@ class PushConfigs:
         if outcome.error is not None:
             raise outcome.error
         assert outcome.config is not None
+        check_config(config)
         await engine.check_push_url(config.url, "url")
         await self._put(outcome.config)
         return outcome.config.config
@@ -131,7 +133,8 @@ class PushConfigs:
             raise A2AError(
                 ErrorKind.PUSH_NOT_SUPPORTED, "this agent does not support push notifications"
             )
-        await self.engine.check_push_url(inline.url, INLINE_URL_FIELD)
+        check_config(inline, INLINE_PREFIX)
+        await self.engine.check_push_url(inline.url, INLINE_PREFIX + "url")
         return inline
 
     async def add_inline(

@@ -21,7 +21,9 @@ from urllib.parse import urlunsplit
 
 import httpx
 
+from accord.push.headers import SENDABLE, unsendable
 from accord.push.ssrf import Guard, IPAddress, RefusedTarget, Target, parse_target
+from accord.telemetry import tracing
 from accord.wire.model import UNSET, TaskPushNotificationConfig
 
 CONTENT_TYPE = "application/a2a+json"
@@ -40,6 +42,7 @@ class DeliveryError(Exception):
 
 def request_headers(config: TaskPushNotificationConfig, event_id: str) -> dict[str, str]:
     headers = {"Content-Type": CONTENT_TYPE, EVENT_ID_HEADER: event_id}
+    tracing.inject(headers)  # the delivery's span (tracing on): the receiver joins its trace
     auth = config.authentication
     if auth is not UNSET:
         headers["Authorization"] = f"{auth.scheme} {auth.credentials}".strip()
@@ -87,6 +90,13 @@ class Sender:
 
     async def send(self, config: TaskPushNotificationConfig, event_id: str, body: bytes) -> None:
         """One attempt; returns on a 2xx answer, raises DeliveryError otherwise."""
+        field = unsendable(config)
+        if field is not None:  # stored before registration checked it: it never will be sent
+            raise DeliveryError(
+                f"the config's {field} is not {SENDABLE}, so no HTTP header can carry it; "
+                "re-create the config",
+                permanent=True,
+            )
         try:
             target = parse_target(config.url)
             addresses = await self.guard.resolve(target)
@@ -138,6 +148,11 @@ class Sender:
             raise
         except httpx.TimeoutException:
             raise DeliveryError(f"{target.origin} timed out after {self.timeout_s:g} s") from None
+        except httpx.LocalProtocolError as exc:
+            # Its text quotes the offending header, whose value may be the secret.
+            raise DeliveryError(
+                f"{target.origin}: the request could not be sent ({type(exc).__name__})"
+            ) from None
         except httpx.HTTPError as exc:
             raise DeliveryError(f"{target.origin}: {_describe(exc)}") from None
 

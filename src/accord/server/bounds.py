@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from accord.wire.errors import invalid_params
-from accord.wire.model import UNSET, Message
+from accord.wire.model import UNSET, Artifact, Message
 
 
 @dataclass(frozen=True, slots=True)
@@ -17,11 +17,17 @@ class Bounds:
     max_history_length: int = 10_000
 
     def check_message(self, message: Message, path: str = "message") -> None:
-        if len(message.parts) > self.max_parts:
+        self._check_content(message, path)
+
+    def check_artifact(self, artifact: Artifact, path: str = "artifact") -> None:
+        self._check_content(artifact, path)
+
+    def _check_content(self, content: Message | Artifact, path: str) -> None:
+        if len(content.parts) > self.max_parts:
             raise invalid_params(f"{path}.parts", f"at most {self.max_parts} parts are accepted")
-        if message.metadata is not UNSET:
-            self.check_depth(message.metadata, f"{path}.metadata")
-        for index, part in enumerate(message.parts):
+        if content.metadata is not UNSET:
+            self.check_depth(content.metadata, f"{path}.metadata")
+        for index, part in enumerate(content.parts):
             if part.data is not UNSET:
                 self.check_depth(part.data, f"{path}.parts[{index}].data")
             if part.metadata is not UNSET:

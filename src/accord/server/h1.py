@@ -4,7 +4,9 @@ Why not uvicorn: on this code's hot paths (GetTask, a blocking SendMessage) the 
 was about 40% of the event loop's CPU. This front does only what accord's bindings need:
 keep-alive and pipelined requests in order, request bodies with flow control, fixed-length
 and chunked responses with write back-pressure, ``http.disconnect`` when the peer goes, an
-idle timeout, and bounded request heads. Parsing is httptools (llhttp); what is left here is
+idle timeout (which also bounds a request head's arrival), bounded request heads, a request
+body that must keep arriving (``Limits.body_timeout_s`` and ``body_min_rate``), and a cap on
+open connections. Parsing is httptools (llhttp); what is left here is
 the ASGI glue, kept to a few allocations per request.
 
 Not supported, by design: WebSocket and h2c upgrades (the request is answered, then the
@@ -23,6 +25,8 @@ from typing import Any, cast
 from urllib.parse import unquote
 
 import httptools
+
+from accord.server.failures import log_unexpected
 
 log = logging.getLogger("accord.server.http")
 
@@ -43,6 +47,11 @@ class Limits:
     body_buffer_bytes: int = 256 * 1024  # unread request body before reading pauses
     max_pipelined: int = 16  # parsed requests waiting behind the current one
     keep_alive_s: float = 5.0  # an idle connection (no request in progress) closes after this
+    # A request body must keep coming: no pause of body_timeout_s, and once that long has
+    # passed, at least body_min_rate bytes/s on average; else 408 and close. 0 turns either off.
+    body_timeout_s: float = 20.0
+    body_min_rate: int = 500
+    max_connections: int = 1024  # beyond this many at once, a new one gets 503 and is closed
 
 
 def _status_line(status: int) -> bytes:
@@ -133,6 +142,7 @@ class Cycle:
                 if self.expect_continue and not self.continue_sent:
                     self.continue_sent = True
                     conn.write(_CONTINUE)
+                    conn.body_clock_start()
                 conn.resume_reading()
                 await self._wait()
             if self.body or self.complete:
@@ -230,7 +240,7 @@ class Cycle:
             await app(self.scope, self.receive, self.send)
         except Exception:
             scope = self.scope
-            log.exception("the application failed on %s %s", scope["method"], scope["path"])
+            log_unexpected(log, "the application failed on %s %s", scope["method"], scope["path"])
             if not self.started and not self.conn.closed:
                 self.keep_alive = False
                 self.finished = True
@@ -251,6 +261,31 @@ class Cycle:
                 self.conn.cycle_done(self)
 
 
+class Connections(set["Connection"]):
+    """The open connections of one server, and those refused over ``max_connections``
+    (logged at most once a minute, not once per connection)."""
+
+    REPORT_EVERY_S = 60.0
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.refused = 0  # since the server started
+        self._unreported = 0
+        self._reported_at: float | None = None
+
+    def note_refused(self, limit: int, now: float) -> None:
+        self.refused += 1
+        self._unreported += 1
+        if self._reported_at is None or now - self._reported_at >= self.REPORT_EVERY_S:
+            log.warning(
+                "%d connection(s) refused: %d are open, the max_connections setting",
+                self._unreported,
+                limit,
+            )
+            self._unreported = 0
+            self._reported_at = now
+
+
 class Connection(asyncio.Protocol):
     """One client connection; requests are answered one at a time, in order."""
 
@@ -258,7 +293,7 @@ class Connection(asyncio.Protocol):
         self,
         app: ASGIApp,
         limits: Limits,
-        connections: set[Connection],
+        connections: Connections,
         server_address: tuple[str, int] | None = None,
     ) -> None:
         self.app = app
@@ -284,6 +319,11 @@ class Connection(asyncio.Protocol):
         self._refusal = 0  # a status the head callbacks chose to refuse the request with
         self._idle: asyncio.TimerHandle | None = None
         self._idle_since: float | None = None  # when the last response ended; None: busy
+        # The body clock runs while a request body is arriving (see _body_check).
+        self._body_timer: asyncio.TimerHandle | None = None
+        self._body_start = 0.0  # when it started (or reading last resumed)
+        self._body_last = 0.0  # when the latest body bytes came
+        self._body_received = 0  # body bytes since _body_start
         self.loop = asyncio.get_running_loop()
 
     # --- asyncio.Protocol ----------------------------------------------------------------
@@ -296,6 +336,14 @@ class Connection(asyncio.Protocol):
         if self.server is None:
             sock = transport.get_extra_info("sockname")
             self.server = (str(sock[0]), int(sock[1])) if isinstance(sock, tuple) else None
+        limit = self.limits.max_connections
+        if limit and len(self.connections) >= limit:
+            # Refused as it comes, before its request is read: a client may see the reset of
+            # the close rather than the 503, but nothing of the server's is spent on it.
+            self.connections.note_refused(limit, self.loop.time())
+            self.write(_plain_response(503))
+            self.close()
+            return
         self.connections.add(self)
         self._went_idle()
 
@@ -303,6 +351,7 @@ class Connection(asyncio.Protocol):
         self.closed = True
         self.connections.discard(self)
         self._disarm_idle()
+        self._stop_body_clock()
         for cycle in (self.current, self.parsing, *self.queue):
             if cycle is not None:
                 cycle._wake()
@@ -317,6 +366,9 @@ class Connection(asyncio.Protocol):
         except httptools.HttpParserError:
             # A callback's own refusal (a head too large) comes back wrapped by the parser.
             self._refuse(self._refusal or 400)
+        # Started here, not per request: most bodies end in the packet that began them.
+        if self.parsing is not None and self._body_timer is None:
+            self.body_clock_start()
 
     def pause_writing(self) -> None:
         self.write_paused = True
@@ -390,11 +442,15 @@ class Connection(asyncio.Protocol):
     def on_body(self, body: bytes) -> None:
         if self.parsing is not None:
             self.parsing.feed(body)
+            if self._body_timer is not None:
+                self._body_received += len(body)
+                self._body_last = self.loop.time()
 
     def on_message_complete(self) -> None:
         if self.parsing is not None:
             self.parsing.end()
             self.parsing = None
+            self._stop_body_clock()
 
     # --- cycles --------------------------------------------------------------------------
 
@@ -445,6 +501,8 @@ class Connection(asyncio.Protocol):
         if parsing is None or parsing.body_size <= self.limits.body_buffer_bytes:
             self.reading = True
             self.transport.resume_reading()
+            if self._body_timer is not None:
+                self._restart_body_clock()  # time spent paused was the server's, not the client's
 
     def close(self) -> None:
         if not self.closed and self.transport is not None:
@@ -478,6 +536,65 @@ class Connection(asyncio.Protocol):
             self._idle = self.loop.call_later(left, self._idle_timeout)
         else:
             self.close()
+
+    # --- the body clock --------------------------------------------------------------------
+
+    def body_clock_start(self) -> None:
+        """A request body is due: from now on it must keep arriving (see Limits). Not before
+        a client that asked for ``100 Continue`` was told to send."""
+        parsing = self.parsing
+        if parsing is None or self._body_timer is not None or self.closed:
+            return
+        if self.limits.body_timeout_s <= 0 or (
+            parsing.expect_continue and not parsing.continue_sent
+        ):
+            return
+        self._restart_body_clock()
+        self._body_timer = self.loop.call_at(
+            self._body_start + self.limits.body_timeout_s, self._body_check
+        )
+
+    def _restart_body_clock(self) -> None:
+        self._body_start = self._body_last = self.loop.time()
+        self._body_received = 0
+
+    def _stop_body_clock(self) -> None:
+        if self._body_timer is not None:
+            self._body_timer.cancel()
+            self._body_timer = None
+
+    def _body_check(self) -> None:
+        """Cut a body that paused for ``body_timeout_s``, or that averages under
+        ``body_min_rate`` once that long has passed; else look again when either could
+        happen next. A few timers over a body's life, none per chunk."""
+        self._body_timer = None
+        if self.parsing is None or self.closed:
+            return
+        now = self.loop.time()
+        timeout, rate = self.limits.body_timeout_s, self.limits.body_min_rate
+        if not self.reading:  # paused by the server (the app reads slowly): not the client's
+            self._restart_body_clock()
+            self._body_timer = self.loop.call_at(now + timeout, self._body_check)
+            return
+        elapsed = now - self._body_start
+        stalled = now - self._body_last >= timeout
+        if stalled or (rate > 0 and elapsed >= timeout and self._body_received < rate * elapsed):
+            self._body_too_slow()
+            return
+        due = self._body_last + timeout
+        if rate > 0:
+            due = min(
+                due, max(self._body_start + timeout, self._body_start + self._body_received / rate)
+            )
+        self._body_timer = self.loop.call_at(max(due, now + 0.01), self._body_check)
+
+    def _body_too_slow(self) -> None:
+        log.debug("request body too slow from %s: closing the connection", self.client)
+        cycle = self.parsing
+        if cycle is not None and cycle is self.current and not cycle.started and cycle.head is None:
+            cycle.finished = True  # what the app sends now goes nowhere
+            self.write(_plain_response(408))
+        self.close()
 
     def close_if_idle(self) -> bool:
         """For shutdown: close now unless a response is in progress."""

@@ -99,7 +99,14 @@ class Request:
     async def body(self, limit: int) -> bytes:
         """The whole body; PAYLOAD_TOO_LARGE past ``limit`` bytes (checked as it arrives)."""
         declared = self.headers.get("content-length")
-        if declared is not None and declared.isdigit() and int(declared) > limit:
+        # ASCII digits only (int() refuses some of what isdigit() takes), and no int() of a
+        # number longer than any body: another ASGI server may pass such a header on.
+        if (
+            declared is not None
+            and declared.isascii()
+            and declared.isdigit()
+            and (len(declared) > 18 or int(declared) > limit)
+        ):
             raise _too_large(limit)
         chunks: list[bytes] = []
         size = 0

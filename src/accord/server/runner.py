@@ -18,7 +18,7 @@ import sys
 from collections.abc import Callable, MutableMapping
 from typing import Any
 
-from accord.server.h1 import ASGIApp, Connection, Limits
+from accord.server.h1 import ASGIApp, Connection, Connections, Limits
 from accord.server.listen import bind, host_port
 
 log = logging.getLogger("accord.server")
@@ -113,7 +113,7 @@ async def serve(
         for sock in sockets:
             sock.close()
         raise
-    connections: set[Connection] = set()
+    connections = Connections()
     servers: list[asyncio.Server] = []
     try:
         for sock in sockets:

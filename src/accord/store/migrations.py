@@ -165,6 +165,38 @@ MIGRATIONS: list[tuple[int, tuple[str, ...]]] = [
     (
         6,
         (
+            # Secrets every process opening the file shares (TaskStore.shared_secret), e.g.
+            # the key that signs ListTasks page tokens.
+            """CREATE TABLE IF NOT EXISTS secrets (
+                name TEXT PRIMARY KEY,
+                value BLOB NOT NULL
+            ) WITHOUT ROWID""",
+        ),
+    ),
+    (
+        7,
+        (
+            # Safe retries (docs/operations.md): requests already carried out, by who sent
+            # them and their key (m:<messageId>, k:<Idempotency-Key>), with the task they
+            # created or continued ('' for none) and, when the answer is not that task's
+            # state, the answer itself. Written in the appending transaction; forgotten by
+            # age (requests_by_age) once the retry window has passed.
+            """CREATE TABLE IF NOT EXISTS requests (
+                tenant TEXT NOT NULL,
+                caller TEXT NOT NULL,
+                key TEXT NOT NULL,
+                created_ms INTEGER NOT NULL,
+                fingerprint BLOB NOT NULL,
+                task_id TEXT NOT NULL,
+                response BLOB,
+                PRIMARY KEY (tenant, caller, key)
+            ) WITHOUT ROWID""",
+            "CREATE INDEX IF NOT EXISTS requests_by_age ON requests (created_ms)",
+        ),
+    ),
+    (
+        8,
+        (
             # (IF NOT EXISTS: a database rolled back to an older version by hand still opens.)
             # Interaction contracts (accord.store.contracts): one row per contract and
             # tenant, written over its version only (compare-and-swap); due_ms is when the

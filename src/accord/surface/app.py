@@ -23,6 +23,7 @@ from accord.core.grants import granted
 from accord.engine.remote import Claims
 from accord.server.auth import Authenticator
 from accord.server.binding import Binding
+from accord.server.failures import log_unexpected
 from accord.server.http import JSON, Request, Send, respond
 from accord.server.operations import Call, Service, negotiate
 from accord.surface import contract, views
@@ -92,6 +93,9 @@ class SurfaceApp:
         except A2AError as error:  # a body past the size limit, or not declared JSON
             status = 415 if error.kind is ErrorKind.UNSUPPORTED_MEDIA_TYPE else 422
             await self._answer(send, status, {"refused": error.message})
+        except Exception:
+            log_unexpected(log, "%s %s failed", method, path)
+            await self._answer(send, 500, {"refused": "internal error"})
 
     def _authenticate(self, request: Request) -> Caller | None:
         try:

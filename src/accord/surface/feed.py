@@ -16,6 +16,7 @@ from typing import Any
 from accord.core._build import artifact_published, status_published
 from accord.core.events import Event
 from accord.engine import Engine
+from accord.server.event_ids import event_number
 from accord.store.base import FeedEntry
 from accord.wire.codec import to_builtins
 from accord.wire.model import Message, Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent
@@ -50,10 +51,11 @@ def parse_last_event_id(value: str | None) -> tuple[int, int]:
     """(position, index) after which to resume; (0, -1) from the start."""
     if not value:
         return 0, -1
-    position, _, index = value.strip().partition("-")
-    if not position.isdigit() or (index and not index.isdigit()):
-        raise ValueError("Last-Event-ID is not an id this feed issued")
-    return int(position), int(index) if index else 1 << 30
+    position, dash, index = value.strip().partition("-")
+    try:
+        return event_number(position), event_number(index) if dash else 1 << 30
+    except ValueError as exc:
+        raise ValueError(f"Last-Event-ID is not an id this feed issued: {exc}") from None
 
 
 def domain_events(entry: FeedEntry) -> list[tuple[str, dict[str, Any]]]:

@@ -42,6 +42,7 @@ from accord.wire.model import (
     TaskPushNotificationConfig,
     TaskStatusUpdateEvent,
 )
+from accord.wire.nesting import too_deep_field
 
 
 @dataclass(slots=True)
@@ -108,6 +109,8 @@ def _struct(body: bytes, type_: type[Any]) -> Any:
         raise InputError(text, [{"field": path, "message": _PATH.sub("", text).strip()}]) from None
     except msgspec.DecodeError as exc:
         raise InputError(f"the body is not JSON: {exc}") from None
+    except RecursionError:
+        raise _too_deep(body) from None
 
 
 def _wire(body: bytes, type_: type[Any]) -> Any:
@@ -115,9 +118,18 @@ def _wire(body: bytes, type_: type[Any]) -> Any:
         value = decode(body or b"{}", type_)
     except WireError as exc:
         raise InputError(str(exc), [{"field": exc.field, "message": exc.description}]) from None
+    except RecursionError:
+        raise _too_deep(body) from None
     if not isinstance(value, type_):
         raise InputError("the body must be a JSON object")
     return value
+
+
+def _too_deep(body: bytes) -> InputError:
+    """JSON nested past the parser's limit (RecursionError), named by where it is."""
+    field = too_deep_field(body)
+    message = "nested too deeply to be read"
+    return InputError(f"{field or 'the body'} is {message}", [{"field": field, "message": message}])
 
 
 def _invalid(error: A2AError) -> InputError:
@@ -149,6 +161,10 @@ def _move_handler(move_name: str) -> Handler:
 
 async def update_artifact(ctx: Context) -> Result:
     data: ArtifactInput = _struct(ctx.body, ArtifactInput)
+    try:
+        ctx.service.bounds.check_artifact(data.artifact)
+    except A2AError as error:
+        raise _invalid(error) from None
 
     def decide(record: TaskRecord | None, now: int) -> Outcome:
         return agent_commands.update_artifact(
