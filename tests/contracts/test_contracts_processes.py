@@ -20,7 +20,7 @@ import pytest
 from tests.harness.harness_proc import HarnessServer, free_port, start
 
 from accord.client import ApiKey, Client, PermissionDeniedError
-from accord.contracts.wire import CONTRACTS_URI, TRUST_URI
+from accord.contracts.wire import TRUST_URI, under_contract
 from accord.wire.model import Message, Part, Role, Task, TaskState
 from accord.wire.time import format_timestamp
 
@@ -181,16 +181,9 @@ async def send_as_a(
     binding: str | None = None,
     terms_hash: str | None = None,
 ) -> Task | Message:
-    metadata: dict[str, Any] = {
-        TRUST_URI: {
-            "interactionId": document["interactionId"],
-            "termsHash": terms_hash or document["termsHash"],
-            "initiatorAgentId": document["initiatorAgentId"],
-            "responderAgentId": document["responderAgentId"],
-        }
-    }
-    if action is not None:
-        metadata[CONTRACTS_URI] = {"action": action}
+    metadata = under_contract(document, action)
+    if terms_hash is not None:
+        metadata[TRUST_URI] = {**metadata[TRUST_URI], "termsHash": terms_hash}
     message = Message(
         message_id=str(uuid.uuid4()), role=Role.USER, parts=[Part(text=text)], metadata=metadata
     )

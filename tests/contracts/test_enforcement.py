@@ -16,7 +16,15 @@ from accord.contracts.errors import (
     ContractRefusal,
 )
 from accord.contracts.record import ContractRecord
-from accord.contracts.wire import CONTRACTS_URI, TRUST_URI, Reference, asked_of, reference_of
+from accord.contracts.wire import (
+    CONTRACTS_URI,
+    TRUST_URI,
+    Asked,
+    Reference,
+    asked_of,
+    reference_of,
+    under_contract,
+)
 from accord.wire.model import Message, Part, Role
 
 from .contract_helpers import HOUR_MS, NOW_MS, accepted, new_key, proposal, terms
@@ -158,3 +166,12 @@ def test_expiry_is_checked_against_the_clock_not_only_the_status() -> None:
     current = record()
     assert current.status == "active"
     assert refused(found=current, now_ms=NOW_MS + 72 * HOUR_MS) == CONTRACT_EXPIRED
+
+
+def test_the_metadata_of_a_message_under_a_contract_reads_back() -> None:
+    document = record().document
+    metadata = under_contract(document, "browse", ("public",))
+    message = text("hi", metadata)
+    assert reference_of(message) == Reference.of(document)
+    assert asked_of(message) == Asked(action="browse", data_classes=("public",))
+    assert set(under_contract(document)) == {TRUST_URI}

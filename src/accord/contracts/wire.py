@@ -168,6 +168,22 @@ def notice_of(message: Message) -> Notice | None:
     raise refuse(f"kind must be one of {kinds}")
 
 
+def under_contract(
+    document: dict[str, Any], action: str | None = None, data_classes: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    """The metadata of a message sent under the contract ``document``: OpenClasp's reference,
+    and accord's action and data classes when given (merge it into the message's metadata)."""
+    metadata: dict[str, Any] = {TRUST_URI: Reference.of(document).metadata()}
+    asked: dict[str, Any] = {}
+    if action is not None:
+        asked["action"] = action
+    if data_classes:
+        asked["dataClasses"] = list(data_classes)
+    if asked:
+        metadata[CONTRACTS_URI] = asked
+    return metadata
+
+
 def notice_data(notice: Notice) -> dict[str, Any]:
     if notice.document is not None:
         return {"kind": notice.kind, "interaction": notice.document}
