@@ -213,3 +213,15 @@ async def test_requests_are_forgotten_after_the_window(store: TaskStore) -> None
         again = await engine.send_message(request("hello", "m-1"), ALICE)
         assert isinstance(first, Task) and isinstance(again, Task)
         assert again.id != first.id and agent.turns == 2
+
+
+async def test_without_retry_by_message_id_a_reused_id_makes_a_new_task(store: TaskStore) -> None:
+    """For clients that reuse one messageId for different messages (against the
+    specification, as the official conformance kit does): only an Idempotency-Key is a key."""
+    agent = Counting()
+    config = EngineConfig(retry_by_message_id=False)
+    async with Engine(store, agent, config) as engine:
+        first = await engine.send_message(request("hi", "m-same"), ALICE)
+        again = await engine.send_message(request("hi", "m-same"), ALICE)
+        assert isinstance(first, Task) and isinstance(again, Task)
+        assert first.id != again.id and agent.turns == 2

@@ -121,6 +121,7 @@ class EngineConfig:
     task_holds: bool = True
     # Safe retries (accord.engine.retries): how long a request's key is remembered.
     idempotency_window_ms: int = 86_400_000
+    retry_by_message_id: bool = True  # False: only an Idempotency-Key makes a retry
 
 
 def _as_executor(agent: Executor | ExecutorFunction) -> tuple[ExecutorFunction, Any]:
@@ -183,7 +184,9 @@ class Engine:
         self._push_configs = PushConfigs(self)
         self._token_key: bytes | None = None  # signs ListTasks page tokens
         self.stats = EngineStats()  # recovery sweeps, for /metrics
-        self.retries = Retries(self, self.config.idempotency_window_ms)  # safe retries
+        self.retries = Retries(  # safe retries
+            self, self.config.idempotency_window_ms, by_message_id=self.config.retry_by_message_id
+        )
 
     # --- life ------------------------------------------------------------------------------
 

@@ -117,9 +117,10 @@ def _message_key(message_id: str) -> str:
 class Retries:
     """The engine's retry memory: requests running here, and the store's request log."""
 
-    def __init__(self, engine: Engine, window_ms: int) -> None:
+    def __init__(self, engine: Engine, window_ms: int, *, by_message_id: bool = True) -> None:
         self.engine = engine
         self.window_ms = window_ms
+        self.by_message_id = by_message_id
         store = engine.store
         self.log: RequestLog | None = store if isinstance(store, RequestLog) else None
         # (tenant, caller, key) -> the first request's run while it runs here (a new task's
@@ -141,7 +142,7 @@ class Retries:
         message = request.message
         if header:
             name = "k:" + checked_key(header)
-        elif message.message_id:
+        elif message.message_id and self.by_message_id:
             name = _message_key(message.message_id)
         else:
             return None, None

@@ -178,6 +178,7 @@ def build_app(settings: Settings, agent: Any = None) -> A2AApplication:
             recovery_interval_s=settings.recovery_interval_s,
             task_holds=settings.task_holds,
             idempotency_window_ms=int(settings.idempotency_window_s * 1000),
+            retry_by_message_id=settings.retry_by_message_id,
         ),
         # Several nodes on one PostgreSQL database wake each other's followers.
         bus=store.bus() if isinstance(store, PostgresStore) else None,

@@ -120,6 +120,9 @@ class Settings:
     # A retried SendMessage (same caller, same messageId) or a call with the same
     # Idempotency-Key within this window gets the first one's result.
     idempotency_window_s: float = 86_400.0
+    # false: a messageId alone is no key (only Idempotency-Key is), for clients that reuse a
+    # message's id for different messages, against the specification (docs/operations.md).
+    retry_by_message_id: bool = True
 
     @property
     def advertised_url(self) -> str:
