@@ -41,7 +41,7 @@ def test_relative_links_name_files_in_the_repository(doc: Path) -> None:
 
 
 def _command_lines(text: str) -> list[str]:
-    commands = "serve|card|send|stream|tasks|push|admin"
+    commands = "serve|card|send|stream|tasks|push|admin|contracts|keys"
     pattern = rf"(?:^|[`$\s])(?:\.venv/bin/)?accord ((?:{commands})\b[^`#&|\n]*)"
     return [m.group(1) for m in re.finditer(pattern, text, re.M)]
 

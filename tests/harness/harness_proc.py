@@ -70,9 +70,11 @@ def start(
     name: str = "server",
     grpc: bool = True,
     agent: str = "harness",
+    port: int | None = None,
 ) -> HarnessServer:
-    """``accord serve`` of ``agent`` (the built-in harness, or a module of this folder's)."""
-    port, grpc_port = free_port(), free_port()
+    """``accord serve`` of ``agent`` (the built-in harness, or a module of this folder's),
+    on ``port`` (default: a free one)."""
+    port, grpc_port = port or free_port(), free_port()
     log_path = workdir / f"{name}.log"
     command = [
         str(ACCORD), "serve",

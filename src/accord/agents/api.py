@@ -245,3 +245,31 @@ class Intake(Protocol):
     def intake(self, request: SendMessageRequest, task: Task | None, caller: Caller) -> Verdict: ...
 
     def access(self, operation: Access, task: Task, caller: Caller) -> None: ...
+
+
+# --- gates: the engine's own judgement of every message, before any agent's intake -------
+
+
+@dataclass(frozen=True, slots=True)
+class Screened:
+    """A gate's judgement of one message, from what the gate looked up in ``screen``.
+
+    ``judge(task)`` is asked inside the decision with the task the message continues as it
+    then stands (None for a new task). It must be pure: it is asked again when another writer
+    changed the task in between. It raises :class:`~accord.wire.errors.A2AError` to refuse
+    (nothing is stored; the client gets that error), returns a :class:`Divert` to take the
+    message from the agent (the handler runs instead of the agent's intake and execute, on a
+    new task too: its first move creates the task, or it ``reply()``s), or None to pass the
+    message on. ``admitted(task_id)``, when given, is awaited once the message was taken."""
+
+    judge: Callable[[Task | None], Divert | None]
+    admitted: Callable[[str], Awaitable[None]] | None = None
+
+
+class Gate(Protocol):
+    """An engine-level check of every SendMessage on every binding, whatever the agent
+    (``Engine.add_gate``). ``screen`` may do I/O (look something up); it returns None for a
+    message it has no opinion on — which must cost next to nothing, every message pays it —
+    or a :class:`Screened` judgement; it may raise A2AError to refuse outright."""
+
+    async def screen(self, request: SendMessageRequest, caller: Caller) -> Screened | None: ...

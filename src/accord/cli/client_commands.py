@@ -327,16 +327,32 @@ def _task_exit(task: Task) -> int:
 @click.command()
 @click.argument("url")
 @click.option("--extended", is_flag=True, help="Fetch the extended (authenticated) card.")
+@click.option(
+    "--verify",
+    is_flag=True,
+    help="Fail (exit 1) unless the card's signature holds (A2A card signing).",
+)
 @_client_options
-def card(settings: Settings, extended: bool) -> None:
-    """Show an agent's card: interfaces, capabilities, security schemes, skills."""
+def card(settings: Settings, extended: bool, verify: bool) -> None:
+    """Show an agent's card: interfaces, capabilities, security schemes, skills, and whether
+    its signature holds."""
+    from accord.client.card import check_signature
 
     async def work(client: Client) -> int:
         shown = await client.get_extended_card() if extended else client.card
+        check = check_signature(shown) if extended else client.card_check
         if settings.as_json:
             _dump(shown)
         else:
             render.print_card(console(), shown)
+            console().print(f"signature: {check.summary}", markup=False)
+        if verify and check.status != "valid":
+            _fail(
+                settings,
+                EXIT_AGENT_ERROR,
+                "CardSignatureError",
+                f"the card's signature does not hold: {check.summary}",
+            )
         return EXIT_OK
 
     _run(Run(settings), work)

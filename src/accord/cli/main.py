@@ -22,7 +22,8 @@ LAZY_COMMANDS = {
     ),
     "card": LazyCommand(
         f"{_CLIENT}:card",
-        "Show an agent's card: interfaces, capabilities, security schemes, skills.",
+        "Show an agent's card: interfaces, capabilities, security schemes, skills, and whether "
+        "its signature holds.",
     ),
     "send": LazyCommand(
         f"{_CLIENT}:send", "Send a message and print the answer, once the turn ends."
@@ -34,6 +35,15 @@ LAZY_COMMANDS = {
     ),
     "tasks": LazyCommand(f"{_CLIENT}:tasks", "List, inspect, cancel and follow tasks."),
     "push": LazyCommand(f"{_CLIENT}:push", "Manage a task's push-notification webhooks."),
+    "contracts": LazyCommand(
+        "accord.cli.contract_commands:contracts",
+        "Interaction contracts between agents: propose, list, show, accept, reject, cancel, "
+        "complete, approve, verify.",
+    ),
+    "keys": LazyCommand(
+        "accord.cli.contract_commands:keys",
+        "Agent keys (Ed25519) for card signing and signed contract acceptances.",
+    ),
 }
 
 

@@ -2,19 +2,27 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
+import time
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
 from accord.client._http import transport_error
 from accord.client.errors import (
+    CardSignatureError,
     InvalidResponseError,
     NoCompatibleInterfaceError,
     UnexpectedStatusError,
 )
 from accord.client.options import Timeouts
-from accord.wire.codec import WireError, decode
+from accord.wire.codec import WireError, decode, encode
 from accord.wire.model import AgentCard, AgentInterface
+
+if TYPE_CHECKING:  # (the check and its crypto are imported when a card is checked)
+    from accord.contracts.card_signature import CardCheck
 
 WELL_KNOWN_PATH = "/.well-known/agent-card.json"
 PROTOCOL_VERSION = "1.0"
@@ -35,6 +43,18 @@ async def fetch_card(
     timeouts: Timeouts | None = None,
 ) -> AgentCard:
     """GET the agent card from ``url`` (a base URL or the card's own URL)."""
+    card, _ = await fetch_served_card(http, url, headers=headers, timeouts=timeouts)
+    return card
+
+
+async def fetch_served_card(
+    http: httpx.AsyncClient,
+    url: str,
+    *,
+    headers: Mapping[str, str] | None = None,
+    timeouts: Timeouts | None = None,
+) -> tuple[AgentCard, bytes]:
+    """The agent card and its bytes as served (what a signature check compares)."""
     target = card_url(url)
     timeouts = timeouts or Timeouts()
     try:
@@ -52,9 +72,44 @@ async def fetch_card(
     if response.status_code != 200:
         raise UnexpectedStatusError(response.status_code, response.text, target)
     try:
-        return decode(response.content, AgentCard)
+        return decode(response.content, AgentCard), response.content
     except WireError as exc:
         raise InvalidResponseError(f"invalid agent card at {target}: {exc}") from None
+
+
+def check_signature(
+    card: AgentCard,
+    served: bytes | None = None,
+    keys: Mapping[str, Any] | None = None,
+) -> CardCheck:
+    """Whether the card's signatures hold (A2A §8.4): checked against ``keys`` (a JWKS you
+    trust) or, without them, against the keys the card publishes in accord's contract
+    extension. ``served`` is the card's bytes as served, tried beside accord's rendering."""
+    from accord.contracts import card_signature
+    from accord.contracts.keys import InvalidKeyError, KeySet
+
+    alternates = []
+    if served is not None:
+        with contextlib.suppress(ValueError):
+            raw = json.loads(served)
+            if isinstance(raw, dict):
+                alternates.append(raw)
+    try:
+        trusted = KeySet.from_jwks(keys) if keys is not None else None
+    except InvalidKeyError as exc:
+        raise ValueError(f"card_keys: {exc}") from None
+    now_ms = time.time_ns() // 1_000_000
+    return card_signature.verify(json.loads(encode(card)), trusted, now_ms, alternates=alternates)
+
+
+def verified(card: AgentCard, check: CardCheck) -> None:
+    """Refuse a card whose signature does not hold (CardSignatureError)."""
+    if check.status == "unsigned":
+        raise CardSignatureError(f"agent {card.name!r}: the card is not signed")
+    if check.status == "invalid":
+        raise CardSignatureError(
+            f"agent {card.name!r}: the card's signature does not hold: {check.reason}"
+        )
 
 
 def _speaks_v1(interface: AgentInterface) -> bool:

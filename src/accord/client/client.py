@@ -16,13 +16,19 @@ from collections.abc import (
 from contextlib import aclosing
 from functools import partial
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx
 import msgspec
 
 from accord.client import _builtin
-from accord.client.card import PROTOCOL_VERSION, fetch_card, select_interface
+from accord.client.card import (
+    PROTOCOL_VERSION,
+    check_signature,
+    fetch_served_card,
+    select_interface,
+    verified,
+)
 from accord.client.credentials import CredentialsProvider
 from accord.client.errors import (
     ClientError,
@@ -71,6 +77,9 @@ from accord.wire.model import (
     TaskState,
 )
 
+if TYPE_CHECKING:
+    from accord.contracts.card_signature import CardCheck
+
 _builtin.register()
 
 MessageInput = str | Message | SendMessageRequest
@@ -116,6 +125,11 @@ class Client:
     Every request carries ``A2A-Version: 1.0``, the interface's tenant, the extensions asked
     for (``A2A-Extensions``) and the credentials provider's headers. One ``httpx.AsyncClient``
     is reused for every call (pass your own with ``http_client``; it is then not closed here).
+
+    ``card_check`` says whether the card's signatures hold (A2A §8.4). With
+    ``verify_card=True`` a card whose signature does not hold, or that has none, is refused
+    (:class:`~accord.client.errors.CardSignatureError`); ``card_keys`` is the JWKS to trust
+    for it (default: the keys the card publishes in accord's contract extension).
     """
 
     def __init__(
@@ -130,8 +144,16 @@ class Client:
         resume: ResumePolicy | None = None,
         retry: RetryPolicy | None = None,
         http_client: httpx.AsyncClient | None = None,
+        verify_card: bool = False,
+        card_keys: Mapping[str, Any] | None = None,
+        served_card: bytes | None = None,
     ) -> None:
         self.card = card
+        self._card_keys = card_keys
+        self._served_card = served_card
+        self._card_check: CardCheck | None = None
+        if verify_card:
+            verified(card, self.card_check)
         self.interface = select_interface(card, registered_bindings(), binding)
         factory = transport_factory(self.interface.protocol_binding)
         if factory is None:  # pragma: no cover - select_interface only returns registered ones
@@ -169,13 +191,16 @@ class Client:
         url = check_agent_url(url)
         http = http_client or httpx.AsyncClient(follow_redirects=True)
         try:
-            card = await fetch_card(http, url, headers=headers, timeouts=timeouts or Timeouts())
+            card, served = await fetch_served_card(
+                http, url, headers=headers, timeouts=timeouts or Timeouts()
+            )
             client = cls(
                 card,
                 http_client=http,
                 credentials=credentials,
                 headers=headers,
                 timeouts=timeouts,
+                served_card=served,
                 **kwargs,
             )
         except BaseException:
@@ -193,6 +218,15 @@ class Client:
     @property
     def binding(self) -> str:
         return self.interface.protocol_binding
+
+    @property
+    def card_check(self) -> CardCheck:
+        """Whether the card's signatures hold (A2A §8.4): ``status`` is ``unsigned``,
+        ``valid`` (``kid`` the key) or ``invalid`` (``reason``). Checked against
+        ``card_keys`` (a JWKS you trust), else the keys the card itself publishes."""
+        if self._card_check is None:
+            self._card_check = check_signature(self.card, self._served_card, self._card_keys)
+        return self._card_check
 
     async def aclose(self) -> None:
         await self._transport.aclose()

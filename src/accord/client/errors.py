@@ -23,6 +23,7 @@ from accord.wire.errors import ERROR_INFO_TYPE, ErrorKind
 __all__ = [
     "ERROR_CLASSES",
     "A2AClientError",
+    "CardSignatureError",
     "ClientError",
     "ConnectionFailedError",
     "ContentTypeNotSupportedError",
@@ -66,6 +67,10 @@ class ClientError(Exception):
 
 class NoCompatibleInterfaceError(ClientError):
     """The agent card offers no interface this client can use (or not the one forced)."""
+
+
+class CardSignatureError(ClientError):
+    """The card was to be verified (``verify_card``), and no signature of it holds."""
 
 
 class InvalidURLError(ClientError, ValueError):

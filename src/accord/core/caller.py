@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 CLIENT_ACTOR = "a2a.tasks.Client"
 AGENT_ACTOR = "a2a.tasks.Agent"
 DISCOVERY_ACTOR = "a2a.discovery.Client"
+# A person running this agent's interaction contracts (docs/contracts.md).
+CONTRACT_OPERATOR_ACTOR = "accord.contracts.Operator"
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,4 +30,7 @@ class Caller:
 
 ANONYMOUS = Caller()
 # With no credentials configured (open mode, loopback only), a request may act as every actor.
-OPEN = Caller(identity="anonymous", actors=frozenset({CLIENT_ACTOR, AGENT_ACTOR, DISCOVERY_ACTOR}))
+OPEN = Caller(
+    identity="anonymous",
+    actors=frozenset({CLIENT_ACTOR, AGENT_ACTOR, DISCOVERY_ACTOR, CONTRACT_OPERATOR_ACTOR}),
+)

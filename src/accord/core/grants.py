@@ -15,7 +15,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from accord.core.caller import AGENT_ACTOR, CLIENT_ACTOR, DISCOVERY_ACTOR, Caller
+from accord.core.caller import (
+    AGENT_ACTOR,
+    CLIENT_ACTOR,
+    CONTRACT_OPERATOR_ACTOR,
+    DISCOVERY_ACTOR,
+    Caller,
+)
 
 GRANTS: Mapping[str, str] = MappingProxyType(
     {
@@ -48,6 +54,9 @@ GRANTS: Mapping[str, str] = MappingProxyType(
         # accord's endpoints for remote workers (docs/remote-agents.md).
         "accord.remote.Feed": AGENT_ACTOR,  # GET /tasks/events
         "accord.remote.Claim": AGENT_ACTOR,  # POST /tasks/claims
+        # accord's interaction contracts: the operators' API under /contracts
+        # (docs/contracts.md), reads and moves alike.
+        "accord.contracts.Operate": CONTRACT_OPERATOR_ACTOR,
     }
 )
 

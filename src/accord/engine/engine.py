@@ -32,8 +32,10 @@ from accord.agents.api import (
     Divert,
     Executor,
     ExecutorFunction,
+    Gate,
     Intake,
     RequestContext,
+    Screened,
     TurnEndedError,
     Verdict,
     WrongStateError,
@@ -171,6 +173,7 @@ class Engine:
         # process left running instead of their failing; startup/shutdown bracket the engine.
         self._resume: ExecutorFunction | None = getattr(agent, "resume", None)
         self._lifespan: Any = agent if callable(getattr(agent, "startup", None)) else None
+        self._gates: list[Gate] = []
         self._live: dict[str, LiveTask] = {}
         self._background: set[asyncio.Task[Any]] = set()
         # (isinstance against a runtime-checkable Protocol costs microseconds: once, here)
@@ -212,6 +215,12 @@ class Engine:
             add_remote_listener(self._remote_change)
         for hook in self._start_hooks:
             await hook()
+
+    def add_gate(self, gate: Gate) -> None:
+        """Screen every SendMessage with ``gate`` (on every binding, for any agent), before
+        the agent's own intake; gates are asked in the order they were added, and the first
+        that diverts a message takes it."""
+        self._gates.append(gate)
 
     def on_start(self, hook: Callable[[], Awaitable[None]]) -> None:
         """Await ``hook`` at the end of every :meth:`start`, with the store open (remote
@@ -597,24 +606,44 @@ class Engine:
         new_task_id, new_context_id = self.new_id(), self.new_id()
 
         verdicts: list[Verdict | None] = [None]
+        # The gates' look-ups, once; their judgements are part of every decision below.
+        screens: list[Screened] = []
+        for gate in self._gates:
+            screened = await gate.screen(request, caller)
+            if screened is not None:
+                screens.append(screened)
 
         def decide(record: TaskRecord | None, now: int) -> Outcome:
-            verdict = None
+            diverted: Divert | None = None
+            verdict: Verdict | None = None
             # (a message naming a task the caller cannot see is refused as not found by the
-            # core, before any agent is asked about it)
-            if self._intake is not None and (record is not None or not message.task_id):
+            # core, before any gate or agent is asked about it)
+            seen = record is not None or not message.task_id
+            if screens and seen:
+                try:
+                    for screened in screens:
+                        diverted = screened.judge(record.task if record is not None else None)
+                        if diverted is not None:
+                            break
+                except A2AError as refusal:
+                    return refused("gate-refused", refusal)
+            # The agent's rules about its own task still hold when a gate takes the message
+            # (it may refuse it); a new task diverted by a gate is the gate's alone.
+            if self._intake is not None and seen and (diverted is None or record is not None):
                 try:
                     verdict = self._intake.intake(
                         request, record.task if record is not None else None, caller
                     )
                 except A2AError as refusal:
                     return refused("intake-refused", refusal)
-                if isinstance(verdict, Divert) and record is None:
+                if diverted is None and isinstance(verdict, Divert) and record is None:
                     needs_task = A2AError(
                         ErrorKind.UNSUPPORTED_OPERATION,
                         "this message needs an existing task (send its taskId)",
                     )
                     return refused("intake-refused", needs_task)
+            if diverted is not None:
+                verdict = diverted
             verdicts[0] = verdict
             outcome = client_commands.send_message(
                 request,
@@ -672,6 +701,12 @@ class Engine:
         # too; the store takes the hold once that node lets go.)
         if self._holds is not None and record.id not in self._live:
             await self._holds.hold_task(record.id)
+        for screened in screens:
+            if screened.admitted is not None:
+                try:
+                    await screened.admitted(record.id)
+                except Exception:  # the message is taken; a gate's note of it cannot undo that
+                    log.exception("a gate failed to note message admitted on task %s", record.id)
         verdict = verdicts[0]
         if isinstance(verdict, Divert):
             return live, self._start_run(live, ctx, record, verdict.handler)
@@ -902,8 +937,11 @@ class Engine:
             return False
         return True
 
-    async def cancel_task(self, task_id: str, caller: Caller) -> Task:
-        await self._guard("cancel", task_id, caller)
+    async def cancel_task(self, task_id: str, caller: Caller, *, guard: bool = True) -> Task:
+        """CancelTask. ``guard=False`` skips the agent's access check: a cancel the server
+        decides itself (a contract that ended), not a client's request."""
+        if guard:
+            await self._guard("cancel", task_id, caller)
         outcome = await self._decide(
             task_id,
             caller.tenant,

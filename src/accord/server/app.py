@@ -10,6 +10,7 @@ from accord.server.access_log import AccessLogged, AccessRecord
 from accord.server.auth import Authenticator, NoAuthentication
 from accord.server.browsers import BrowserPolicy
 from accord.server.card import CardEndpoint
+from accord.server.contract_api import handles as contract_path
 from accord.server.errors import rest_error
 from accord.server.health import PATHS as HEALTH_PATHS
 from accord.server.health import Health
@@ -46,6 +47,7 @@ class A2AApplication:
         surface: Any = None,
         browsers: BrowserPolicy | None = None,
         access_log: bool = False,
+        contracts: Any = None,
         metrics: MetricsEndpoint | None = None,
         metrics_path: str = "/metrics",
     ) -> None:
@@ -64,6 +66,9 @@ class A2AApplication:
         self._jsonrpc_path = jsonrpc_path.rstrip("/")  # a trailing slash is accepted either way
         self.manage_engine = manage_engine
         self.surface = surface  # accord.surface.SurfaceApp: the seed's command surface
+        # accord.server.contract_api.ContractApi: the operators' /contracts API, when the
+        # agent makes contracts ([identity] is set)
+        self.contracts = contracts
         engine = service.engine
         self.health = Health({"store": engine.store.ping, "bus": engine.bus.ping})
         # Off, the access log and tracing cost nothing: requests go straight to the handler.
@@ -106,6 +111,9 @@ class A2AApplication:
             return
         if self.surface is not None and surface_path(path):
             await self.surface.handle(request, send)
+            return
+        if self.contracts is not None and contract_path(path):
+            await self.contracts.handle(request, send)
             return
         routed = route(method, path)
         if routed is not None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import time
 from typing import Any
 
 from accord.auth import PrincipalAuthenticator, parse_auth
@@ -135,6 +136,11 @@ def build_app(settings: Settings, agent: Any = None) -> A2AApplication:
         security_schemes=schemes,
         security_requirements=requirements,
     )
+    identity = settings.identity
+    if identity is not None:  # interaction contracts: the agent's id and keys on its card
+        from accord.server import contract_setup
+
+        card_settings.extensions += contract_setup.card_extensions(identity)
     card = build_card(card_settings)
     extended = None
     if settings.extended_card:
@@ -145,6 +151,10 @@ def build_app(settings: Settings, agent: Any = None) -> A2AApplication:
                 + " (extended card for authenticated clients)",
             )
         )
+    if identity is not None:
+        now_ms = time.time_ns() // 1_000_000
+        card = contract_setup.signed(card, identity, now_ms)
+        extended = contract_setup.signed(extended, identity, now_ms) if extended else None
     store = open_store(settings.store)
     engine = Engine(
         store,
@@ -157,7 +167,7 @@ def build_app(settings: Settings, agent: Any = None) -> A2AApplication:
             ),
             streaming=settings.streaming,
             push_notifications=settings.push_notifications,
-            input_modes=tuple(card_settings.default_input_modes)
+            input_modes=_strict_modes(card_settings.default_input_modes, identity)
             if settings.strict_input_modes
             else None,
             retention_ms=int(settings.retention_days * 86_400_000)
@@ -175,6 +185,16 @@ def build_app(settings: Settings, agent: Any = None) -> A2AApplication:
     )
     if settings.push_notifications:
         engine.attach_push(push_dispatcher(engine, settings))
+    contract_service = None
+    if identity is not None:
+        contract_service = contract_setup.attach(
+            engine,
+            identity,
+            settings.contracts,
+            public_url=settings.advertised_url,
+            agent=loaded.agent,
+            card=card,
+        )
     service = Service(
         engine=engine,
         card=card,
@@ -186,6 +206,13 @@ def build_app(settings: Settings, agent: Any = None) -> A2AApplication:
         ),
         heartbeat_s=settings.heartbeat_s,
     )
+    contracts = None
+    if contract_service is not None:
+        from accord.server.binding import Binding
+        from accord.server.contract_api import ContractApi
+
+        binding = Binding(service, auth, settings.require_auth)
+        contracts = ContractApi(contract_service, binding, settings.max_body_bytes)
     claims = None
     if isinstance(loaded.agent, RemoteAgent):
         loaded.agent.bind(engine)
@@ -211,6 +238,7 @@ def build_app(settings: Settings, agent: Any = None) -> A2AApplication:
         surface=surface,
         browsers=browsers,
         access_log=settings.access_log,
+        contracts=contracts,
         metrics=metrics_endpoint(settings, engine, auth),
         metrics_path=settings.metrics_path,
     )
@@ -231,3 +259,13 @@ def metrics_endpoint(settings: Settings, engine: Engine, auth: Any) -> MetricsEn
         auth,
         public=settings.metrics_public,
     )
+
+
+def _strict_modes(modes: list[str], identity: Any) -> tuple[str, ...]:
+    """The media types a strict server takes: the card's, and contract notices when the
+    agent makes contracts."""
+    if identity is None:
+        return tuple(modes)
+    from accord.contracts.wire import NOTICE_MEDIA_TYPE
+
+    return (*modes, NOTICE_MEDIA_TYPE)

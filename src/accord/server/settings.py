@@ -49,6 +49,12 @@ class Settings:
     card: CardDescription = field(default_factory=CardDescription)
     # [harness]: the harness agent's settings (--agent harness); see docs/harness.md.
     harness: Any = None  # accord.harness.HarnessSettings, read only when given
+    # --- interaction contracts (docs/contracts.md) --------------------------------------
+    # [identity]: this agent's id and Ed25519 keys (card signing, signed acceptances);
+    # [contracts]: lifetimes, windows, the sweeper, the peers. See
+    # accord.server.contract_settings.
+    identity: Any = None  # accord.server.contract_settings.Identity, when given
+    contracts: Any = None  # accord.server.contract_settings.ContractSettings, when given
     streaming: bool = True
     push_notifications: bool = True
     extended_card: bool = False
@@ -165,7 +171,16 @@ class Settings:
 
 _FIELDS = {f.name: f for f in dataclasses.fields(Settings)}
 # Tables with secrets or structure: from the TOML file only, never the environment.
-FILE_ONLY = ("api_keys", "bearer_tokens", "principals", "jwt", "card", "harness")
+FILE_ONLY = (
+    "api_keys",
+    "bearer_tokens",
+    "principals",
+    "jwt",
+    "card",
+    "harness",
+    "identity",
+    "contracts",
+)
 # Settings that moved into the [card] table: an old file gets told where.
 MOVED = {
     "name": "card.name",
@@ -193,6 +208,12 @@ def _checked(name: str, value: Any, where: str, source: str) -> Any:
         from accord.harness.settings import parse as parse_harness
 
         return parse_harness(value, source)
+    if name in ("identity", "contracts"):
+        from accord.server import contract_settings
+
+        if name == "identity":
+            return contract_settings.parse_identity(value, source)
+        return contract_settings.parse_contracts(value, source)
     kind = str(_FIELDS[name].type)
     if "None" in kind and (
         value is None or (isinstance(value, str) and value.strip().lower() in ("", "none"))

@@ -139,6 +139,11 @@ class MemoryStore:
         doomed = [
             r.id for r in self._tasks.values() if r.state in TERMINAL and r.updated_ms < cutoff_ms
         ][: max(limit, 0)]
+        self.delete_tasks(doomed)
+        return len(doomed)
+
+    def delete_tasks(self, doomed: Sequence[str]) -> None:
+        """Delete these tasks with their logs, push configs and feed entries."""
         for task_id in doomed:
             del self._tasks[task_id]
             self._events.pop(task_id, None)
@@ -147,7 +152,6 @@ class MemoryStore:
         if doomed:  # their feed entries go too (readers may skip a deleted task's entries)
             gone = set(doomed)
             self._feed = [entry for entry in self._feed if entry.task_id not in gone]
-        return len(doomed)
 
     # --- push-notification configs ---------------------------------------------------------
 

@@ -194,6 +194,50 @@ MIGRATIONS: list[tuple[int, tuple[str, ...]]] = [
             "CREATE INDEX IF NOT EXISTS requests_by_age ON requests (created_ms)",
         ),
     ),
+    (
+        8,
+        (
+            # (IF NOT EXISTS: a database rolled back to an older version by hand still opens.)
+            # Interaction contracts (accord.store.contracts): one row per contract and
+            # tenant, written over its version only (compare-and-swap); due_ms is when the
+            # sweeper must look at it next (expiry, a completion window, a notice owed), NULL
+            # once there is nothing left to do.
+            """CREATE TABLE IF NOT EXISTS contracts (
+                tenant TEXT NOT NULL,
+                interaction_id TEXT NOT NULL,
+                status TEXT NOT NULL,
+                version INTEGER NOT NULL,
+                created_ms INTEGER NOT NULL,
+                due_ms INTEGER,
+                document BLOB NOT NULL,
+                state BLOB NOT NULL,
+                PRIMARY KEY (tenant, interaction_id)
+            ) WITHOUT ROWID""",
+            "CREATE INDEX IF NOT EXISTS contracts_by_created"
+            " ON contracts (tenant, created_ms, interaction_id)",
+            "CREATE INDEX IF NOT EXISTS contracts_due ON contracts (due_ms)"
+            " WHERE due_ms IS NOT NULL",
+            # Each contract's log of moves, one row per version.
+            """CREATE TABLE IF NOT EXISTS contract_events (
+                tenant TEXT NOT NULL,
+                interaction_id TEXT NOT NULL,
+                version INTEGER NOT NULL,
+                kind TEXT NOT NULL,
+                at_ms INTEGER NOT NULL,
+                actor TEXT NOT NULL,
+                detail BLOB NOT NULL,
+                PRIMARY KEY (tenant, interaction_id, version)
+            ) WITHOUT ROWID""",
+            # The tasks that ran under a contract: cancelled when it ends, deleted after
+            # its retentionDays.
+            """CREATE TABLE IF NOT EXISTS contract_tasks (
+                tenant TEXT NOT NULL,
+                interaction_id TEXT NOT NULL,
+                task_id TEXT NOT NULL,
+                PRIMARY KEY (tenant, interaction_id, task_id)
+            ) WITHOUT ROWID""",
+        ),
+    ),
 ]
 
 LATEST = MIGRATIONS[-1][0]

@@ -232,6 +232,46 @@ MIGRATIONS: list[tuple[int, tuple[str, ...]]] = [
             "CREATE INDEX IF NOT EXISTS requests_by_age ON requests (created_ms)",
         ),
     ),
+    (
+        7,
+        (
+            # Interaction contracts (accord.store.contracts): one row per contract and
+            # tenant, written over its version only (compare-and-swap); due_ms is when the
+            # sweeper must look at it next, NULL once there is nothing left to do. (IF NOT
+            # EXISTS: a database rolled back to an older version by hand still opens.)
+            """CREATE TABLE IF NOT EXISTS contracts (
+                tenant TEXT COLLATE "C" NOT NULL,
+                interaction_id TEXT COLLATE "C" NOT NULL,
+                status TEXT NOT NULL,
+                version INTEGER NOT NULL,
+                created_ms BIGINT NOT NULL,
+                due_ms BIGINT,
+                document BYTEA NOT NULL,
+                state BYTEA NOT NULL,
+                PRIMARY KEY (tenant, interaction_id)
+            )""",
+            "CREATE INDEX IF NOT EXISTS contracts_by_created"
+            " ON contracts (tenant, created_ms, interaction_id)",
+            "CREATE INDEX IF NOT EXISTS contracts_due ON contracts (due_ms)"
+            " WHERE due_ms IS NOT NULL",
+            """CREATE TABLE IF NOT EXISTS contract_events (
+                tenant TEXT COLLATE "C" NOT NULL,
+                interaction_id TEXT COLLATE "C" NOT NULL,
+                version INTEGER NOT NULL,
+                kind TEXT NOT NULL,
+                at_ms BIGINT NOT NULL,
+                actor TEXT NOT NULL,
+                detail BYTEA NOT NULL,
+                PRIMARY KEY (tenant, interaction_id, version)
+            )""",
+            """CREATE TABLE IF NOT EXISTS contract_tasks (
+                tenant TEXT COLLATE "C" NOT NULL,
+                interaction_id TEXT COLLATE "C" NOT NULL,
+                task_id TEXT COLLATE "C" NOT NULL,
+                PRIMARY KEY (tenant, interaction_id, task_id)
+            )""",
+        ),
+    ),
 ]
 
 LATEST = MIGRATIONS[-1][0]

@@ -151,6 +151,21 @@ def _affected(status: str) -> int:
     return int(status.rsplit(" ", 1)[-1])
 
 
+async def delete_task_rows(conn: _Conn, doomed: list[str]) -> None:
+    """Delete tasks (locked by the caller's transaction) with their logs, push configs,
+    claims and feed entries."""
+    if not doomed:
+        return
+    await conn.execute("DELETE FROM events WHERE task_id = ANY($1)", doomed)
+    await conn.execute("DELETE FROM push_configs WHERE task_id = ANY($1)", doomed)
+    # A claim left on a deleted task (remote mode) would only wait to be reaped.
+    await conn.execute("DELETE FROM remote_claims WHERE task_id = ANY($1)", doomed)
+    await conn.execute("DELETE FROM tasks WHERE id = ANY($1)", doomed)
+    # Last: deleting the configs fed rows of their own. Positions come from transaction ids,
+    # not from the rows left, so later ones still grow.
+    await conn.execute("DELETE FROM feed WHERE task_id = ANY($1)", doomed)
+
+
 class PostgresStore:
     """A TaskStore in a PostgreSQL database named by an asyncpg DSN
     (``postgresql://user@host:5432/db``); ``pool_size`` connections at most per process."""
@@ -455,15 +470,7 @@ class PostgresStore:
                     max(limit, 0),
                 )
                 doomed = [row[0] for row in ids]
-                if doomed:
-                    await conn.execute("DELETE FROM events WHERE task_id = ANY($1)", doomed)
-                    await conn.execute("DELETE FROM push_configs WHERE task_id = ANY($1)", doomed)
-                    # A claim left on a deleted task (remote mode) would only wait to be reaped.
-                    await conn.execute("DELETE FROM remote_claims WHERE task_id = ANY($1)", doomed)
-                    await conn.execute("DELETE FROM tasks WHERE id = ANY($1)", doomed)
-                    # Last: deleting the configs fed rows of their own. Positions come from
-                    # transaction ids, not from the rows left, so later ones still grow.
-                    await conn.execute("DELETE FROM feed WHERE task_id = ANY($1)", doomed)
+                await delete_task_rows(conn, doomed)
             # Retention runs now and then on every node: a fine moment to tidy the counters.
             await conn.execute(pg_migrations.FOLD_DEAD_SHARDS)
         return len(doomed)

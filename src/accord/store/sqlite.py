@@ -414,12 +414,7 @@ class SqliteStore:
                 f" WHERE c.state IN ({marks}) AND c.n > 0 AND t.updated_ms < ? LIMIT ?",
                 (*_rows.TERMINAL_NUMBERS, cutoff_ms, max(limit, 0)),
             ).fetchall()
-            conn.executemany("DELETE FROM events WHERE task_id = ?", ids)
-            conn.executemany("DELETE FROM push_configs WHERE task_id = ?", ids)
-            conn.executemany("DELETE FROM tasks WHERE id = ?", ids)
-            # Last: deleting the configs fed rows of their own. AUTOINCREMENT keeps the
-            # highest position ever given in sqlite_sequence, so none is given again.
-            conn.executemany("DELETE FROM feed WHERE task_id = ?", ids)
+            delete_task_rows(conn, ids)
             return len(ids)
 
         deleted: int = await self._write(op, deletes_tasks=True)
@@ -682,6 +677,17 @@ _DELIVERY_COLUMNS = (
     "p.tenant, p.created_ms, p.body, p.delivered_seq, p.delivery_state, p.failures,"
     " p.last_error, p.next_attempt_ms, COALESCE(t.seq, 0)"
 )
+
+
+def delete_task_rows(conn: sqlite3.Connection, ids: Sequence[Sequence[Any]]) -> None:
+    """Delete tasks (rows of one id each) with their logs, push configs and feed entries, on
+    the writer's connection (a write made with ``deletes_tasks``: the row cache forgets)."""
+    conn.executemany("DELETE FROM events WHERE task_id = ?", ids)
+    conn.executemany("DELETE FROM push_configs WHERE task_id = ?", ids)
+    conn.executemany("DELETE FROM tasks WHERE id = ?", ids)
+    # Last: deleting the configs fed rows of their own. AUTOINCREMENT keeps the highest
+    # position ever given in sqlite_sequence, so none is given again.
+    conn.executemany("DELETE FROM feed WHERE task_id = ?", ids)
 
 
 def _delivery(row: Sequence[Any], next_attempt_ms: int | None = None) -> PushDelivery:

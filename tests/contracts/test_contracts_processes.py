@@ -1,0 +1,308 @@
+"""Two ``accord serve`` processes negotiate a contract over A2A, end to end, each with its
+own key, store and credentials: agent:a proposes (``accord contracts propose``), agent:b
+accepts; then agent:a's messages to agent:b in scope pass, out of scope are refused with
+their code, an action needing approval waits for a person; after a cancel and after expiry
+they are refused too, and the cancel cancels the task still running under the contract."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.harness.harness_proc import HarnessServer, free_port, start
+
+from accord.client import ApiKey, Client, PermissionDeniedError
+from accord.contracts.wire import TRUST_URI, under_contract
+from accord.wire.model import Message, Part, Role, Task, TaskState
+from accord.wire.time import format_timestamp
+
+ACCORD = Path(sys.executable).with_name("accord")
+OPERATOR_A = "operator-a-key-0123456789"
+OPERATOR_B = "operator-b-key-0123456789"
+A_AT_B = "agent-a-at-b-0123456789"  # what agent:a presents to agent:b
+B_AT_A = "agent-b-at-a-0123456789"
+PATIENCE_S = 30.0
+
+TERMS = {
+    "purpose": "Research a market",
+    "taskCategory": "research",
+    "requestedOutcome": "A sourced brief",
+    "successCriteria": ["Primary sources included"],
+    "allowedActions": ["browse", "purchase"],
+    "prohibitedActions": ["delete"],
+    "allowedData": ["public"],
+    "prohibitedData": ["secrets"],
+    "evidenceRequirements": ["links"],
+    "delegationRules": ["explicit"],
+    "humanApprovalRequirements": ["purchase"],
+    "factCheckingPolicy": "important_claims",
+    "mediationPolicy": "mutual_consent",
+    "retentionDays": 30,
+    "completionConditions": ["brief delivered"],
+    "cancellationConditions": ["either party"],
+}
+
+
+def config(
+    me: str, key: Path, operator: str, peer: str, peer_port: int, creds: tuple[str, str]
+) -> str:
+    presented, accepted = creds
+    return f"""
+[[principals]]
+identity = "op-{me[-1]}"
+actors = ["accord.contracts.Operator", "a2a.tasks.Client"]
+api_key = "{operator}"
+
+[[principals]]
+identity = "{peer}"
+api_key = "{accepted}"
+
+[identity]
+agent_id = "{me}"
+key_file = "{key}"
+
+[contracts]
+sweep_interval_s = 0.2
+
+[contracts.peers."{peer}"]
+url = "http://127.0.0.1:{peer_port}"
+api_key = "{presented}"
+
+[card]
+skills = [
+  {{ id = "browse", name = "browse", description = "Look things up" }},
+  {{ id = "purchase", name = "purchase", description = "Buy things" }},
+]
+"""
+
+
+@dataclass
+class Pair:
+    a: HarnessServer
+    b: HarnessServer
+    workdir: Path
+
+
+@pytest.fixture(scope="module")
+def pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pair]:
+    workdir = tmp_path_factory.mktemp("contracts")
+    for name in ("a", "b"):
+        done = subprocess.run(
+            [str(ACCORD), "keys", "generate", str(workdir / f"{name}.key")],
+            capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        assert json.loads(done.stdout)["kty"] == "OKP"
+        assert (workdir / f"{name}.key").stat().st_mode & 0o077 == 0  # the owner's only
+    port_a, port_b = free_port(), free_port()
+    (workdir / "a.toml").write_text(
+        config("agent:a", workdir / "a.key", OPERATOR_A, "agent:b", port_b, (A_AT_B, B_AT_A))
+    )
+    (workdir / "b.toml").write_text(
+        config("agent:b", workdir / "b.key", OPERATOR_B, "agent:a", port_a, (B_AT_A, A_AT_B))
+    )
+    a = start(workdir, f"sqlite:///{workdir / 'a.db'}", workdir / "a.toml", name="a",
+              grpc=False, agent="echo", port=port_a)  # fmt: skip
+    try:
+        b = start(workdir, f"sqlite:///{workdir / 'b.db'}", workdir / "b.toml", name="b",
+                  grpc=True, agent="echo", port=port_b)  # fmt: skip
+    except BaseException:
+        a.stop()
+        raise
+    try:
+        yield Pair(a, b, workdir)
+    finally:
+        a.stop()
+        b.stop()
+
+
+def cli(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run([str(ACCORD), *args], capture_output=True, text=True, timeout=60)
+    if check:
+        assert done.returncode == 0, done.stderr
+    return done
+
+
+def contracts(server: HarnessServer, operator: str, *args: str) -> dict[str, Any]:
+    done = cli("contracts", args[0], server.url, *args[1:], "--json",
+               "--header", f"X-API-Key:{operator}")  # fmt: skip
+    answer: dict[str, Any] = json.loads(done.stdout)
+    return answer
+
+
+def until(probe: Any, what: str) -> Any:
+    deadline = time.monotonic() + PATIENCE_S
+    while True:
+        found = probe()
+        if found:
+            return found
+        assert time.monotonic() < deadline, f"waited {PATIENCE_S} s for {what}"
+        time.sleep(0.1)
+
+
+def negotiate(pair: Pair, tmp: Path, **extra: str) -> dict[str, Any]:
+    """agent:a proposes (CLI), agent:b accepts (CLI): the active document, as agent:a has it."""
+    terms_file = tmp / f"terms-{uuid.uuid4().hex}.json"
+    terms_file.write_text(json.dumps(TERMS))
+    flags = [f"--{k.replace('_', '-')}={v}" for k, v in extra.items()]
+    proposed = contracts(
+        pair.a, OPERATOR_A, "propose", "--responder", "agent:b", "--terms", str(terms_file), *flags
+    )
+    interaction_id = proposed["interaction"]["interactionId"]
+    assert proposed["interaction"]["status"] == "pending"
+    seen = contracts(pair.b, OPERATOR_B, "show", interaction_id)
+    assert seen["interaction"]["status"] == "pending"
+    assert seen["interaction"]["acceptances"]["agent:a"]["method"] == "ed25519"
+    accepted = contracts(pair.b, OPERATOR_B, "accept", interaction_id)
+    assert accepted["interaction"]["status"] == "active"
+
+    def active_at_a() -> dict[str, Any] | None:
+        record = contracts(pair.a, OPERATOR_A, "show", interaction_id)
+        return record if record["interaction"]["status"] == "active" else None
+
+    record: dict[str, Any] = until(active_at_a, "agent:a to learn of the acceptance")
+    return record["interaction"]
+
+
+async def send_as_a(
+    pair: Pair,
+    document: dict[str, Any],
+    text: str,
+    *,
+    action: str | None = None,
+    key: str = A_AT_B,
+    binding: str | None = None,
+    terms_hash: str | None = None,
+) -> Task | Message:
+    metadata = under_contract(document, action)
+    if terms_hash is not None:
+        metadata[TRUST_URI] = {**metadata[TRUST_URI], "termsHash": terms_hash}
+    message = Message(
+        message_id=str(uuid.uuid4()), role=Role.USER, parts=[Part(text=text)], metadata=metadata
+    )
+    async with Client.connect(
+        pair.b.url, credentials=ApiKey(key), binding=binding, extensions=[TRUST_URI]
+    ) as client:
+        return await client.send(message)
+
+
+async def refused_with(code: str, *args: Any, **kwargs: Any) -> str:
+    with pytest.raises(PermissionDeniedError) as refusal:
+        await send_as_a(*args, **kwargs)
+    assert refusal.value.metadata.get("contractReason") == code, refusal.value
+    return refusal.value.message
+
+
+async def test_two_servers_negotiate_and_enforce_a_contract(pair: Pair, tmp_path: Path) -> None:
+    document = negotiate(pair, tmp_path)
+    assert set(document["acceptances"]) == {"agent:a", "agent:b"}
+    # In scope: the echo agent answers.
+    task = await send_as_a(pair, document, "find sources", action="browse")
+    assert isinstance(task, Task) and task.status.state is TaskState.COMPLETED
+    # The same over gRPC: the gate is the engine's, on every binding.
+    task = await send_as_a(pair, document, "more sources", action="browse", binding="GRPC")
+    assert isinstance(task, Task) and task.status.state is TaskState.COMPLETED
+    # Out of scope, and every other refusal, with its code, on JSON-RPC and gRPC.
+    for binding in (None, "GRPC"):
+        await refused_with("action_outside_contract", pair, document, "wipe", action="delete",
+                           binding=binding)  # fmt: skip
+        await refused_with("action_outside_contract", pair, document, "hi")  # names none
+        await refused_with("not_a_party", pair, document, "hi", action="browse", key=OPERATOR_B)
+        await refused_with("contract_mismatch", pair, document, "hi", action="browse",
+                           terms_hash="x" * 43, binding=binding)  # fmt: skip
+    message = await refused_with("action_outside_contract", pair, document, "wipe", action="delete")
+    assert "prohibited" in message
+    assert "contract refused a message: action_outside_contract" in pair.b.log()
+
+
+async def test_an_action_needing_approval_waits_for_a_person(pair: Pair, tmp_path: Path) -> None:
+    document = negotiate(pair, tmp_path)
+    parked = await send_as_a(pair, document, "buy the report", action="purchase")
+    assert isinstance(parked, Task) and parked.status.state is TaskState.INPUT_REQUIRED
+    approved = contracts(
+        pair.b, OPERATOR_B, "approve", document["interactionId"], "--task", parked.id
+    )
+    assert approved["approvals"][0]["taskId"] == parked.id
+
+    async def state() -> TaskState:
+        async with Client.connect(pair.b.url, credentials=ApiKey(A_AT_B)) as client:
+            task = await client.get_task(parked.id)
+        assert isinstance(task.status.state, TaskState)
+        return task.status.state
+
+    deadline = time.monotonic() + PATIENCE_S
+    while await state() is not TaskState.COMPLETED:
+        assert time.monotonic() < deadline, "the approved task did not run"
+        time.sleep(0.1)
+
+
+async def test_after_a_cancel_messages_are_refused_and_its_tasks_cancelled(
+    pair: Pair, tmp_path: Path
+) -> None:
+    document = negotiate(pair, tmp_path)
+    interaction_id = document["interactionId"]
+    waiting = await send_as_a(pair, document, "buy the report", action="purchase")
+    assert isinstance(waiting, Task) and waiting.status.state is TaskState.INPUT_REQUIRED
+    cancelled = contracts(pair.a, OPERATOR_A, "cancel", interaction_id, "--reason", "plans changed")
+    assert cancelled["interaction"]["status"] == "cancelled"
+    assert cancelled["ending"]["by"] == "agent:a"
+
+    def cancelled_at_b() -> dict[str, Any] | None:
+        record = contracts(pair.b, OPERATOR_B, "show", interaction_id)
+        return record if record["interaction"]["status"] == "cancelled" else None
+
+    record = until(cancelled_at_b, "agent:b to learn of the cancel")
+    assert record["ending"] == cancelled["ending"] | {"at": record["ending"]["at"]}
+    await refused_with("contract_not_active", pair, document, "more", action="browse")
+    async with Client.connect(pair.b.url, credentials=ApiKey(A_AT_B)) as client:
+        task = await client.get_task(waiting.id)
+    assert task.status.state is TaskState.CANCELED
+    # Terminal: nothing moves it again.
+    done = cli("contracts", "complete", pair.b.url, interaction_id,
+               "--header", f"X-API-Key:{OPERATOR_B}", check=False)  # fmt: skip
+    assert done.returncode == 1 and "contract_conflict" in done.stderr
+
+
+async def test_after_expiry_messages_are_refused(pair: Pair, tmp_path: Path) -> None:
+    soon = format_timestamp(time.time_ns() // 1_000_000 + 4000)
+    document = negotiate(pair, tmp_path, expires_at=soon)
+    interaction_id = document["interactionId"]
+
+    def expired_at_b() -> bool:
+        record = contracts(pair.b, OPERATOR_B, "show", interaction_id)
+        return bool(record["interaction"]["status"] == "expired")
+
+    until(expired_at_b, "the sweeper to expire the contract")
+    await refused_with("contract_expired", pair, document, "late", action="browse")
+    record = contracts(pair.b, OPERATOR_B, "show", interaction_id)
+    assert [e["kind"] for e in record["events"]][-1] == "expired"
+
+
+async def test_the_negotiated_document_verifies_offline(pair: Pair, tmp_path: Path) -> None:
+    document = negotiate(pair, tmp_path)
+    record = contracts(pair.a, OPERATOR_A, "show", document["interactionId"])
+    saved = tmp_path / "contract.json"
+    saved.write_text(json.dumps(record))
+    cards = []
+    for name, server in (("a", pair.a), ("b", pair.b)):
+        card = tmp_path / f"card-{name}.json"
+        card.write_text(cli("card", server.url, "--json").stdout)
+        cards += ["--keys", f"agent:{name}={card}"]
+    done = cli("contracts", "verify", str(saved), *cards)
+    assert "ok   acceptance of agent:a" in done.stdout
+    assert "ok   acceptance of agent:b" in done.stdout
+    # A changed term: the hash no longer holds, and verify says so (exit 1).
+    record["interaction"]["contract"]["retentionDays"] = 3650
+    saved.write_text(json.dumps(record))
+    done = cli("contracts", "verify", str(saved), *cards, check=False)
+    assert done.returncode == 1 and "FAIL terms hash" in done.stdout
+    # Both cards are signed, and accord card says so.
+    shown = cli("card", pair.b.url, "--verify")
+    assert "signature: valid (key " in shown.stdout
