@@ -18,6 +18,7 @@ from tests.harness.engine_kit import ALICE, said, said_metadata, send, serving
 
 from accord.harness import HarnessAgent
 from accord.harness.build import from_settings
+from accord.harness.hooks import OPERATIONS
 from accord.harness.models import FunctionModel
 from accord.harness.settings import HarnessSettings, parse
 from accord.server.config_values import ConfigError
@@ -142,8 +143,7 @@ async def test_a_plugin_written_for_tiny_harness_loads_unchanged(
     skipped = [line for line in logged if "skipped" in line]
     assert skipped == [
         "plugin tiny: hook lint skipped: 'tool.invoked.pre': no operation 'tool.invoked' "
-        "(known: command.invoked, message.received, participant.changed, task.complete, "
-        "task.state_changed, turn.finished, turn.started)",
+        f"(known: {', '.join(sorted(OPERATIONS))})",
         "plugin tiny: hook mcp-policy skipped: MCP hook executors are not supported yet; "
         "use url or import_path",
     ]

@@ -25,6 +25,7 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -39,6 +40,10 @@ from accord.agents.api import (
 from accord.core._build import task_not_found
 from accord.core.caller import Caller
 from accord.harness import received
+from accord.harness.channels import tool as help_tool
+from accord.harness.channels.desk import ChannelError, Channels
+from accord.harness.channels.outbox import ChannelDispatcher
+from accord.harness.channels.state import changed_by as channels_changed_by
 from accord.harness.command_run import CommandRunner
 from accord.harness.commands.builtins import register_builtins
 from accord.harness.commands.parse import CommandCall, parse_command
@@ -64,12 +69,15 @@ from accord.harness.hooks.operations import (
     TurnStarted,
 )
 from accord.harness.hooks.registry import Hooks
-from accord.harness.models import Model
+from accord.harness.models import Model, ModelResponse
 from accord.harness.moves import Moves, Who
 from accord.harness.participants import ParticipantChanges
+from accord.harness.roster import Roster
 from accord.harness.settings import HarnessSettings, ModelFactory
 from accord.harness.transcript import MODEL_CALL_KEY, Conversation, entries, model_calls
 from accord.harness.wire import (
+    CHANNEL_MEDIA_TYPE,
+    CHANNEL_URI,
     COMMAND_METADATA,
     COMMANDS_URI,
     EVENT_MEDIA_TYPE,
@@ -78,6 +86,7 @@ from accord.harness.wire import (
     TASK_URI,
     TaskExtension,
 )
+from accord.store.channel_outbox import channel_outbox
 from accord.telemetry import agents as telemetry
 from accord.wire.model import (
     UNSET,
@@ -90,8 +99,17 @@ from accord.wire.model import (
     TaskState,
 )
 
-INPUT_MODES = ("text/plain", "application/json", TASK_MEDIA_TYPE, EVENT_MEDIA_TYPE)
-OUTPUT_MODES = ("text/plain", "application/json", TASK_MEDIA_TYPE)
+if TYPE_CHECKING:
+    from accord.engine import Engine
+
+INPUT_MODES = (
+    "text/plain",
+    "application/json",
+    TASK_MEDIA_TYPE,
+    CHANNEL_MEDIA_TYPE,
+    EVENT_MEDIA_TYPE,
+)
+OUTPUT_MODES = ("text/plain", "application/json", TASK_MEDIA_TYPE, CHANNEL_MEDIA_TYPE)
 TURN_REFUSED = "turn refused: "
 ANSWER_WITHHELD = "answer withheld: "
 
@@ -134,6 +152,11 @@ class HarnessAgent:
         self._completion = Completion(self.hooks, self.moves)
         self._participants = ParticipantChanges(self.hooks, self.moves)
         self._names: frozenset[str] = frozenset()
+        # Channels and help requests; messages for agent participants are delivered by a
+        # dispatcher once an engine is attached (attach_engine).
+        self.roster = Roster(settings.agents, timeout_s=settings.delivery.timeout_s)
+        self.channels = Channels(self.hooks, self.moves, settings.agent_id, self.roster.ids)
+        self._dispatcher: ChannelDispatcher | None = None
 
     def freeze(self) -> None:
         """No more hooks or commands: the harness serves from here on."""
@@ -158,6 +181,11 @@ class HarnessAgent:
                 description="why a task is INPUT_REQUIRED (sub_state) in metadata",
             ),
             AgentExtension(
+                uri=CHANNEL_URI,
+                required=False,
+                description="channels of a task's participants, help requests and replies",
+            ),
+            AgentExtension(
                 uri=COMMANDS_URI,
                 required=False,
                 description="/commands a message may run instead of a turn",
@@ -167,6 +195,30 @@ class HarnessAgent:
 
     input_modes = INPUT_MODES
     output_modes = OUTPUT_MODES
+
+    # --- life beside an engine ------------------------------------------------------------
+
+    def attach_engine(self, engine: Engine) -> None:
+        """Deliver channel messages to the roster's agents from ``engine``'s store (nothing
+        to do without a roster)."""
+        if not self.roster.ids:
+            return
+        self._dispatcher = ChannelDispatcher(
+            engine.store,
+            channel_outbox(engine.store),
+            self.roster,
+            self.settings.agent_id,
+            self.settings.delivery,
+        )
+        engine.add_commit_listener(self._dispatcher.committed)
+
+    async def startup(self) -> None:
+        if self._dispatcher is not None:
+            await self._dispatcher.start()
+
+    async def shutdown(self) -> None:
+        if self._dispatcher is not None:
+            await self._dispatcher.stop()
 
     # --- intake and access ---------------------------------------------------------------
 
@@ -178,24 +230,28 @@ class HarnessAgent:
             return Divert(self._completion.handler(judgement.requested_by), True, judgement.message)
         call = parse_command(judgement.message, self._names)
         message = _marked(judgement.message, call)
+        judged = self.channels.judge(task, message, sender) if call is None else None
+        if judged is not None:  # a channel message, or the answer to a help request
+            return Divert(self.channels.handler(judged, self.execute), message=judged.message)
         if isinstance(judgement, Start):
             # (a command as a new conversation's first message runs in execute: the engine
             # diverts only a message that continues a task)
-            base = without_harness_keys(request.metadata)
-            return Admit(message, metadata_with(base, judgement.extension))
+            base = metadata_with(without_harness_keys(request.metadata), judgement.extension)
+            return Admit(message, _with_channels(base, message, "", judgement.extension))
         assert task is not None and isinstance(judgement, Continue)
         if call is not None:
             return Divert(partial(self._command_runner.run, call=call), message=message)
         previous = extension_of(task)
-        if judgement.extension == previous:
+        current = task.metadata if task.metadata is not UNSET else {}
+        channels = _with_channels(current, message, task.id, judgement.extension)
+        if judgement.extension == previous and channels is current:
             return Admit(message)
         assert previous is not None
         if judgement.extension.participants != previous.participants and self.hooks.wants(
             PARTICIPANT_CHANGED
         ):
             return Divert(self._participants.handler(self.execute), message=message)
-        current = task.metadata if task.metadata is not UNSET else {}
-        return Admit(message, metadata_with(current, judgement.extension))
+        return Admit(message, metadata_with(channels, judgement.extension))
 
     def access(self, operation: Access, task: Task, caller: Caller) -> None:
         extension = extension_of(task)
@@ -268,6 +324,9 @@ class HarnessAgent:
                     text = ANSWER_WITHHELD + abort.message
                 more = await self._take_joined(task, turn) or more
             answer = self._answer(ctx, view, text)
+            if help_tool.asks(response):  # the model asks participants: the turn ends so
+                await self._ask(task, who, view, text, response)
+                return
             if more:  # messages came in while the model worked: answer them too
                 await task.start_working(answer)
                 fresh = self._conversation(await task.current(), extension)
@@ -278,6 +337,36 @@ class HarnessAgent:
                 continue
             await self.moves.decide(task, partial(conversation.end_turn, answer=answer), who)
             return
+
+    async def _ask(
+        self, task: TaskHandle, who: Who, view: Conversation, text: str, response: ModelResponse
+    ) -> None:
+        """The model's ``ask_participant`` calls: its text (if any) as a WORKING update, then
+        each help request sent (the first parks the task awaiting the answers: the turn is
+        over). A request that cannot be sent is said instead; none sent, the turn ends with
+        that as its answer."""
+        marks: dict[str, Any] = {MODEL_CALL_KEY: view.model_calls}  # (on one message only)
+        if text.strip():
+            await task.start_working(_agent_message(task, text, marks))
+            marks = {}
+        problems, asked = [], False
+        for call in help_tool.asks(response):
+            try:
+                ask = help_tool.parse_ask(call.arguments)
+                await self.channels.ask(
+                    task, who, ask.participant_id, ask.question, ask.options, metadata=marks
+                )
+            except ChannelError as exc:
+                problems.append(f"(not asked: {exc})")
+                continue
+            marks, asked = {}, True
+        if not problems:
+            return
+        said = _agent_message(task, "\n".join(problems), marks)
+        if asked:  # parked already: said in the state it is in
+            await self.moves.decide(task, partial(conversation.say, message=said), who)
+        else:
+            await self.moves.decide(task, partial(conversation.end_turn, answer=said), who)
 
     async def _receive(self, task: TaskHandle, message: Message, who: Who) -> Message | None:
         """``message.received`` on a participant's message: the message as the model is to
@@ -382,14 +471,19 @@ class HarnessAgent:
 
     @staticmethod
     def _answer(ctx: RequestContext, view: Conversation, text: str) -> Message:
-        return Message(
-            message_id=os.urandom(16).hex(),
-            role=Role.AGENT,
-            parts=[Part(text=text)],
-            task_id=ctx.task_id,
-            context_id=ctx.context_id,
-            metadata={MODEL_CALL_KEY: view.model_calls},
-        )
+        return _agent_message(ctx, text, {MODEL_CALL_KEY: view.model_calls})
+
+
+def _agent_message(on: RequestContext | TaskHandle, text: str, metadata: dict[str, Any]) -> Message:
+    """The harness's message with ``text`` on the task of ``on``."""
+    return Message(
+        message_id=os.urandom(16).hex(),
+        role=Role.AGENT,
+        parts=[Part(text=text)],
+        task_id=on.task_id,
+        context_id=on.context_id,
+        metadata=metadata,
+    )
 
 
 def _marked(message: Message, call: CommandCall | None) -> Message:
@@ -404,6 +498,19 @@ def _marked(message: Message, call: CommandCall | None) -> Message:
     if call is not None:
         kept[COMMAND_METADATA] = call.name
     return msgspec.structs.replace(message, metadata=kept)
+
+
+def _with_channels(
+    metadata: dict[str, Any], message: Message, task_id: str, extension: TaskExtension
+) -> dict[str, Any]:
+    """``metadata`` with the channels a task envelope of ``message`` sets (``metadata``
+    itself when it sets none)."""
+    found = envelopes.find(message)
+    if found is None or found.kind != "task":
+        return metadata
+    field = f"{found.field}.payload"
+    changed = channels_changed_by(metadata, found.payload, field, task_id, extension)
+    return metadata if changed is None else changed
 
 
 def _only_envelope(message: Message) -> bool:

@@ -15,6 +15,14 @@
     [harness.openai]                               # the endpoint of "openai:NAME" models
     base_url = "https://api.openai.com/v1"         # (accord.harness.models.endpoint)
 
+    [[harness.agents]]                             # the agent roster (accord.harness.roster)
+    id = "helper"
+    card_url = "https://helper.example.com"
+    credentials = { bearer_env = "HELPER_TOKEN" }
+
+    [harness.delivery]                             # channel messages to those agents
+    max_attempts = 20                              # (accord.harness.channels.outbox)
+
 Every error names the setting (and the file, when there is one).
 """
 
@@ -24,10 +32,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from accord.harness.channels.outbox import DeliverySettings, parse_delivery
 from accord.harness.models import Model, ScriptedModel
 from accord.harness.models import endpoint as endpoints
 from accord.harness.models.endpoint import Endpoint
 from accord.harness.plugins.manifest import is_path
+from accord.harness.roster import RosterAgent, parse_agents
 from accord.server import config_values as check
 from accord.server.config_values import ConfigError
 
@@ -45,6 +55,9 @@ class HarnessSettings:
     plugins: tuple[str, ...] = ()
     hook_timeout_s: float = 10.0
     hook_allow_hosts: tuple[str, ...] = ()
+    # Channels: the agents the harness delivers channel messages to, and how.
+    agents: tuple[RosterAgent, ...] = ()
+    delivery: DeliverySettings = field(default_factory=DeliverySettings)
 
     @property
     def selectable(self) -> tuple[str, ...]:
@@ -63,6 +76,8 @@ KNOWN = (
     "plugins",
     "hook_timeout_s",
     "hook_allow_hosts",
+    "agents",
+    "delivery",
 )
 
 
@@ -104,8 +119,9 @@ def parse(value: Any, source: str = "") -> HarnessSettings:
     for index, entry in enumerate(plugins):
         if is_path(entry) and not Path(entry).expanduser().is_dir():
             raise ConfigError(f"{where}.plugins[{index}]: no plugin directory {entry}")
+    agent_id = text("agent_id", "accord", empty=False)
     settings = HarnessSettings(
-        agent_id=text("agent_id", "accord", empty=False),
+        agent_id=agent_id,
         model=model,
         models=texts("models"),
         system_prompt=prompt,
@@ -114,6 +130,8 @@ def parse(value: Any, source: str = "") -> HarnessSettings:
         plugins=plugins,
         hook_timeout_s=timeout,
         hook_allow_hosts=texts("hook_allow_hosts"),
+        agents=parse_agents(fields.get("agents", []), f"{where}.agents", agent_id),
+        delivery=parse_delivery(fields.get("delivery", {}), f"{where}.delivery"),
     )
     for name in settings.selectable:
         if name.partition(":")[0] not in MODEL_KINDS:
