@@ -226,13 +226,13 @@ class HarnessAgent:
         self.freeze()
         sender = identity.sender(caller, request.message)
         judgement = judge(task, request.message, sender, self.policy)
-        if isinstance(judgement, Complete):
-            return Divert(self._completion.handler(judgement.requested_by), True, judgement.message)
         call = parse_command(judgement.message, self._names)
         message = _marked(judgement.message, call)
         judged = self.channels.judge(task, message, sender) if call is None else None
         if judged is not None:  # a channel message, or the answer to a help request
             return Divert(self.channels.handler(judged, self.execute), message=judged.message)
+        if isinstance(judgement, Complete):
+            return Divert(self._completion.handler(judgement.requested_by), True, judgement.message)
         if isinstance(judgement, Start):
             # (a command as a new conversation's first message runs in execute: the engine
             # diverts only a message that continues a task)
@@ -341,32 +341,48 @@ class HarnessAgent:
     async def _ask(
         self, task: TaskHandle, who: Who, view: Conversation, text: str, response: ModelResponse
     ) -> None:
-        """The model's ``ask_participant`` calls: its text (if any) as a WORKING update, then
-        each help request sent (the first parks the task awaiting the answers: the turn is
-        over). A request that cannot be sent is said instead; none sent, the turn ends with
-        that as its answer."""
+        """The model's ``ask_participant`` calls. The model's text, and why a call cannot be
+        asked, come first (a WORKING update); then each help request is sent, the first
+        parking the task awaiting the answers: the turn is over. When none can be asked, the
+        turn ends as usual, with that as its answer."""
         marks: dict[str, Any] = {MODEL_CALL_KEY: view.model_calls}  # (on one message only)
-        if text.strip():
-            await task.start_working(_agent_message(task, text, marks))
-            marks = {}
-        problems, asked = [], False
+        current = await task.current()
+        asks, said = [], [text.strip()] if text.strip() else []
         for call in help_tool.asks(response):
             try:
                 ask = help_tool.parse_ask(call.arguments)
-                await self.channels.ask(
-                    task, who, ask.participant_id, ask.question, ask.options, metadata=marks
-                )
+                self.channels.check_ask(current, ask.participant_id, ask.question, ask.options)
             except ChannelError as exc:
-                problems.append(f"(not asked: {exc})")
+                said.append(f"(not asked: {exc})")
                 continue
-            marks, asked = {}, True
-        if not problems:
+            asks.append(ask)
+        if not asks:
+            answer = _agent_message(task, "\n".join(said), marks)
+            await self.moves.decide(task, partial(conversation.end_turn, answer=answer), who)
             return
-        said = _agent_message(task, "\n".join(problems), marks)
-        if asked:  # parked already: said in the state it is in
-            await self.moves.decide(task, partial(conversation.say, message=said), who)
-        else:
-            await self.moves.decide(task, partial(conversation.end_turn, answer=said), who)
+        if said:
+            await task.start_working(_agent_message(task, "\n".join(said), marks))
+            marks = {}
+        late, parked = [], False
+        for index, ask in enumerate(asks):
+            last = index == len(asks) - 1  # (the last parks: one answer to the turn's request)
+            try:
+                await self.channels.ask(
+                    task, who, ask.participant_id, ask.question, ask.options,
+                    metadata=marks, park=last,
+                )  # fmt: skip
+            except ChannelError as exc:  # (refused by a hook, or the task changed meanwhile)
+                late.append(f"(not asked: {exc})")
+                continue
+            marks, parked = {}, last
+        if late:
+            said_late = _agent_message(task, "\n".join(late), marks)
+            end = (
+                partial(conversation.say, message=said_late)
+                if parked
+                else partial(conversation.end_turn, answer=said_late)
+            )
+            await self.moves.decide(task, end, who)
 
     async def _receive(self, task: TaskHandle, message: Message, who: Who) -> Message | None:
         """``message.received`` on a participant's message: the message as the model is to

@@ -18,6 +18,7 @@ are then forgotten; rows go with their task.
 from __future__ import annotations
 
 import dataclasses
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
@@ -100,6 +101,9 @@ class ChannelOutbox(Protocol):
         ...
 
 
+_MEMORY: weakref.WeakKeyDictionary[TaskStore, MemoryChannelOutbox] = weakref.WeakKeyDictionary()
+
+
 def channel_outbox(store: TaskStore) -> ChannelOutbox:
     """The channel outbox beside ``store`` (same database, same lifetime)."""
     from accord.store.memory import MemoryStore
@@ -114,8 +118,11 @@ def channel_outbox(store: TaskStore) -> ChannelOutbox:
         from accord.store.channel_outbox_pg import PgChannelOutbox
 
         return PgChannelOutbox(store)
-    if isinstance(store, MemoryStore):
-        return MemoryChannelOutbox()
+    if isinstance(store, MemoryStore):  # (one per store, as the SQL ones share a database)
+        outbox = _MEMORY.get(store)
+        if outbox is None:
+            outbox = _MEMORY[store] = MemoryChannelOutbox()
+        return outbox
     raise StoreError(
         f"the channel outbox needs the memory, SQLite or PostgreSQL store, not {store!r}"
     )

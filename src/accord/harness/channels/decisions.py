@@ -143,21 +143,25 @@ def help_message(
     )
 
 
-def ask(record: TaskRecord | None, now_ms: int, request: HelpRequest, message: Message) -> Outcome:
+def ask(
+    record: TaskRecord | None, now_ms: int, request: HelpRequest, message: Message, park: bool
+) -> Outcome:
     """The help request recorded in the task's channel state, then sent as the status
-    message of INPUT_REQUIRED (``awaiting-answer``): the turn that asked is over. A task
-    parked already (a second question of the same turn) keeps its state: the request is a
-    status update of its own."""
+    message of INPUT_REQUIRED (``awaiting-answer``) when ``park``: the turn that asked is
+    over. Otherwise, or when the task is parked already, the task keeps its state and the
+    request is a status update of its own."""
     if record is None:
         return conversation.start_turn(record, now_ms)
     state = state_of(record.task).with_request(request)
     recorded = partial(with_state, state=state)
-    awaiting = {STATUS_KEY: status_data(SubState.AWAITING_ANSWER.value)}
-    if record.state is TaskState.INPUT_REQUIRED:
-        note = partial(_note, message=message, metadata=awaiting)
-        return conversation.chain(record, now_ms, (recorded, note))
-    parked = partial(conversation.park, message=message, sub_state=SubState.AWAITING_ANSWER.value)
-    return conversation.chain(record, now_ms, (recorded, parked))
+    awaiting = SubState.AWAITING_ANSWER.value
+    parked_already = record.state is TaskState.INPUT_REQUIRED
+    if park and not parked_already:
+        parked = partial(conversation.park, message=message, sub_state=awaiting)
+        return conversation.chain(record, now_ms, (recorded, parked))
+    metadata = {STATUS_KEY: status_data(awaiting)} if parked_already else None
+    note = partial(_note, message=message, metadata=metadata)
+    return conversation.chain(record, now_ms, (recorded, note))
 
 
 def send(record: TaskRecord | None, now_ms: int, message: Message) -> Outcome:
@@ -166,6 +170,6 @@ def send(record: TaskRecord | None, now_ms: int, message: Message) -> Outcome:
 
 
 def _note(
-    record: TaskRecord | None, now_ms: int, message: Message, metadata: dict[str, Any]
+    record: TaskRecord | None, now_ms: int, message: Message, metadata: dict[str, Any] | None
 ) -> Outcome:
     return moves.note(record, now_ms, message, metadata=metadata)

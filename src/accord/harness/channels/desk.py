@@ -152,17 +152,19 @@ class Channels:
         *,
         channel_id: str | None = None,
         metadata: dict[str, Any] | None = None,
+        park: bool = True,
     ) -> HelpRequest:
         """Ask ``participant_id`` for help: the request goes on ``channel_id`` (default: the
         task's own) to its addressee, and the task parks in INPUT_REQUIRED
-        (``awaiting-answer``) with it as its status message, so the caller's turn is over.
-        ``metadata`` joins the request message's (the model call it answers, say). ``who``
-        is whom the turn is for (the hooks' ``sender``). ChannelError when the request
-        cannot be made: nothing is sent then."""
+        (``awaiting-answer``) with it as its status message, so the caller's turn is over
+        (with ``park`` False the request is a status update in the task's state: more
+        questions of the same turn come first, the last one parks). ``metadata`` joins the
+        request message's (the model call it answers, say). ``who`` is whom the turn is for
+        (the hooks' ``sender``). ChannelError when the request cannot be made: nothing is
+        sent then."""
         current = await task.current()
         channel = channel_id or current.id
-        _check_question(question, options)
-        self._check_addressee(current, channel, participant_id)
+        self.check_ask(current, participant_id, question, options, channel_id=channel)
         options = tuple(options)
         if self.hooks.wants(HELP_REQUESTED):
             asked = HelpRequested(
@@ -197,7 +199,7 @@ class Channels:
             )
             made[:] = [request]
             message = decisions.help_message(request, self.agent_id, recipients, metadata)
-            return decisions.ask(record, now_ms, request, message)
+            return decisions.ask(record, now_ms, request, message, park)
 
         await self._decide(task, decide, who)
         return made[0]
@@ -324,8 +326,18 @@ class Channels:
         if problem is not None:
             raise ChannelError(problem)
 
-    def _check_addressee(self, task: Task, channel_id: str, participant_id: str) -> None:
-        problem = self._problem_on(task, channel_id, participant_id)
+    def check_ask(
+        self,
+        task: Task,
+        participant_id: str,
+        question: str,
+        options: Sequence[str] = (),
+        *,
+        channel_id: str | None = None,
+    ) -> None:
+        """ChannelError when :meth:`ask` would refuse this request on ``task`` as it is."""
+        _check_question(question, options)
+        problem = self._problem_on(task, channel_id or task.id, participant_id)
         if problem is not None:
             raise ChannelError(problem)
 
