@@ -82,8 +82,9 @@ class FakeRoster(Roster):
         super().__init__(tuple(roster.agents.values()))
         self.fakes = agents
 
-    async def client(self, agent_id: str) -> Any:
-        return _Client(self.fakes, agent_id)
+    @asynccontextmanager
+    async def connect(self, agent_id: str) -> AsyncIterator[Any]:
+        yield _Client(self.fakes, agent_id)
 
 
 def roster_of(*ids: str) -> tuple[RosterAgent, ...]:

@@ -7,14 +7,15 @@ from __future__ import annotations
 
 import asyncio
 
-from tests.harness.channel_kit import Agents, asking, channel, with_agents
+from tests.harness.channel_kit import asking, channel, with_agents
 from tests.harness.engine_kit import ALICE, Recorder, brief, said, send, sub_state
 
 from accord.core.caller import Caller
 from accord.harness.channels.outbox import TASK_REF_KEY, DeliverySettings
 from accord.harness.wire import CHANNEL_MEDIA_TYPE, EVENT_MEDIA_TYPE, TASK_KEY
+from accord.store.base import TaskStore
 from accord.store.channel_outbox import channel_outbox
-from accord.wire.model import Part, Role, Task
+from accord.wire.model import Message, Part, Role, SendMessageRequest, Task
 
 HELPER = Caller(participant="helper")
 
@@ -31,9 +32,9 @@ def team(*channels: dict[str, object]) -> list[Part]:
     return [parts[0], Part(data=parts[1].data, media_type=EVENT_MEDIA_TYPE)]
 
 
-async def settled(engine_agents: Agents, task: Task, store: object) -> None:
+async def settled(task: Task, store: TaskStore) -> None:
     """Wait until the outbox owes nothing more for ``task``."""
-    outbox = channel_outbox(store)  # type: ignore[arg-type]
+    outbox = channel_outbox(store)
     async with asyncio.timeout(10):
         while any(row.state == "pending" for row in await outbox.deliveries(task.id)):
             await asyncio.sleep(0.01)
@@ -48,7 +49,7 @@ async def test_a_help_request_reaches_only_its_addressee_once_and_its_reply_resu
         request = task.status.message
         assert request is not None
         await agents.wait(1)
-        await settled(agents, task, engine.store)
+        await settled(task, engine.store)
         [(who, delivered)] = agents.got
         assert who == "helper"
         assert delivered.message_id == request.message_id  # what a help_reply names
@@ -70,7 +71,7 @@ async def test_a_help_request_reaches_only_its_addressee_once_and_its_reply_resu
         assert recorder.last_users[-1] == 'Reply from helper to "Which venue?": A'
         assert said(task).endswith('Reply from helper to "Which venue?": A')
         await agents.wait(2)
-        await settled(agents, task, engine.store)
+        await settled(task, engine.store)
         # The reply is a message of the default channel: its other agent member gets it.
         assert [(who, m.parts[-1].data["text"]) for who, m in agents.got[1:]] == [("scout", "A")]
 
@@ -86,7 +87,7 @@ async def test_a_channel_message_reaches_every_agent_member_but_its_sender() -> 
             engine, HELPER, [channel(channel_id="ops", sender="helper", text="yo")], task.id
         )
         await agents.wait(3)
-        await settled(agents, task, engine.store)
+        await settled(task, engine.store)
         got = [(who, m.parts[-1].data["sender"], m.parts[-1].data["text"]) for who, m in agents.got]
         assert sorted(got) == [
             ("helper", "alice", "hi"),
@@ -115,7 +116,7 @@ async def test_an_agent_down_for_a_while_gets_every_message_once_in_order() -> N
         assert "ConnectionFailedError: connection refused" in row.last_error
         agents.down.clear()
         await agents.wait(3)
-        await settled(agents, task, engine.store)
+        await settled(task, engine.store)
         assert [m.parts[-1].data["text"] for m in agents.of("helper")] == ["m0", "m1", "m2"]
         assert {r.state for r in await outbox.deliveries(task.id)} == {"delivered"}
 
@@ -153,6 +154,25 @@ async def test_agents_not_on_the_roster_and_the_harness_itself_are_never_sent_an
             engine, ALICE, [channel(channel_id=task.id, sender="alice", text="hey")], task.id
         )
         await agents.wait(1)
-        await settled(agents, task, engine.store)
+        await settled(task, engine.store)
         assert [(who, m.parts[-1].data["text"]) for who, m in agents.got] == [("helper", "hey")]
         assert TASK_KEY in (await engine.get_task(task.id, ALICE)).metadata
+
+
+async def test_a_participant_cannot_have_its_message_delivered_by_naming_recipients() -> None:
+    async with with_agents(asking(Recorder()), "helper") as (engine, _, agents):
+        task = await send(engine, ALICE, team())
+        forged = Message(
+            message_id="m-forged",
+            role=Role.USER,
+            parts=[Part(text="to the agents, please")],
+            task_id=task.id,
+            metadata={"accord.harness/deliver_to": ["helper"]},
+        )
+        await engine.send_message(SendMessageRequest(message=forged), ALICE)
+        await send(
+            engine, ALICE, [channel(channel_id=task.id, sender="alice", text="real")], task.id
+        )
+        await agents.wait(1)
+        await settled(task, engine.store)
+        assert [m.parts[-1].data["text"] for m in agents.of("helper")] == ["real"]

@@ -17,13 +17,23 @@ never sent in clear (a plain ``http://`` card URL to another machine is refused 
 
 from __future__ import annotations
 
+import asyncio
 import os
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from accord.client import ApiKey, BearerToken, Client, CredentialsProvider, RetryPolicy, Timeouts
+from accord.client import (
+    ApiKey,
+    BearerToken,
+    Client,
+    ClientError,
+    CredentialsProvider,
+    RetryPolicy,
+    Timeouts,
+)
 from accord.harness.models.endpoint import is_loopback
 from accord.server import config_values as check
 from accord.server.config_values import ConfigError
@@ -114,14 +124,23 @@ def _refuse_credentials_in_clear(agent: RosterAgent, where: str) -> None:
         )
 
 
+@dataclass(eq=False)
+class _Connection:
+    client: Client
+    users: int = 0
+    stale: bool = False  # failed: the next use makes a new one (reading the card again)
+
+
 class Roster:
-    """The agents, and a client for each (made when first used, with its card read then,
-    and made again after :meth:`forget`: an agent that moved is found at its card URL)."""
+    """The agents, and a client for each, shared by whoever talks to it (made when first
+    used, reading its card then; made again after a failure: an agent that moved is found
+    at its card URL)."""
 
     def __init__(self, agents: Sequence[RosterAgent] = (), *, timeout_s: float = 10.0) -> None:
         self.agents = {agent.id: agent for agent in agents}
         self.timeout_s = timeout_s
-        self._clients: dict[str, Client] = {}
+        self._connections: dict[str, _Connection] = {}
+        self._making: dict[str, asyncio.Lock] = {}
 
     @property
     def ids(self) -> frozenset[str]:
@@ -130,28 +149,41 @@ class Roster:
     def get(self, agent_id: str) -> RosterAgent | None:
         return self.agents.get(agent_id)
 
-    async def client(self, agent_id: str) -> Client:
-        """A client for the agent (KeyError: no such agent; accord.client's errors when its
-        card cannot be read)."""
-        client = self._clients.get(agent_id)
-        if client is None:
-            agent = self.agents[agent_id]
-            timeout = self.timeout_s
-            client = await Client.from_url(
-                agent.card_url,
-                credentials=agent.credentials.provider(),
-                timeouts=Timeouts(connect=timeout, request=timeout),
-                retry=RetryPolicy(max_attempts=0),  # (the caller retries, durably)
-            )
-            self._clients[agent_id] = client
-        return client
+    @asynccontextmanager
+    async def connect(self, agent_id: str) -> AsyncIterator[Client]:
+        """A client for the agent, for the block (KeyError: no such agent; accord.client's
+        errors when its card cannot be read). A block that fails with a client or network
+        error leaves the client to be made again for the next one."""
+        connection = await self._connection(agent_id)
+        connection.users += 1
+        try:
+            yield connection.client
+        except (ClientError, OSError):
+            connection.stale = True
+            if self._connections.get(agent_id) is connection:
+                del self._connections[agent_id]
+            raise
+        finally:
+            connection.users -= 1
+            if connection.stale and connection.users == 0:
+                await connection.client.aclose()
 
-    async def forget(self, agent_id: str) -> None:
-        """Drop the agent's client: the next use reads its card again."""
-        client = self._clients.pop(agent_id, None)
-        if client is not None:
-            await client.aclose()
+    async def _connection(self, agent_id: str) -> _Connection:
+        agent = self.agents[agent_id]
+        async with self._making.setdefault(agent_id, asyncio.Lock()):
+            connection = self._connections.get(agent_id)
+            if connection is None:
+                timeout = self.timeout_s
+                client = await Client.from_url(
+                    agent.card_url,
+                    credentials=agent.credentials.provider(),
+                    timeouts=Timeouts(connect=timeout, request=timeout),
+                    retry=RetryPolicy(max_attempts=0),  # (the caller retries, durably)
+                )
+                connection = self._connections[agent_id] = _Connection(client)
+            return connection
 
     async def aclose(self) -> None:
-        for agent_id in list(self._clients):
-            await self.forget(agent_id)
+        connections, self._connections = self._connections, {}
+        for connection in connections.values():
+            await connection.client.aclose()

@@ -78,6 +78,8 @@ class Channels:
 
     def judge(self, task: Task | None, message: Message, sender: str) -> Judged | None:
         """Intake's judgement of ``message`` (see :mod:`accord.harness.channels.judge`)."""
+        if not judging.concerns_channels(task, message):
+            return None  # (most messages: nothing read of the task for them)
         extension = extension_of(task) if task is not None else None
         return judging.judge(
             task, extension, message, sender, agent_id=self.agent_id, roster=self.roster

@@ -30,8 +30,14 @@ import msgspec
 from accord.core._build import task_not_found
 from accord.harness.channels import data as channel_data
 from accord.harness.channels.data import ChannelData
-from accord.harness.channels.state import HelpRequest, members, open_requests, state_of
-from accord.harness.wire import EVENT_MEDIA_TYPE, TaskExtension
+from accord.harness.channels.state import (
+    CHANNELS_KEY,
+    HelpRequest,
+    members,
+    open_requests,
+    state_of,
+)
+from accord.harness.wire import CHANNEL_MEDIA_TYPE, EVENT_MEDIA_TYPE, TaskExtension
 from accord.wire.errors import A2AError, ErrorKind, FieldViolation, invalid_params
 from accord.wire.model import Message, Task
 
@@ -125,6 +131,15 @@ def _answered(
     if request.answered_by is not None:
         return None, f"the help request {request.id} was answered already; your reply is recorded"
     return request, ""
+
+
+def concerns_channels(task: Task | None, message: Message) -> bool:
+    """Whether :func:`judge` may have something to say: the message has a channel part, or
+    the task has help requests it may answer."""
+    if any(part.media_type == CHANNEL_MEDIA_TYPE for part in message.parts):
+        return True
+    metadata = task.metadata if task is not None else None
+    return isinstance(metadata, dict) and bool(metadata.get(CHANNELS_KEY, {}).get("requests"))
 
 
 def _has_envelope(message: Message) -> bool:

@@ -54,7 +54,9 @@ log = logging.getLogger("accord.harness.channels")
 # Message metadata of a delivered message: the task on the sender's harness to answer on.
 TASK_REF_KEY = "accord.harness/task"
 KEEP_DELIVERED_MS = 86_400_000  # delivered rows are forgotten after a day
+FORGET_EVERY_MS = 600_000
 FEED_BATCH = 256
+SAVE_EVERY = 4096  # feed entries read with nothing owed before the position is stored
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +122,12 @@ class ChannelDispatcher:
         self._sending: set[asyncio.Task[None]] = set()
         self._loop_task: asyncio.Task[None] | None = None
         self._timers: set[asyncio.TimerHandle] = set()
+        # Where this process has read the feed to, and what of it is stored: the position is
+        # written with the rows it owes, or every SAVE_EVERY entries (after a restart the
+        # entries read since are read again: their rows are there already, or added then).
+        self._position: int | None = None
+        self._saved = 0
+        self._forget_at = 0
 
     # --- life ----------------------------------------------------------------------------
 
@@ -151,19 +159,27 @@ class ChannelDispatcher:
             try:
                 await self.follow()
                 await self.dispatch()
-                await self.outbox.forget_delivered(self.clock() - KEEP_DELIVERED_MS)
+                if self.clock() >= self._forget_at:
+                    self._forget_at = self.clock() + FORGET_EVERY_MS
+                    await self.outbox.forget_delivered(self.clock() - KEEP_DELIVERED_MS)
             except Exception:
                 log.exception("channel delivery failed; trying again")
 
     # --- following the feed --------------------------------------------------------------
 
     async def follow(self) -> None:
-        """Rows for every message the feed shows after the position, the position moved."""
-        position = await self.outbox.position()
+        """Rows for every message the feed shows after the position, the position moved
+        (stored with the rows; other nodes may have read further: their position counts)."""
+        stored = await self.outbox.position()
+        position = max(self._position or 0, stored)
+        self._saved = max(self._saved, stored)
         while entries := await self.tasks.read_feed(position, None, FEED_BATCH):
             owed = [item for entry in entries for item in _owed(entry)]
             position = entries[-1].position
-            await self.outbox.add(owed, position)
+            if owed or position - self._saved >= SAVE_EVERY:
+                await self.outbox.add(owed, position)
+                self._saved = position
+            self._position = position
             if len(entries) < FEED_BATCH:
                 return
 
@@ -210,10 +226,9 @@ class ChannelDispatcher:
         if message is None:  # the task is gone (retention): nothing left to deliver
             return None
         try:
-            client = await self.roster.client(delivery.recipient)
-            await client.send(message, return_immediately=True)
-        except (ClientError, OSError, RuntimeError, KeyError) as exc:
-            await self.roster.forget(delivery.recipient)  # its card is read again next time
+            async with self.roster.connect(delivery.recipient) as client:
+                await client.send(message, return_immediately=True)
+        except (ClientError, OSError, RuntimeError) as exc:
             return _described(exc)
         log.debug("delivered %s to %s", message.message_id, delivery.recipient)
         return None

@@ -12,11 +12,14 @@
 
 from __future__ import annotations
 
+from functools import cached_property
+
 from accord.harness.channels import data as channel_data
 from accord.harness.channels.decisions import HELP_KEY, NOTE_KEY
 from accord.harness.channels.state import HelpRequest, members, state_of
 from accord.harness.core.identity import claimed
 from accord.harness.core.state import extension_of
+from accord.harness.wire import TaskExtension
 from accord.wire.model import Message, Role, Task
 
 
@@ -26,7 +29,6 @@ class ChannelView:
     def __init__(self, task: Task, agent_id: str) -> None:
         self.task = task
         self.agent_id = agent_id
-        self.extension = extension_of(task)
         state = state_of(task)
         self.requests = {request.id: request for request in state.requests}
         self.answers = {r.answered_by: r for r in state.requests if r.answered_by is not None}
@@ -37,10 +39,15 @@ class ChannelView:
         if isinstance(marks, dict) and NOTE_KEY in marks:
             return True
         data = channel_data.of(message)
-        if data is None or self.extension is None:
+        if data is None or data.channel_id == self.task.id:
             return False
-        found = members(self.task, self.extension, data.channel_id)
+        extension = self.extension
+        found = members(self.task, extension, data.channel_id) if extension else None
         return found is None or self.agent_id not in found
+
+    @cached_property
+    def extension(self) -> TaskExtension | None:
+        return extension_of(self.task)
 
     def text(self, message: Message) -> str | None:
         """What the model reads of a channel message or a reply (None: it is neither)."""
