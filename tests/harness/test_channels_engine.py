@@ -464,3 +464,30 @@ def test_the_card_lists_the_channel_extension_and_its_media_type() -> None:
     [listed] = [e for e in agent.card_extensions() if e.uri == CHANNEL_URI]
     assert listed.required is False
     assert CHANNEL_MEDIA_TYPE in agent.input_modes and CHANNEL_MEDIA_TYPE in agent.output_modes
+
+
+async def test_two_replies_at_once_answer_the_request_once() -> None:
+    recorder = Recorder()
+    async with running(model=asking(recorder)) as (engine, _):
+        task = await send(engine, ALICE, brief(TEAM))
+        request = request_of(await send(engine, ALICE, "ask bob Which venue?", task.id))
+        calls = len(recorder.seen)
+        # Both are judged before either is taken: the second finds the request answered.
+        await asyncio.gather(
+            send(engine, BOB, [reply(task, "bob", "A", request.message_id)], task.id),
+            send(engine, BOB, [reply(task, "bob", "B", request.message_id)], task.id),
+        )
+        final = await engine.get_task(task.id, ALICE)
+        assert len(recorder.seen) == calls + 1  # one resumption
+        told = [
+            m.parts[0].text
+            for m in final.history
+            if m.parts[0].text and "already" in m.parts[0].text
+        ]
+        assert told == [
+            f"the help request {request.message_id} was answered already; your reply is recorded"
+        ]
+        answered = final.metadata[CHANNELS_KEY]["requests"][0]["answered_by"]
+        assert answered in {
+            m.message_id for m in final.history if m.metadata.get("participant_id") == "bob"
+        }
