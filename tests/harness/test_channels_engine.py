@@ -50,6 +50,13 @@ def reply(task: Task, sender: str, text: str, in_reply_to: str | None = None, **
     return channel(channel_id=task.id, sender=sender, **fields)
 
 
+def briefed_with(*channels: dict[str, Any], roles: dict[str, str] = TEAM) -> list[Any]:
+    """A brief of ``roles`` opening ``channels``."""
+    parts = brief(roles)
+    parts[1].data["payload"]["channels"] = list(channels)
+    return parts
+
+
 def setting(**payload: Any) -> list[Any]:
     """A task envelope changing the task (``channels=[…]``, ``participants=[…]``)."""
     return [envelope({"kind": "task", "payload": payload})]
@@ -78,9 +85,7 @@ def body(error: A2AError, *ids: str) -> Any:
 async def test_a_non_member_an_unknown_channel_and_an_unknown_task_get_the_same_error() -> None:
     ops = {"channel_id": "ops", "members": ["alice", "bob"]}
     async with running() as (engine, _):
-        briefed = brief(TEAM)
-        briefed[1].data["payload"]["channels"] = [ops]
-        task = await send(engine, ALICE, briefed)
+        task = await send(engine, ALICE, briefed_with(ops))
         errors = []
         attempts = [
             (CAROL, "ops", task.id),  # a participant, not in the channel
@@ -138,9 +143,9 @@ async def test_a_message_on_the_default_channel_starts_a_turn_and_another_channe
     ops = {"channel_id": "ops", "members": ["alice", "bob", "accord"]}
     quiet = {"channel_id": "quiet", "members": ["alice", "bob"]}
     async with running(model=recorder) as (engine, _):
-        briefed = brief({**TEAM, "accord": "assignee"})
-        briefed[1].data["payload"]["channels"] = [ops, quiet]
-        task = await send(engine, ALICE, briefed)
+        task = await send(
+            engine, ALICE, briefed_with(ops, quiet, roles={**TEAM, "accord": "assignee"})
+        )
         calls = len(recorder.seen)
         after = await send(
             engine, BOB, [channel(channel_id="ops", sender="bob", text="psst")], task.id
@@ -162,9 +167,7 @@ async def test_a_message_on_the_default_channel_starts_a_turn_and_another_channe
 async def test_participants_see_channel_messages_on_their_streams() -> None:
     ops = {"channel_id": "ops", "members": ["alice", "bob"]}
     async with running() as (engine, _):
-        briefed = brief(TEAM)
-        briefed[1].data["payload"]["channels"] = [ops]
-        task = await send(engine, ALICE, briefed)
+        task = await send(engine, ALICE, briefed_with(ops))
         stream = await engine.subscribe(task.id, BOB)
         seen: list[Any] = []
 

@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from accord.contracts.schema import json_kind
 from accord.harness.wire import CHANNEL_MEDIA_TYPE
 from accord.wire.errors import A2AError, invalid_params
 from accord.wire.model import UNSET, Message, Part
@@ -139,21 +140,7 @@ def _content_part(value: Any, field: str) -> dict[str, Any]:
 
 def _string(value: Any, field: str, expected: str = "a string") -> None:
     if not isinstance(value, str):
-        raise _invalid(field, f"expected {expected}, got {_json_type(value)}")
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, dict):
-        return "an object"
-    return "a string"
+        raise _invalid(field, f"expected {expected}, got {json_kind(value)}")
 
 
 def _invalid(field: str, description: str) -> A2AError:

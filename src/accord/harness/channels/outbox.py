@@ -43,6 +43,7 @@ from accord.core.events import Event
 from accord.harness.channels.judge import DELIVER_KEY
 from accord.harness.roster import Roster, RosterAgent
 from accord.harness.wire import PARTICIPANT_METADATA
+from accord.push.dispatcher import backoff_s
 from accord.server import config_values as check
 from accord.server.config_values import ConfigError
 from accord.store.base import FeedEntry, TaskStore
@@ -263,10 +264,8 @@ class ChannelDispatcher:
         self._wanted.set()
 
     def backoff_s(self, failures: int) -> float:
-        """Exponential, capped, with jitter in [50 %, 100 %] so retries do not synchronise."""
         settings = self.settings
-        ceiling = min(settings.retry_max_s, settings.retry_base_s * 2.0 ** (failures - 1))
-        return ceiling * (0.5 + 0.5 * self.jitter())
+        return backoff_s(failures, settings.retry_base_s, settings.retry_max_s, self.jitter())
 
 
 def _owed(entry: FeedEntry) -> list[Owed]:
