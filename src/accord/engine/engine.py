@@ -172,6 +172,8 @@ class Engine:
         self._streams = Streams(store, self.bus, self._live)
         self._push_configs = PushConfigs(self)
         self._token_key: bytes | None = None  # signs ListTasks page tokens
+        # (when, how many tasks it failed) of the latest recovery sweep: the dashboard shows it
+        self.last_recovery: tuple[int, int] | None = None
 
     # --- life ------------------------------------------------------------------------------
 
@@ -232,6 +234,7 @@ class Engine:
         while True:
             batch = await self.store.tasks_in_states(states, 500, after)
             if not batch:
+                self.last_recovery = (self.clock(), recovered)
                 return recovered
             for record in batch:
                 if record.id in self._live:

@@ -25,6 +25,7 @@ from accord.wire.errors import A2AError, ErrorKind
 log = logging.getLogger("accord.server")
 
 CARD_PATH = "/.well-known/agent-card.json"
+DASHBOARD_PREFIX = "/ui"  # accord.dashboard.PREFIX (not imported: the dashboard is optional)
 
 
 class A2AApplication:
@@ -39,6 +40,7 @@ class A2AApplication:
         surface: Any = None,
         browsers: BrowserPolicy | None = None,
         access_log: bool = False,
+        dashboard: Any = None,
     ) -> None:
         self.service = service
         auth = auth or NoAuthentication()
@@ -51,6 +53,7 @@ class A2AApplication:
         self._jsonrpc_path = jsonrpc_path.rstrip("/")  # a trailing slash is accepted either way
         self.manage_engine = manage_engine
         self.surface = surface  # accord.surface.SurfaceApp: the seed's command surface
+        self.dashboard = dashboard  # accord.dashboard.DashboardApp: /ui, or None when off
         engine = service.engine
         self.health = Health({"store": engine.store.ping, "bus": engine.bus.ping})
         # Off, the access log costs nothing: requests go straight to the handler.
@@ -88,6 +91,12 @@ class A2AApplication:
             return
         if self.surface is not None and surface_path(path):
             await self.surface.handle(request, send)
+            return
+        # The dashboard (/ui …) before HTTP+JSON, whose tenant prefix would take /ui/tasks.
+        if self.dashboard is not None and (
+            path == DASHBOARD_PREFIX or path.startswith(DASHBOARD_PREFIX + "/")
+        ):
+            await self.dashboard.handle(request, send)
             return
         routed = route(method, path)
         if routed is not None:

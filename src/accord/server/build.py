@@ -194,6 +194,13 @@ def build_app(settings: Settings, agent: Any = None) -> A2AApplication:
         api_key=auth.has_api_keys,
         bearer=auth.has_bearer,
     )
+    dashboard = None
+    if settings.ui:
+        from accord.dashboard import DashboardApp
+
+        dashboard = DashboardApp(
+            service, auth, require_auth=settings.require_auth, agent=loaded.agent
+        )
     if settings.access_log:
         # Asked for explicitly: shown whatever log_level says of the rest.
         logging.getLogger("accord.access").setLevel(logging.INFO)
@@ -204,4 +211,5 @@ def build_app(settings: Settings, agent: Any = None) -> A2AApplication:
         surface=surface,
         browsers=browsers,
         access_log=settings.access_log,
+        dashboard=dashboard,
     )

@@ -102,6 +102,8 @@ class Settings:
     max_connections: int = 1024  # open at once; past it, 503 (0: no cap)
     # --- the access log (accord.server.access_log): a line per HTTP request, off by default
     access_log: bool = False
+    # --- the dashboard (accord.dashboard, docs/dashboard.md): served at /ui unless false
+    ui: bool = True
 
     @property
     def advertised_url(self) -> str:
