@@ -14,7 +14,6 @@ from typing import Any
 
 import httpx
 from playwright.sync_api import Page, expect
-
 from tests.dashboard.dashboard_agents import FIRST_TOKENS, LAST_TOKENS
 from tests.dashboard.server_proc import Server, serve
 
@@ -95,11 +94,11 @@ def test_the_tasks_table_filters_and_pages(tmp_path: Path, page: Page) -> None:
     with serve(tmp_path) as server:
         ids = [send(server, f"number {n}")["id"] for n in range(55)]
         page.goto(f"{server.url}/ui/")
-        expect(page.locator("#count")).to_have_text("1–50 of 55", timeout=WAIT_MS)
+        expect(page.locator("#count")).to_have_text("1\u201350 of 55", timeout=WAIT_MS)
         page.get_by_role("button", name="Older →").click()
-        expect(page.locator("#count")).to_have_text("51–55 of 55", timeout=WAIT_MS)
+        expect(page.locator("#count")).to_have_text("51\u201355 of 55", timeout=WAIT_MS)
         page.get_by_role("button", name="← Newer").click()
-        expect(page.locator("#count")).to_have_text("1–50 of 55", timeout=WAIT_MS)
+        expect(page.locator("#count")).to_have_text("1\u201350 of 55", timeout=WAIT_MS)
         page.fill('input[name="q"]', "number 7")
         expect(page.locator("#tasks tbody tr")).to_have_count(1, timeout=WAIT_MS)
         expect(row(page, ids[7])).to_be_visible()
@@ -139,9 +138,7 @@ def test_the_compose_box_talks_to_the_agent(tmp_path: Path, page: Page, screensh
         page.goto(f"{server.url}/ui/#/task/{task['id']}")
         timeline = page.locator("#timeline")
         expect(timeline).to_contain_text("heard alice: let's plan the offsite", timeout=WAIT_MS)
-        expect(page.locator("#task-state [data-sub-state]")).to_have_text(
-            "· awaiting-next-message"
-        )
+        expect(page.locator("#task-state [data-sub-state]")).to_have_text("· awaiting-next-message")
         # The card's commands complete after "/".
         text = page.locator("#compose-text")
         text.fill("/su")
@@ -162,9 +159,7 @@ def test_the_compose_box_talks_to_the_agent(tmp_path: Path, page: Page, screensh
         expect(page.locator('#timeline li[data-kind="message"]')).to_have_count(1)
         page.screenshot(path=screenshots / "conversation.png", full_page=True)
         page.click("#complete")
-        expect(page.locator("#task-state [data-state]")).to_have_text(
-            "completed", timeout=WAIT_MS
-        )
+        expect(page.locator("#task-state [data-state]")).to_have_text("completed", timeout=WAIT_MS)
         expect(timeline).to_contain_text("completed by alice")
         expect(page.locator("#compose-text")).to_have_count(0)
 
@@ -183,9 +178,7 @@ def test_cancel_asks_first(tmp_path: Path, page: Page) -> None:
         expect(page.locator("#task-state [data-state]")).to_have_text("input-required")
         page.once("dialog", lambda dialog: dialog.accept())
         page.click("#cancel")
-        expect(page.locator("#task-state [data-state]")).to_have_text(
-            "canceled", timeout=WAIT_MS
-        )
+        expect(page.locator("#task-state [data-state]")).to_have_text("canceled", timeout=WAIT_MS)
 
 
 def test_a_second_tenants_task_never_shows(tmp_path: Path, page: Page, screenshots: Path) -> None:
