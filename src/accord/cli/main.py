@@ -34,6 +34,9 @@ LAZY_COMMANDS = {
     ),
     "tasks": LazyCommand(f"{_CLIENT}:tasks", "List, inspect, cancel and follow tasks."),
     "push": LazyCommand(f"{_CLIENT}:push", "Manage a task's push-notification webhooks."),
+    "chat": LazyCommand(
+        "accord.cli.chat_command:chat", "Hold a conversation with an agent in the terminal."
+    ),
 }
 
 
