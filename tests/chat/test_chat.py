@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import subprocess
+import sys
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
@@ -45,9 +47,7 @@ async def running(agent: Any) -> AsyncIterator[str]:
     bound: asyncio.Future[int] = asyncio.get_running_loop().create_future()
     app = build_app(settings, agent)
     server = asyncio.ensure_future(
-        serve_app(
-            app, "127.0.0.1", port, stop=stop, sockets=sockets, on_listening=bound.set_result
-        )
+        serve_app(app, "127.0.0.1", port, stop=stop, sockets=sockets, on_listening=bound.set_result)
     )
     await bound
     try:
@@ -256,3 +256,20 @@ async def test_the_stream_resumes_after_the_server_restarts(tmp_path: Path) -> N
             said = texts(app)
             assert said.count("heard alice: before the restart") == 1, said
             assert said.count("after the restart") == 1, said
+
+
+def test_accord_chat_needs_a_terminal() -> None:
+    """Run without one (a script, a pipe), it says so in one line instead of drawing."""
+    accord = Path(sys.executable).with_name("accord")
+    shown = subprocess.run(
+        [str(accord), "chat", ":9", "--as", "alice"],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+    )
+    assert shown.returncode == 2
+    assert shown.stderr.strip() == (
+        "accord: chat needs a terminal (use accord send or stream in scripts)"
+    )
+    listed = subprocess.run([str(accord), "--help"], capture_output=True, text=True, check=True)
+    assert "chat" in listed.stdout
