@@ -66,6 +66,14 @@ def send(
     return task
 
 
+def open_as(page: Page, server: Server, participant: str, task_id: str) -> None:
+    """The task's page, speaking as ``participant`` (open mode's header field)."""
+    page.goto(f"{server.url}/ui/")
+    page.fill("#participant", participant)
+    page.locator("#participant").dispatch_event("change")
+    page.goto(f"{server.url}/ui/#/task/{task_id}")
+
+
 def row(page: Page, task_id: str) -> Any:
     return page.locator(f'#tasks tr[data-task-id="{task_id}"]')
 
@@ -132,10 +140,7 @@ def test_the_compose_box_talks_to_the_agent(tmp_path: Path, page: Page, screensh
     with serve(tmp_path, "dashboard_agents:conversation") as server:
         alice = {"X-Participant-Id": "alice"}
         task = send(server, "let's plan the offsite", headers=alice)
-        page.goto(f"{server.url}/ui/")
-        page.fill("#participant", "alice")
-        page.locator("#participant").dispatch_event("change")
-        page.goto(f"{server.url}/ui/#/task/{task['id']}")
+        open_as(page, server, "alice", task["id"])
         timeline = page.locator("#timeline")
         expect(timeline).to_contain_text("heard alice: let's plan the offsite", timeout=WAIT_MS)
         expect(page.locator("#task-state [data-sub-state]")).to_have_text("· awaiting-next-message")
@@ -168,10 +173,7 @@ def test_cancel_asks_first(tmp_path: Path, page: Page) -> None:
     with serve(tmp_path, "dashboard_agents:conversation") as server:
         alice = {"X-Participant-Id": "alice"}
         task = send(server, "hello", headers=alice)
-        page.goto(f"{server.url}/ui/")
-        page.fill("#participant", "alice")
-        page.locator("#participant").dispatch_event("change")
-        page.goto(f"{server.url}/ui/#/task/{task['id']}")
+        open_as(page, server, "alice", task["id"])
         expect(page.locator("#cancel")).to_be_visible(timeout=WAIT_MS)
         page.once("dialog", lambda dialog: dialog.dismiss())
         page.click("#cancel")

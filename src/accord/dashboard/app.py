@@ -34,8 +34,9 @@ from accord.server.auth import Authenticator
 from accord.server.binding import Binding
 from accord.server.event_ids import event_number
 from accord.server.failures import log_unexpected
-from accord.server.http import EVENT_STREAM, JSON, Request, Send, respond, until_disconnected
+from accord.server.http import JSON, Request, Send, respond, until_disconnected
 from accord.server.operations import Service
+from accord.server.sse import STREAM_HEADERS
 from accord.surface.feed import FeedHub
 from accord.wire.codec import encode
 from accord.wire.errors import A2AError, ErrorKind
@@ -257,17 +258,7 @@ async def _error(send: Send, status: int, message: str) -> None:
 
 async def _stream(request: Request, send: Send, frames: AsyncIterator[bytes]) -> None:
     """Write ``frames`` as an SSE response until they end or the client goes away."""
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 200,
-            "headers": [
-                (b"content-type", EVENT_STREAM),
-                (b"cache-control", b"no-cache"),
-                (b"x-accel-buffering", b"no"),
-            ],
-        }
-    )
+    await send({"type": "http.response.start", "status": 200, "headers": STREAM_HEADERS})
 
     async def pump() -> None:
         try:

@@ -16,6 +16,7 @@ up directly.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -91,13 +92,7 @@ async def _scan(
     rows: list[dict[str, Any]] = []
     scanned = 0
     last: Cursor | None = None
-    query = TaskQuery(
-        tenant=query.tenant,
-        context_id=query.context_id,
-        status=query.status,
-        page_size=MAX_PAGE_SIZE,
-        after=query.after,
-    )
+    query = dataclasses.replace(query, page_size=MAX_PAGE_SIZE)
     more = True
     while more and len(rows) < size and scanned < SCAN_LIMIT:
         stored = await store.list_tasks(query)
@@ -112,13 +107,7 @@ async def _scan(
                 break
         else:
             more = stored.next_cursor is not None
-            query = TaskQuery(
-                tenant=query.tenant,
-                context_id=query.context_id,
-                status=query.status,
-                page_size=MAX_PAGE_SIZE,
-                after=stored.next_cursor,
-            )
+            query = dataclasses.replace(query, after=stored.next_cursor)
             continue
         break
     exhausted = len(rows) == size or not more
