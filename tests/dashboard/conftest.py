@@ -31,13 +31,15 @@ CHROMIUM_ARGS = [
 ]
 
 
-@pytest.fixture(scope="session")
+# Module-scoped, not session-scoped: while Playwright's sync API is open it runs an event
+# loop in this thread, and the asyncio tests of the modules after it could not run theirs.
+@pytest.fixture(scope="module")
 def playwright() -> Iterator[Playwright]:
     with sync_playwright() as running:
         yield running
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(playwright: Playwright) -> Iterator[Browser]:
     launched = playwright.chromium.launch(
         executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS

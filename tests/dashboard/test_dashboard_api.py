@@ -411,3 +411,23 @@ async def test_a_page_on_another_site_cannot_read_the_dashboard_api() -> None:
         assert refused.status_code == 403
         rebound = await http.get("/ui/api/tasks", headers={"Host": "evil.example"})
         assert rebound.status_code == 403
+
+
+async def test_health_lists_the_nodes_of_a_postgresql_cluster(pg_url: str) -> None:
+    """Two nodes on one database: the Health page lists both, by their LISTEN sessions, and
+    marks the one answering."""
+    first = build_app(Settings(store=pg_url))
+    second = build_app(Settings(store=pg_url))
+    async with (
+        listening(first) as port,
+        listening(second),
+        httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http,
+    ):
+        health = (await http.get("/ui/api/health")).json()
+    assert health["store"] == {"kind": "postgresql", "ready": True}
+    assert health["bus"] == {"kind": "postgresql", "ready": True}
+    assert "every 30 s" in health["recovery"]["mode"]
+    # (The database's other sessions named as nodes are listed too: tests share a database.)
+    listed = {node["node"]: node["this"] for node in health["nodes"]}
+    assert listed[first.service.engine.bus.node] is True  # type: ignore[attr-defined]
+    assert listed[second.service.engine.bus.node] is False  # type: ignore[attr-defined]
