@@ -108,6 +108,21 @@ async def test_a_conversation_from_first_message_to_completion() -> None:
             assert any("completed by alice" in t for t in texts(app))
 
 
+async def test_what_people_write_is_shown_as_written_never_as_markup() -> None:
+    async with running(conversation) as url:
+        app = chat(url)
+        async with app.run_test() as pilot:
+            await until(pilot, lambda: app.client is not None, "connected")
+            await say(pilot, "[bold]not bold[/bold] [link=http://x]no link[/link] [/oops]")
+            await until(pilot, lambda: "— your turn" in header(app), "the reply")
+            shown = [str(view.render()) for view in lines(app)]
+            assert "alice: [bold]not bold[/bold] [link=http://x]no link[/link] [/oops]" in shown
+            assert (
+                "agent: heard alice: [bold]not bold[/bold] [link=http://x]no link[/link] [/oops]"
+                in shown
+            )
+
+
 async def test_the_reply_streams_in_as_it_is_written(tmp_path: Path) -> None:
     gate = tmp_path / "gate"
     async with running(streamer) as url:

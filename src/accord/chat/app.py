@@ -17,6 +17,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, ClassVar
 
+from rich.text import Text
 from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
@@ -74,7 +75,8 @@ class LineView(Static):
     def refresh_line(self) -> None:
         line = self.line
         who = f"{line.who}: " if line.who else ""
-        self.update(f"{who}{line.text}{'' if line.done else ' ▍'}")
+        # As plain text: what agents and participants write is never read as markup.
+        self.update(Text(f"{who}{line.text}{'' if line.done else ' ▍'}"))
         self.set_class(line.for_me, "for-me")
         self.set_class(not line.done, "streaming")
 
@@ -158,7 +160,7 @@ class ChatApp(App[None]):
     def _show_header(self) -> None:
         who = f" — you are {self.conversation.me}" if self.conversation.me else ""
         task = f"task {self.conversation.task_id} · " if self.conversation.task_id else ""
-        self.query_one("#header", Static).update(f"{task}{self.conversation.header}{who}")
+        self.query_one("#header", Static).update(Text(f"{task}{self.conversation.header}{who}"))
 
     def show(self, lines: list[Line]) -> None:
         log = self.query_one("#log", VerticalScroll)
@@ -279,7 +281,7 @@ class ChatApp(App[None]):
                 f"/{c['name']} {c['argument_hint']}".strip() + f" — {c['description']}"
                 for c in matching
             )
-        self.query_one("#hint", Static).update(hint)
+        self.query_one("#hint", Static).update(Text(hint))
 
     async def action_complete(self) -> None:
         if not self.conversation.task_id or self.conversation.ended:
