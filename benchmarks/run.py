@@ -52,6 +52,9 @@ REQUIREMENTS = [
     "uvloop",
     "httptools",
     "py-spy",
+    # benchmarks/telemetry_cost.py: tracing on (the otel extra)
+    "opentelemetry-sdk",
+    "opentelemetry-exporter-otlp-proto-http",
 ]
 
 

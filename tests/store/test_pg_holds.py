@@ -130,7 +130,10 @@ async def test_a_killed_lock_connection_is_replaced_and_the_locks_taken_back(
         backend = await holds.backend_pid()
         with caplog.at_level(logging.WARNING, logger="accord.store"):
             assert await other.fetchval("SELECT pg_terminate_backend($1)", backend)
-            # Nothing else happens on this node: it notices the loss by itself.
+            # Nothing else happens on this node: it notices the loss by itself. (The old
+            # session may still hold its locks an instant after the kill: wait for the node
+            # to say it took them back, then check they are held.)
+            await wait_for_log(caplog, "took back", patience=10)
             await wait_until_held(other, tasks[:-1], patience=10)
         assert await holds.backend_pid() != backend
         assert await held(other, tasks[-1:]) == [False]

@@ -176,7 +176,9 @@ async def test_send_message_outcomes() -> None:
         status, body = await s.post(SEND, cont)
         assert (status, body["outcome"], body["published"]) == (200, "continued", [])
 
-        status, body = await s.post(SEND, cont)  # history holds 2 messages already
+        # another message (the same one again would be a retry: answered, not stored twice)
+        more = {"message": message(taskId=task_id), "configuration": {"returnImmediately": True}}
+        status, body = await s.post(SEND, more)  # history holds 2 messages already
         assert (status, body["outcome"]) == (502, "history-limit")
         assert body["error"] == "a2a.tasks.ResourceExhausted"
 

@@ -79,6 +79,10 @@ class LocalBus:
     def subscriber_count(self, task_id: str) -> int:
         return len(self._subscribers.get(task_id, ()))
 
+    def subscriber_total(self) -> int:
+        """Every follower of every task in this process (for metrics)."""
+        return sum(len(subscribers) for subscribers in self._subscribers.values())
+
     async def ping(self) -> None:
         """Raise when the bus cannot wake followers now (readiness probes); an in-process
         bus always can."""

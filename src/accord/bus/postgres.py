@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -30,6 +31,7 @@ from typing import Any
 import asyncpg
 
 from accord.bus.local import LocalBus
+from accord.telemetry.metrics import BusStats
 
 log = logging.getLogger("accord.bus")
 
@@ -57,8 +59,17 @@ class PostgresBus(LocalBus):
         self._tasks: list[asyncio.Task[None]] = []
         self._remote_listeners: list[Callable[[str | None], None]] = []
         self._listener: asyncpg.Connection | None = None  # the LISTEN connection, while up
-        self.published = 0  # NOTIFY statements sent (each carries a batch of ids)
-        self.received = 0  # notifications from other nodes
+        self.stats = BusStats()  # NOTIFYs sent, notifications received, their lag
+
+    @property
+    def published(self) -> int:
+        """NOTIFY statements sent (each carries a batch of ids)."""
+        return self.stats.sent
+
+    @property
+    def received(self) -> int:
+        """Notifications from other nodes."""
+        return self.stats.received
 
     # --- the LocalBus interface ------------------------------------------------------------
 
@@ -163,9 +174,14 @@ class PostgresBus(LocalBus):
             current = None
 
     def _on_notification(self, _conn: Any, _pid: int, _channel: str, payload: object) -> None:
-        node, _, task_id = str(payload).partition(" ")
+        # '<node>@<ms> <task id>' (ms: the sender's clock when it published, for the lag);
+        # a node of an older version sends '<node> <task id>'.
+        sender, _, task_id = str(payload).partition(" ")
+        node, _, sent_ms = sender.partition("@")
         if node != self.node:
-            self.received += 1
+            self.stats.received += 1
+            if sent_ms.isdigit():
+                self.stats.lag.observe(max(time.time() * 1000 - int(sent_ms), 0.0) / 1000)
             LocalBus.notify(self, task_id)
             self._remote(task_id)
 
@@ -184,7 +200,8 @@ class PostgresBus(LocalBus):
                         await asyncio.sleep(_RECONNECT_S)
                         continue
                 self._has_pending.clear()
-                batch = [f"{self.node} {task_id}" for task_id in self._pending]
+                sender = f"{self.node}@{time.time_ns() // 1_000_000}"
+                batch = [f"{sender} {task_id}" for task_id in self._pending]
                 self._pending.clear()
                 try:
                     await conn.execute(
@@ -192,7 +209,7 @@ class PostgresBus(LocalBus):
                         self.channel,
                         batch,
                     )
-                    self.published += 1
+                    self.stats.sent += 1
                 except asyncio.CancelledError:
                     raise
                 except Exception as exc:

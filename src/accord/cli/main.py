@@ -75,6 +75,11 @@ def main() -> None:
     help="The HTTP server: accord's own HTTP/1.1 front (default) or uvicorn.",
 )
 @click.option(
+    "--log-format",
+    type=click.Choice(["text", "json"]),
+    help="Log lines as text (default) or as JSON objects with request, task and trace ids.",
+)
+@click.option(
     "--access-log/--no-access-log",
     default=None,
     help="Log a line per HTTP request (method, path, status, duration, operation, task).",
@@ -93,9 +98,9 @@ def serve(config_path: str | None, **flags: Any) -> None:
         settings = load(config_path, flags)
     except ValueError as exc:
         _fail(exc, 2)
-    logging.basicConfig(
-        level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    from accord.telemetry import logs
+
+    logs.configure(settings.log_level, settings.log_format, settings.secrets())
     log = logging.getLogger("accord")
     if not settings.auth_configured and not settings.loopback_only:
         _fail(
@@ -153,6 +158,7 @@ def serve(config_path: str | None, **flags: Any) -> None:
                 loop="uvloop",
                 http="httptools",
                 log_level=settings.log_level,
+                log_config=None,  # the process's logging (text or JSON) is already set up
                 access_log=False,
                 lifespan="on",
                 timeout_keep_alive=int(settings.keep_alive_s),

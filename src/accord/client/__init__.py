@@ -19,7 +19,7 @@ from accord.client.credentials import (
 )
 from accord.client.errors import *  # noqa: F403
 from accord.client.errors import __all__ as _errors_all
-from accord.client.options import CallOptions, ResumePolicy, Timeouts
+from accord.client.options import CallOptions, ResumePolicy, RetryPolicy, Timeouts
 from accord.client.sse import ServerSentEvent, SSEParser
 from accord.client.sync import SyncClient
 from accord.client.transport import (
@@ -39,6 +39,7 @@ __all__ = [
     "CombinedCredentials",
     "CredentialsProvider",
     "ResumePolicy",
+    "RetryPolicy",
     "SSEParser",
     "ServerSentEvent",
     "StaticHeaders",

@@ -4,10 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Generator, Mapping, Sequence
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Generator,
+    Mapping,
+    Sequence,
+)
 from contextlib import aclosing
+from functools import partial
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 import msgspec
@@ -16,6 +25,7 @@ from accord.client import _builtin
 from accord.client.card import PROTOCOL_VERSION, fetch_card, select_interface
 from accord.client.credentials import CredentialsProvider
 from accord.client.errors import (
+    ClientError,
     ConnectionFailedError,
     NoCompatibleInterfaceError,
     RequestTimeoutError,
@@ -25,7 +35,7 @@ from accord.client.errors import (
     UnexpectedStatusError,
     UnsupportedOperationError,
 )
-from accord.client.options import CallOptions, ResumePolicy, Timeouts
+from accord.client.options import CallOptions, ResumePolicy, RetryPolicy, Timeouts
 from accord.client.resume import StreamTracker
 from accord.client.transport import (
     CallMeta,
@@ -36,6 +46,7 @@ from accord.client.transport import (
     transport_factory,
 )
 from accord.client.urls import check_agent_url
+from accord.telemetry import tracing
 from accord.wire.model import (
     UNSET,
     AgentCard,
@@ -63,6 +74,8 @@ from accord.wire.model import (
 _builtin.register()
 
 MessageInput = str | Message | SendMessageRequest
+R = TypeVar("R")
+IDEMPOTENCY_KEY = "Idempotency-Key"
 
 
 def text_message(text: str, *, context_id: str = "", task_id: str = "") -> Message:
@@ -80,6 +93,16 @@ def _retryable(exc: TransportError) -> bool:
     if isinstance(exc, UnexpectedStatusError):
         return exc.status_code >= 500
     return isinstance(exc, ConnectionFailedError | RequestTimeoutError | StreamBrokenError)
+
+
+def _worth_sending_again(exc: BaseException) -> bool:
+    """No answer came: the connection failed or dropped, or a proxy said 502 or 503."""
+    if isinstance(exc, UnexpectedStatusError):
+        return exc.status_code in (502, 503)
+    code = getattr(exc, "code", None)  # an A2A error body with a gateway's status
+    if code in (502, 503, "UNAVAILABLE"):
+        return True
+    return isinstance(exc, ConnectionFailedError)
 
 
 class Client:
@@ -105,6 +128,7 @@ class Client:
         headers: Mapping[str, str] | None = None,
         timeouts: Timeouts | None = None,
         resume: ResumePolicy | None = None,
+        retry: RetryPolicy | None = None,
         http_client: httpx.AsyncClient | None = None,
     ) -> None:
         self.card = card
@@ -117,6 +141,7 @@ class Client:
         self._headers = dict(headers or {})
         self._timeouts = timeouts or Timeouts()
         self._resume = resume or ResumePolicy()
+        self._retry = retry or RetryPolicy()
         self._owns_http = http_client is None
         self._http = http_client or httpx.AsyncClient(follow_redirects=True)
         self._transport: Transport = factory(
@@ -201,7 +226,31 @@ class Client:
             headers.update(options.headers)
             if options.timeout is not None:
                 timeout = options.timeout
+        tracing.inject(headers)  # the caller's trace goes on (traceparent), when there is one
         return CallMeta(headers=headers, timeout=timeout)
+
+    async def _call(
+        self,
+        operation: Callable[[CallMeta], Awaitable[R]],
+        options: CallOptions | None,
+        *,
+        keyed: bool = False,
+    ) -> R:
+        """``operation`` sent again (the same request, the same headers) while it fails
+        without an answer, as the retry policy allows. ``keyed``: a change that carries an
+        Idempotency-Key, the same for every attempt, so the server carries it out once."""
+        meta = await self._meta(options)
+        if keyed and not any(name.lower() == "idempotency-key" for name in meta.headers):
+            meta.headers[IDEMPOTENCY_KEY] = str(uuid.uuid4())
+        attempt = 0
+        while True:
+            try:
+                return await operation(meta)
+            except ClientError as exc:
+                if attempt >= self._retry.max_attempts or not _worth_sending_again(exc):
+                    raise
+            attempt += 1
+            await asyncio.sleep(self._retry.delay(attempt))
 
     @property
     def tenant(self) -> str:
@@ -283,7 +332,10 @@ class Client:
             accepted_output_modes=accepted_output_modes,
             metadata=metadata,
         )
-        response = await self._transport.send_message(request, await self._meta(options))
+        # Sent again after a failure without an answer: the same messageId, carried out once.
+        response = await self._call(
+            lambda meta: self._transport.send_message(request, meta), options
+        )
         if isinstance(response.task, Task):
             return response.task
         assert isinstance(response.message, Message)  # the oneof guarantees one of the two
@@ -318,8 +370,17 @@ class Client:
         )
         meta = await self._meta(options, streaming=True)
         events = self._transport.send_streaming_message(request, meta)
+        # Before its first event the stream is sent again (the same messageId: the server
+        # follows the first one's turn); after, it is resumed (below).
+        followed_events = self._follow(
+            events,
+            options,
+            request.tenant,
+            turn=True,
+            resend=lambda: self._transport.send_streaming_message(request, meta),
+        )
         # Closing this generator closes the connection now, not when the collector finds it.
-        async with aclosing(self._follow(events, options, request.tenant, turn=True)) as followed:
+        async with aclosing(followed_events) as followed:
             async for event in followed:
                 yield event
 
@@ -347,7 +408,7 @@ class Client:
             tenant=self.tenant,
             history_length=UNSET if history_length is None else history_length,
         )
-        return await self._transport.get_task(request, await self._meta(options))
+        return await self._call(lambda meta: self._transport.get_task(request, meta), options)
 
     async def list_tasks_page(
         self,
@@ -374,7 +435,7 @@ class Client:
             ),
             include_artifacts=UNSET if include_artifacts is None else include_artifacts,
         )
-        return await self._transport.list_tasks(request, await self._meta(options))
+        return await self._call(lambda meta: self._transport.list_tasks(request, meta), options)
 
     async def list_tasks(
         self,
@@ -420,7 +481,9 @@ class Client:
             tenant=self.tenant,
             metadata=UNSET if metadata is None else dict(metadata),
         )
-        return await self._transport.cancel_task(request, await self._meta(options))
+        return await self._call(
+            lambda meta: self._transport.cancel_task(request, meta), options, keyed=True
+        )
 
     async def create_push_config(
         self,
@@ -441,7 +504,9 @@ class Client:
             token=token,
             authentication=UNSET if authentication is None else authentication,
         )
-        return await self._transport.create_push_config(request, await self._meta(options))
+        return await self._call(
+            lambda meta: self._transport.create_push_config(request, meta), options, keyed=True
+        )
 
     async def get_push_config(
         self, task_id: str, config_id: str, *, options: CallOptions | None = None
@@ -449,7 +514,9 @@ class Client:
         request = GetTaskPushNotificationConfigRequest(
             task_id=task_id, id=config_id, tenant=self.tenant
         )
-        return await self._transport.get_push_config(request, await self._meta(options))
+        return await self._call(
+            lambda meta: self._transport.get_push_config(request, meta), options
+        )
 
     async def list_push_configs(
         self, task_id: str, *, page_size: int = 0, options: CallOptions | None = None
@@ -462,7 +529,7 @@ class Client:
             request = ListTaskPushNotificationConfigsRequest(
                 task_id=task_id, tenant=self.tenant, page_size=page_size, page_token=token
             )
-            page = await self._transport.list_push_configs(request, await self._meta(options))
+            page = await self._call(partial(self._transport.list_push_configs, request), options)
             configs.extend(page.configs)
             token = page.next_page_token
             if not token or token in seen_tokens:
@@ -475,12 +542,16 @@ class Client:
         request = DeleteTaskPushNotificationConfigRequest(
             task_id=task_id, id=config_id, tenant=self.tenant
         )
-        await self._transport.delete_push_config(request, await self._meta(options))
+        await self._call(
+            lambda meta: self._transport.delete_push_config(request, meta), options, keyed=True
+        )
 
     async def get_extended_card(self, *, options: CallOptions | None = None) -> AgentCard:
         """GetExtendedAgentCard: the card as an authenticated caller sees it."""
         request = GetExtendedAgentCardRequest(tenant=self.tenant)
-        return await self._transport.get_extended_card(request, await self._meta(options))
+        return await self._call(
+            lambda meta: self._transport.get_extended_card(request, meta), options
+        )
 
     # --- resumable streams ----------------------------------------------------------------
 
@@ -491,6 +562,7 @@ class Client:
         tenant: str,
         *,
         turn: bool = False,
+        resend: Callable[[], AsyncIterator[StreamItem]] | None = None,
     ) -> AsyncGenerator[StreamResponse, None]:
         """Yield each event once; on a break, resume (Last-Event-ID) or resubscribe.
 
@@ -504,6 +576,7 @@ class Client:
         last_id = ""
         retry_ms: int | None = None
         reconnected = False
+        sent = 0  # attempts to send the request again before its first event
         while True:
             got_any = False
             try:
@@ -537,6 +610,13 @@ class Client:
                     yield response
                 return
             except TransportError as exc:
+                if not tracker.task_id and resend is not None and not got_any:
+                    if sent >= self._retry.max_attempts or not _worth_sending_again(exc):
+                        raise
+                    sent += 1
+                    await asyncio.sleep(self._retry.delay(sent))
+                    events = resend()
+                    continue
                 if not tracker.task_id or not _retryable(exc):
                     raise
                 failure = exc

@@ -40,6 +40,26 @@ class ResumePolicy:
 
 
 @dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """How a call that failed before an answer is sent again.
+
+    A call whose connection failed (refused, or dropped before the answer) or that a proxy
+    answered 502 or 503 is sent again up to ``max_attempts`` times, waiting
+    ``initial_delay`` seconds doubled each time up to ``max_delay``. It is the same request:
+    a message keeps its ``messageId`` and CancelTask and push-config changes carry one
+    ``Idempotency-Key`` for all attempts, so a server that deduplicates (accord does) carries
+    it out once. ``max_attempts=0`` turns retrying off.
+    """
+
+    max_attempts: int = 3
+    initial_delay: float = 0.1
+    max_delay: float = 2.0
+
+    def delay(self, attempt: int) -> float:
+        return float(min(self.max_delay, self.initial_delay * (2 ** max(0, attempt - 1))))
+
+
+@dataclass(frozen=True, slots=True)
 class CallOptions:
     """Per-call additions: extra headers, extra extensions, a different timeout."""
 

@@ -4,12 +4,15 @@ and the domain events it publishes (the command surface's ``published`` list).""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from accord.core.events import Event
 from accord.core.records import PushConfigRecord, TaskRecord
 from accord.wire.errors import A2AError
 from accord.wire.model import Message, TaskPushNotificationConfig
+
+if TYPE_CHECKING:
+    from accord.store.base import RequestKey
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +43,8 @@ class Outcome:
     message: Message | None = None
     published: list[Published] = field(default_factory=list)
     payload: dict[str, Any] | None = None  # refusal payload, e.g. TaskStateConflict{state}
+    # Keys of the client requests these events carry out (safe retries): stored with them.
+    requests: list[RequestKey] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:

@@ -25,7 +25,6 @@ from accord.store.postgres import PostgresStore
 from accord.surface.feed import FeedHub
 from accord.wire.codec import encode
 from accord.wire.model import TaskState
-from accord.wire.time import format_timestamp
 
 SCAN_LIMIT = 10_000  # push configs read to count an outbox
 FAILING_SHOWN = 20
@@ -64,7 +63,7 @@ class HealthReport:
     async def _recovery(self, viewer: Viewer) -> dict[str, Any]:
         engine = self.engine
         config = engine.config
-        swept = engine.last_recovery
+        stats = engine.stats  # this process's sweeps since it started
         unfinished = 0
         for state in (TaskState.SUBMITTED, TaskState.WORKING):
             page = await engine.store.list_tasks(
@@ -79,8 +78,8 @@ class HealthReport:
             mode = "at start"
         return {
             "mode": mode,
-            "lastSweep": format_timestamp(swept[0]) if swept else "",
-            "recovered": swept[1] if swept else None,
+            "sweeps": stats.sweeps,
+            "recovered": stats.recovered_tasks,
             "unfinished": unfinished,
         }
 

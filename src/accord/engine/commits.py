@@ -16,7 +16,8 @@ from accord.core.events import Event
 from accord.core.outcome import Outcome
 from accord.core.records import PushConfigRecord, TaskRecord
 from accord.engine.live import LiveTask, PendingWrite
-from accord.store.base import LimitExceeded, SeqConflict
+from accord.store.base import DuplicateRequest, LimitExceeded, RequestKey, SeqConflict
+from accord.telemetry import tracing
 
 if TYPE_CHECKING:
     from accord.engine.engine import Engine
@@ -51,7 +52,14 @@ class Commits:
         if live is None:
             done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
             self._start_write(
-                record.id, expected_seq, record, list(outcome.events), list(configs), done, None
+                record.id,
+                expected_seq,
+                record,
+                list(outcome.events),
+                list(configs),
+                done,
+                None,
+                outcome.requests,
             )
             return done
         live.record = record
@@ -69,6 +77,7 @@ class Commits:
         batch.record = record
         batch.events.extend(outcome.events)
         batch.configs.extend(configs)
+        batch.requests.extend(outcome.requests)
         live.last_commit = batch.done
         return batch.done
 
@@ -85,6 +94,7 @@ class Commits:
             batch.configs,
             batch.done,
             live,
+            batch.requests,
         )
 
     def _start_write(
@@ -96,12 +106,22 @@ class Commits:
         configs: list[PushConfigRecord],
         done: asyncio.Future[None],
         live: LiveTask | None,
+        requests: Sequence[RequestKey] = (),
     ) -> None:
+        span = None
+        tracer = tracing.tracer  # (a span per commit while tracing is on)
+        if tracer is not None:
+            span = tracer.start_span(
+                "accord.commit",
+                attributes={"a2a.task.id": task_id, "accord.commit.events": len(events)},
+            )
         write: asyncio.Future[None]
         if configs:
-            write = asyncio.ensure_future(self._write(record, events, expected_seq, configs))
+            write = asyncio.ensure_future(
+                self._write(record, events, expected_seq, configs, requests)
+            )
         else:  # the store's own future when it gives one: no task for the write
-            appended = self._append(record, events, expected_seq)
+            appended = self._append(record, events, expected_seq, requests)
             write = (
                 appended
                 if isinstance(appended, asyncio.Future)
@@ -112,6 +132,10 @@ class Commits:
             error = None if write.cancelled() else write.exception()
             if write.cancelled():
                 error = asyncio.CancelledError()
+            if span is not None:
+                if error is not None:
+                    span.set_attribute("error.type", type(error).__qualname__)
+                span.end()
             if error is None and live is not None:
                 live.acknowledged(record, events)
             self._committed(task_id, error)
@@ -130,8 +154,9 @@ class Commits:
         events: Sequence[Event],
         expected_seq: int,
         configs: Sequence[PushConfigRecord],
+        requests: Sequence[RequestKey] = (),
     ) -> None:
-        await self._append(record, events, expected_seq)
+        await self._append(record, events, expected_seq, requests)
         # Inline configs of a new task: delivered from its first event. No store-side limit:
         # nobody could add a config to the task before this append made it visible, so the
         # check in Engine._begin (against no configs) is exact.
@@ -140,13 +165,21 @@ class Commits:
             self.engine.push_config_stored(record.id)
 
     def _append(
-        self, record: TaskRecord, events: Sequence[Event], expected_seq: int
+        self,
+        record: TaskRecord,
+        events: Sequence[Event],
+        expected_seq: int,
+        requests: Sequence[RequestKey] = (),
     ) -> Awaitable[None]:
         # store.append enqueues before its first await (or before it returns a future), so
         # writes keep submission order. A creation is counted against the tenant's limit in
         # the store's transaction too: concurrent creations (here or on other nodes) passed
         # Engine._begin's check together.
         limit = self.engine.config.limits.tasks_per_tenant if expected_seq == 0 else None
+        if requests:  # (the keys of client requests these events carry out: safe retries)
+            return self.engine.store.append(
+                record, events, expected_seq, tenant_task_limit=limit, requests=requests
+            )
         return self.engine.store.append(record, events, expected_seq, tenant_task_limit=limit)
 
     def _committed(self, task_id: str, error: BaseException | None) -> None:
@@ -157,12 +190,14 @@ class Commits:
                 # Nothing of a new task is stored: its creation failed (over the tenant's
                 # limit, say), and every later append of it fails too. Its runs stop.
                 lost = live.durable is None and not isinstance(error, asyncio.CancelledError)
-                if lost or not isinstance(error, SeqConflict | asyncio.CancelledError):
+                # (a refused duplicate request wrote nothing either: the task is intact)
+                refused = SeqConflict | DuplicateRequest | asyncio.CancelledError
+                if lost or not isinstance(error, refused):
                     live.broken = live.broken or error
                 if lost:
                     self._stop_runs(live)
-            if isinstance(error, LimitExceeded):
-                log.info("task %s not created: %s", task_id, error)
+            if isinstance(error, LimitExceeded | DuplicateRequest):
+                log.info("task %s not stored: %s", task_id, error)
             elif not isinstance(error, SeqConflict | asyncio.CancelledError):
                 log.error("append to task %s failed: %s", task_id, error)
             self.engine.bus.notify(task_id)

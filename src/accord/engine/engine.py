@@ -49,14 +49,19 @@ from accord.core.records import TaskRecord
 from accord.engine.commits import Commits
 from accord.engine.live import LiveHandle, LiveTask, Run, as_message, durable_record
 from accord.engine.push_configs import PushConfigs
+from accord.engine.retries import Recorded, Retries
 from accord.engine.streams import StreamItem, Streams
 from accord.store.base import (
+    DuplicateRequest,
+    RequestKey,
     SeqConflict,
     StoreError,
     TaskHolds,
     TaskSnapshots,
     TaskStore,
 )
+from accord.telemetry import context as log_context
+from accord.telemetry.metrics import EngineStats
 from accord.wire.codec import encode
 from accord.wire.errors import A2AError, ErrorKind
 from accord.wire.model import (
@@ -112,6 +117,9 @@ class EngineConfig:
     # once, at start, fails every task left running). Saves the lock round trips; safe only
     # for a single node, since another node would then fail this one's tasks and vice versa.
     task_holds: bool = True
+    # Safe retries (accord.engine.retries): how long a request's key is remembered.
+    idempotency_window_ms: int = 86_400_000
+    retry_by_message_id: bool = True  # False: only an Idempotency-Key makes a retry
 
 
 def _as_executor(agent: Executor | ExecutorFunction) -> tuple[ExecutorFunction, Any]:
@@ -172,8 +180,10 @@ class Engine:
         self._streams = Streams(store, self.bus, self._live)
         self._push_configs = PushConfigs(self)
         self._token_key: bytes | None = None  # signs ListTasks page tokens
-        # (when, how many tasks it failed) of the latest recovery sweep: the dashboard shows it
-        self.last_recovery: tuple[int, int] | None = None
+        self.stats = EngineStats()  # recovery sweeps, for /metrics
+        self.retries = Retries(  # safe retries
+            self, self.config.idempotency_window_ms, by_message_id=self.config.retry_by_message_id
+        )
 
     # --- life ------------------------------------------------------------------------------
 
@@ -186,6 +196,8 @@ class Engine:
                 self._spawn(self._recovery_loop(self.config.recovery_interval_s))
         if self.config.retention_ms is not None:
             self._spawn(self._retention_loop(self.config.retention_ms))
+        if self.retries.log is not None:
+            self._spawn(self.retries.sweep_loop())
         if self._push is not None:
             await self._push.start()
         add_remote_listener = getattr(self.bus, "add_remote_listener", None)
@@ -234,7 +246,8 @@ class Engine:
         while True:
             batch = await self.store.tasks_in_states(states, 500, after)
             if not batch:
-                self.last_recovery = (self.clock(), recovered)
+                self.stats.sweeps += 1
+                self.stats.recovered_tasks += recovered
                 return recovered
             for record in batch:
                 if record.id in self._live:
@@ -317,6 +330,11 @@ class Engine:
 
     # --- push hooks (kept apart: the engine runs without push delivery too) ----------------
 
+    @property
+    def push(self) -> PushHooks | None:
+        """The attached push delivery, if any."""
+        return self._push
+
     def attach_push(self, push: PushHooks) -> None:
         """Deliver push notifications with ``push``: it checks webhook URLs at registration,
         hears of stored configs and commits, and starts and stops with the engine."""
@@ -393,6 +411,7 @@ class Engine:
                 raise _agent_error(outcome)
             outcome.events = [*created.events, *outcome.events]
             outcome.published = [*created.published, *outcome.published]
+            outcome.requests = created.requests
             self._commits.submit(outcome, 0, live.pending_configs)
             return outcome
         if live.record is None:  # (after another writer's append, or a failed one)
@@ -425,6 +444,7 @@ class Engine:
         if run.reply is not None:
             raise AgentError("reply() may be called once")
         run.reply = reply
+        self.retries.replied(run, reply)
         self.bus.notify(live.task_id)
 
     # --- running executors -------------------------------------------------------------------
@@ -446,6 +466,7 @@ class Engine:
         return run
 
     async def _run(self, live: LiveTask, run: Run, body: ExecutorFunction) -> None:
+        log_context.note_task(live.task_id)  # (the run's JSON log lines name its task)
         try:
             await body(run.ctx, run.handle)
         except asyncio.CancelledError:
@@ -493,8 +514,11 @@ class Engine:
 
     # --- client commands ---------------------------------------------------------------------
 
-    async def _begin(self, request: SendMessageRequest, caller: Caller) -> tuple[LiveTask, Run]:
-        """Decide a SendMessage and start the agent on it."""
+    async def _begin(
+        self, request: SendMessageRequest, caller: Caller, key: RequestKey | None = None
+    ) -> tuple[LiveTask, Run]:
+        """Decide a SendMessage and start the agent on it. ``key``: the request's, stored
+        with its message (safe retries)."""
         message = request.message
         tenant = caller.tenant
         limits = self.config.limits
@@ -523,7 +547,7 @@ class Engine:
                     )
                     return refused("intake-refused", needs_task)
             verdicts[0] = verdict
-            return client_commands.send_message(
+            outcome = client_commands.send_message(
                 request,
                 tenant=tenant,
                 task=record,
@@ -537,6 +561,9 @@ class Engine:
                 message=verdict.message if verdict is not None else None,
                 task_metadata=verdict.task_metadata if verdict is not None else None,
             )
+            if key is not None and outcome.ok:
+                outcome.requests = [key]
+            return outcome
 
         extensions: list[str] = []
         metadata = request.metadata if request.metadata is not UNSET else {}
@@ -606,16 +633,52 @@ class Engine:
         await asyncio.gather(*(run.task for run in runs if run.task), return_exceptions=True)
 
     async def send_message(
-        self, request: SendMessageRequest, caller: Caller, extensions: list[str] | None = None
+        self,
+        request: SendMessageRequest,
+        caller: Caller,
+        extensions: list[str] | None = None,
+        idempotency_key: str = "",
     ) -> Task | Message:
         """SendMessage: the task once it is terminal or interrupted (or right away with
         ``returnImmediately``), or the agent's direct reply. Items of the streaming
-        variants are None when ``heartbeat`` seconds pass idle (for keep-alives)."""
+        variants are None when ``heartbeat`` seconds pass idle (for keep-alives).
+
+        A retry (the same caller's messageId, or ``idempotency_key``, seen before) gets the
+        first request's answer and runs nothing (accord.engine.retries)."""
         history_length = self._history_length(request)
         immediate = request.configuration is not UNSET and request.configuration.return_immediately
-        live, run = await self._begin(request, caller)
+        retries = self.retries
+        key, first = await retries.check(request, caller, idempotency_key)
+        if first is not None:
+            return await retries.answer(first, request, caller, history_length, immediate)
+        try:
+            live, run = await self._begin(request, caller, key)
+        except DuplicateRequest as duplicate:  # another node stored the same message first
+            first = Recorded(duplicate.task_id)
+            return await retries.answer(first, request, caller, history_length, immediate)
         if extensions:
             run.ctx.extensions.extend(extensions)
+        if key is None:
+            return await self._answer_turn(live, run, caller.tenant, history_length, immediate)
+        retries.running(key, live, run)
+        try:
+            return await self._answer_turn(live, run, caller.tenant, history_length, immediate)
+        except A2AError:
+            lost = retries.lost_to(live)  # its creation refused: the first one's task
+            if lost is None:
+                raise
+            return await retries.answer(lost, request, caller, history_length, immediate)
+
+    async def _answer_turn(
+        self,
+        live: LiveTask,
+        run: Run,
+        tenant: str,
+        history_length: int | None,
+        immediate: bool,
+    ) -> Task | Message:
+        """What a blocking SendMessage returns for ``run``: its reply, or the task once the
+        turn ended (right away with ``immediate``)."""
         with self.bus.subscribe(live.task_id) as sub:
             while True:
                 sub.clear()
@@ -629,9 +692,9 @@ class Engine:
                     continue
                 if run.cut and run.finished:
                     # (its live record stopped following the task with it: the store knows)
-                    record = await self.store.get_task(live.task_id, caller.tenant)
+                    record = await self.store.get_task(live.task_id, tenant)
                 else:
-                    record = await durable_record(self.store, live, run, caller.tenant)
+                    record = await durable_record(self.store, live, run, tenant)
                 if (
                     record is not None
                     and record.seq >= run.start.seq
@@ -661,16 +724,30 @@ class Engine:
         caller: Caller,
         extensions: list[str] | None = None,
         heartbeat: float | None = None,
+        idempotency_key: str = "",
     ) -> AsyncIterator[StreamItem | None]:
         """SendStreamingMessage: decided before the first item (errors raise here), then the
-        task and its updates until the turn ends, or one direct message."""
+        task and its updates until the turn ends, or one direct message. A retry follows
+        the first request's turn (accord.engine.retries)."""
         if not self.config.streaming:
             raise A2AError(ErrorKind.UNSUPPORTED_OPERATION, "this agent does not stream")
         history_length = self._history_length(request)
-        live, run = await self._begin(request, caller)
+        retries = self.retries  # a retry follows the first request's turn
+        key, first = await retries.check(request, caller, idempotency_key)
+        if first is not None:
+            return retries.stream(first, request, caller, history_length, heartbeat)
+        try:
+            live, run = await self._begin(request, caller, key)
+        except DuplicateRequest as duplicate:  # another node stored the same message first
+            first = Recorded(duplicate.task_id)
+            return retries.stream(first, request, caller, history_length, heartbeat)
         if extensions:
             run.ctx.extensions.extend(extensions)
-        return self._streams.turn(live, run, caller.tenant, history_length, heartbeat)
+        turn = self._streams.turn(live, run, caller.tenant, history_length, heartbeat)
+        if key is None:
+            return turn
+        retries.running(key, live, run)
+        return retries.guarded(turn, live, request, caller, history_length, heartbeat)
 
     async def subscribe(
         self,

@@ -24,7 +24,7 @@ from accord.wire.model import Artifact, Message, Part, Role, Task
 
 if TYPE_CHECKING:
     from accord.engine.engine import Engine
-    from accord.store.base import TaskStore
+    from accord.store.base import RequestKey, TaskStore
 
 
 # Per live task: a turn's few events; a follower further behind reads the store (events can
@@ -111,6 +111,7 @@ class PendingWrite:
     events: list[Event]
     configs: list[PushConfigRecord]
     done: asyncio.Future[None]
+    requests: list[RequestKey] = field(default_factory=list)  # safe retries' keys
 
 
 async def durable_record(

@@ -18,6 +18,7 @@ keepalive.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any, TypeAlias, cast
 
@@ -27,6 +28,7 @@ from google.protobuf.message import DecodeError
 from google.protobuf.message import Message as ProtoMessage
 from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-untyped]
 from grpc_status import rpc_status
+from opentelemetry.trace import SpanKind, Tracer
 
 from accord.grpc.convert import from_proto, proto_class, to_proto
 from accord.server.app import A2AApplication
@@ -36,6 +38,9 @@ from accord.server.errors import from_wire_error, internal_error
 from accord.server.failures import log_unexpected
 from accord.server.http import Receive, Request, Scope, Send
 from accord.server.operations import OPERATIONS, Call, Operation, Service
+from accord.telemetry import context as log_context
+from accord.telemetry import logs, tracing
+from accord.telemetry.metrics import RequestMetrics, RequestStats
 from accord.wire.codec import WireError
 from accord.wire.errors import ERROR_DOMAIN, A2AError, ErrorKind
 from accord.wire.model import ListTasksResponse, Wire
@@ -103,20 +108,32 @@ class GrpcBinding(Binding):
     """Handlers for every method of ``A2AService``, by method name."""
 
     json_out = False  # results are converted to protobuf messages
+    name = "grpc"
 
     def handlers(self) -> dict[str, grpc.RpcMethodHandler]:
         # Requests arrive as bytes and are parsed in the handler, so that bytes which are not
         # the request message get INVALID_ARGUMENT with the rich status like any bad request
         # (grpc's own deserializer failure would be a bare INTERNAL).
         out: dict[str, grpc.RpcMethodHandler] = {}
+        tracer = tracing.tracer  # (accord.telemetry: a span per call while tracing is on)
         for name, operation in OPERATIONS.items():
             if operation.streaming:
+                stream = self._streaming(operation)
+                if tracer is not None:
+                    stream = _traced_stream(tracer, operation, stream)
+                if log_context.enabled:
+                    stream = _logged_stream(stream)
                 out[name] = grpc.unary_stream_rpc_method_handler(
-                    self._streaming(operation), response_serializer=_serialize
+                    stream, response_serializer=_serialize
                 )
             else:
+                unary = self._unary(operation)
+                if tracer is not None:
+                    unary = _traced_unary(tracer, operation, unary)
+                if log_context.enabled:
+                    unary = _logged_unary(unary)
                 out[name] = grpc.unary_unary_rpc_method_handler(
-                    self._unary(operation), response_serializer=_serialize
+                    unary, response_serializer=_serialize
                 )
         return out
 
@@ -138,16 +155,27 @@ class GrpcBinding(Binding):
 
     def _unary(self, operation: Operation) -> Callable[[Any, Context], Awaitable[Any]]:
         async def handle(message: Any, context: Context) -> Any:
+            metrics = self.metrics  # (accord.telemetry: timed only when metrics are on)
+            started = time.perf_counter() if metrics is not None else 0.0
+            call: Call | None = None
             try:
                 request, call = self._begin(operation, message, context)
                 result = await operation.handler(self.service, request, call)
                 await _send_extensions(context, call)
-                return _response(operation, result)
+                response = _response(operation, result)
+                if metrics is not None:
+                    self.observed(operation, call, "ok", started)
+                return response
             except A2AError as error:
+                if metrics is not None:
+                    self.observed(operation, call, error.kind.reason, started)
                 await context.abort_with_status(rich_status(error))
             except Exception:
                 log_unexpected(log, "gRPC %s failed", operation.name)
-                await context.abort_with_status(rich_status(internal_error()))
+                failure = internal_error()
+                if metrics is not None:
+                    self.observed(operation, call, failure.kind.reason, started)
+                await context.abort_with_status(rich_status(failure))
             raise AssertionError("unreachable: abort raises")  # pragma: no cover
 
         return handle
@@ -155,24 +183,106 @@ class GrpcBinding(Binding):
     def _streaming(self, operation: Operation) -> Callable[[Any, Context], AsyncIterator[Any]]:
         async def handle(message: Any, context: Context) -> AsyncIterator[Any]:
             items = None
+            metrics = self.metrics  # (accord.telemetry: timed only when metrics are on)
+            started = time.perf_counter() if metrics is not None else 0.0
+            call: Call | None = None
+            stats: RequestStats | None = None
             try:
                 request, call = self._begin(operation, message, context)
                 items = await operation.handler(self.service, request, call)
                 await _send_extensions(context, call)
+                if metrics is not None:
+                    stats = self.observed(operation, call, "ok", started)
+                    stats.streams += 1
                 async for item in items:
                     if item is not None:
                         yield to_proto(item.response)
             except A2AError as error:
+                if metrics is not None and stats is None:
+                    self.observed(operation, call, error.kind.reason, started)
                 await context.abort_with_status(rich_status(error))
             except Exception:
                 log_unexpected(log, "gRPC %s failed", operation.name)
-                await context.abort_with_status(rich_status(internal_error()))
+                failure = internal_error()
+                if metrics is not None and stats is None:
+                    self.observed(operation, call, failure.kind.reason, started)
+                await context.abort_with_status(rich_status(failure))
             finally:
+                if stats is not None:
+                    stats.streams -= 1
                 close = getattr(items, "aclose", None)
                 if close is not None:
                     await close()
 
         return handle
+
+
+def _span(tracer: Tracer, operation: Operation, context: Context) -> Any:
+    carrier = {key: value for key, value in context.invocation_metadata() or ()}
+    return tracer.start_as_current_span(
+        operation.name,
+        context=tracing.context_from_mapping(carrier),
+        kind=SpanKind.SERVER,
+        attributes={
+            "rpc.system": "grpc",
+            "rpc.service": SERVICE_NAME,
+            "rpc.method": operation.name,
+        },
+    )
+
+
+def _traced_unary(
+    tracer: Tracer, operation: Operation, handle: Callable[[Any, Context], Awaitable[Any]]
+) -> Callable[[Any, Context], Awaitable[Any]]:
+    async def traced(message: Any, context: Context) -> Any:
+        with _span(tracer, operation, context):
+            return await handle(message, context)
+
+    return traced
+
+
+def _traced_stream(
+    tracer: Tracer, operation: Operation, handle: Callable[[Any, Context], AsyncIterator[Any]]
+) -> Callable[[Any, Context], AsyncIterator[Any]]:
+    async def traced(message: Any, context: Context) -> AsyncIterator[Any]:
+        with _span(tracer, operation, context):
+            async for item in handle(message, context):
+                yield item
+
+    return traced
+
+
+def _note_ids(context: Context) -> None:
+    """The call's request id and trace id, for JSON log lines (accord.telemetry.logs)."""
+    pairs = [
+        (key.encode("latin-1"), value.encode("latin-1"))
+        for key, value in context.invocation_metadata() or ()
+        if isinstance(value, str)
+    ]
+    request_id, trace_id = logs.ids_from(pairs)
+    log_context.request_id.set(request_id)
+    log_context.trace_id.set(trace_id)
+
+
+def _logged_unary(
+    handle: Callable[[Any, Context], Awaitable[Any]],
+) -> Callable[[Any, Context], Awaitable[Any]]:
+    async def logged(message: Any, context: Context) -> Any:
+        _note_ids(context)
+        return await handle(message, context)
+
+    return logged
+
+
+def _logged_stream(
+    handle: Callable[[Any, Context], AsyncIterator[Any]],
+) -> Callable[[Any, Context], AsyncIterator[Any]]:
+    async def logged(message: Any, context: Context) -> AsyncIterator[Any]:
+        _note_ids(context)
+        async for item in handle(message, context):
+            yield item
+
+    return logged
 
 
 def _serialize(message: ProtoMessage) -> bytes:
@@ -210,6 +320,7 @@ def create_server(
     *,
     require_auth: bool = True,
     options: Mapping[str, Any] | None = None,
+    metrics: RequestMetrics | None = None,
 ) -> grpc.aio.Server:
     """A grpc.aio server with ``A2AService`` registered; bind a port and start it."""
     settings = {
@@ -226,7 +337,7 @@ def create_server(
         **(options or {}),
     }
     server = grpc.aio.server(options=list(settings.items()))
-    binding = GrpcBinding(service, auth or NoAuthentication(), require_auth)
+    binding = GrpcBinding(service, auth or NoAuthentication(), require_auth, metrics)
     server.add_generic_rpc_handlers(
         (grpc.method_handlers_generic_handler(SERVICE_NAME, binding.handlers()),)
     )
@@ -239,9 +350,10 @@ async def start_server(
     auth: Authenticator | None = None,
     *,
     require_auth: bool = True,
+    metrics: RequestMetrics | None = None,
 ) -> tuple[grpc.aio.Server, int]:
     """Create, bind (plaintext) and start a server; returns it and the bound port."""
-    server = create_server(service, auth, require_auth=require_auth)
+    server = create_server(service, auth, require_auth=require_auth, metrics=metrics)
     port = server.add_insecure_port(address)
     if port == 0:
         raise OSError(f"gRPC: cannot bind {address}")
@@ -291,6 +403,7 @@ class WithGrpc:
                         self.address,
                         binding.auth,
                         require_auth=binding.require_auth,
+                        metrics=binding.metrics,
                     )
                 except Exception as exc:
                     log.error("gRPC server cannot start on %s: %s", self.address, exc)

@@ -49,6 +49,7 @@ from accord.harness.wire import (
     TASK_URI,
     TaskExtension,
 )
+from accord.telemetry import agents as telemetry
 from accord.wire.model import (
     UNSET,
     AgentExtension,
@@ -152,7 +153,11 @@ class HarnessAgent:
             return
         turn = self._turns[ctx.task_id] = _Turn()
         try:
-            await self._run(ctx, task, turn)
+            # (accord.telemetry: counted, and a GenAI invoke_agent span with tracing on)
+            with telemetry.turn(
+                self.settings.agent_id, conversation_id=ctx.context_id, task_id=ctx.task_id
+            ):
+                await self._run(ctx, task, turn)
         finally:
             del self._turns[ctx.task_id]
             turn.done.set()
@@ -174,7 +179,10 @@ class HarnessAgent:
         while True:
             turn.more = False
             view = self._conversation(await task.current(), extension)
-            response = await self._model(view).respond(view)
+            model = self._model(view)
+            provider = view.model.partition(":")[0] if ":" in view.model else ""
+            with telemetry.model_call(view.model, provider=provider):  # (scripted:PATH …)
+                response = await model.respond(view)
             answer = self._answer(ctx, view, response)
             if turn.more:  # messages came in while the model worked: answer them too
                 await task.start_working(answer)

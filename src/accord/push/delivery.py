@@ -23,6 +23,7 @@ import httpx
 
 from accord.push.headers import SENDABLE, unsendable
 from accord.push.ssrf import Guard, IPAddress, RefusedTarget, Target, parse_target
+from accord.telemetry import tracing
 from accord.wire.model import UNSET, TaskPushNotificationConfig
 
 CONTENT_TYPE = "application/a2a+json"
@@ -41,6 +42,7 @@ class DeliveryError(Exception):
 
 def request_headers(config: TaskPushNotificationConfig, event_id: str) -> dict[str, str]:
     headers = {"Content-Type": CONTENT_TYPE, EVENT_ID_HEADER: event_id}
+    tracing.inject(headers)  # the delivery's span (tracing on): the receiver joins its trace
     auth = config.authentication
     if auth is not UNSET:
         headers["Authorization"] = f"{auth.scheme} {auth.credentials}".strip()

@@ -35,12 +35,17 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from opentelemetry.trace import SpanKind, Status, StatusCode
+
 from accord.core import lifecycle
 from accord.core.events import Event
 from accord.push.delivery import DeliveryError, Sender
 from accord.push.headers import scrub
 from accord.push.ssrf import AddressPolicy, Guard, RefusedTarget, loggable_origin
 from accord.store.base import PushDelivery, TaskStore
+from accord.telemetry import context as log_context
+from accord.telemetry import tracing
+from accord.telemetry.metrics import PushStats
 from accord.wire.codec import encode
 from accord.wire.errors import invalid_params
 from accord.wire.model import TaskPushNotificationConfig
@@ -120,6 +125,7 @@ class PushDispatcher:
         self._held: dict[Key, _Held] = {}
         self._loops: list[asyncio.Task[None]] = []
         self._running = False
+        self.stats = PushStats()  # attempts and their outcomes, for /metrics
 
     # --- engine hooks ------------------------------------------------------------------------
 
@@ -253,6 +259,7 @@ class PushDispatcher:
     # --- delivering ----------------------------------------------------------------------------
 
     async def _run(self, key: Key, delivery: PushDelivery) -> None:
+        log_context.note_task(key[0])  # (the worker's JSON log lines name its task)
         held = self._held[key] = _Held(
             delivery.cursor, delivery.failures, delivery.last_error, delivery.next_attempt_ms
         )
@@ -367,7 +374,38 @@ class PushDispatcher:
     async def _attempt(
         self, config: TaskPushNotificationConfig, event: Event
     ) -> DeliveryError | None:
+        started = time.perf_counter()
+        error = await self._post(config, event)
+        stats = self.stats
+        stats.duration.observe(time.perf_counter() - started)
+        if error is None:
+            stats.delivered += 1
+        else:
+            stats.failed += 1
+        return error
+
+    async def _post(self, config: TaskPushNotificationConfig, event: Event) -> DeliveryError | None:
         body = encode(event.stream_response())
+        tracer = tracing.tracer
+        if tracer is not None:  # a span per delivery; its traceparent goes with the POST
+            with tracer.start_as_current_span(
+                "accord.push",
+                kind=SpanKind.CLIENT,
+                attributes={
+                    "a2a.task.id": event.task_id,
+                    "accord.webhook.config_id": config.id,
+                    "accord.webhook.event_seq": event.seq,
+                },
+            ) as span:
+                error = await self._send(config, event, body)
+                if error is not None:
+                    span.set_status(Status(StatusCode.ERROR, str(error)))
+                return error
+        return await self._send(config, event, body)
+
+    async def _send(
+        self, config: TaskPushNotificationConfig, event: Event, body: bytes
+    ) -> DeliveryError | None:
         try:
             async with asyncio.timeout(self.settings.timeout_s):
                 await self.sender.send(config, event_id(event), body)
@@ -392,6 +430,7 @@ class PushDispatcher:
         # Messages are written to be free of secrets; an HTTP library's text might not be.
         text = scrub(str(error), config)
         if error.permanent or failures >= self.settings.max_attempts:
+            self.stats.gave_up += 1
             await self.store.update_push_delivery(
                 task_id,
                 config_id,

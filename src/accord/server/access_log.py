@@ -22,6 +22,7 @@ from typing import Any
 
 from accord.engine import StreamItem
 from accord.server.http import Message, Receive, Scope, Send
+from accord.telemetry import context
 from accord.wire.model import Message as A2AMessage
 from accord.wire.model import SendMessageResponse, StreamResponse, Task
 
@@ -39,17 +40,28 @@ class AccessRecord:
         self.operation = ""
         self.task_id = ""
 
+    def finished(self, span: Any, status: int) -> None:
+        """Name a request's span (tracing on) after what the bindings learned of it."""
+        if self.operation:
+            span.update_name(self.operation)
+            span.set_attribute("rpc.method", self.operation)
+        if self.task_id:
+            span.set_attribute("a2a.task.id", self.task_id[:_MAX_FIELD])
+        span.set_attribute("http.response.status_code", status)
+
     def note_operation(self, operation: str) -> None:
         self.operation = operation
 
     def note_params(self, params: Any) -> None:
         """The task the request names: its id or taskId, or its message's taskId."""
         self.task_id = _task_id_of(params) or self.task_id
+        context.note_task(self.task_id)  # (for JSON log lines; nothing when they are off)
 
     def note_result(self, result: Any) -> None:
         """A new task's id, known only from the answer."""
         if isinstance(result, SendMessageResponse) and isinstance(result.task, Task):
             self.task_id = self.task_id or result.task.id
+            context.note_task(self.task_id)
 
     def watching(self, encode_item: Callable[[StreamItem], bytes]) -> Callable[[StreamItem], bytes]:
         """``encode_item`` (a stream's event encoder) noting the task of the first event: a

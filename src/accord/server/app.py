@@ -4,7 +4,7 @@ before any of them, what browsers may do (accord.server.browsers: Host, Origin, 
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from accord.server.access_log import AccessLogged, AccessRecord
 from accord.server.auth import Authenticator, NoAuthentication
@@ -19,8 +19,15 @@ from accord.server.operations import Service
 from accord.server.rest import RestBinding, route
 from accord.store.base import StoreError
 from accord.surface.app import handles as surface_path
+from accord.telemetry import context as log_context
+from accord.telemetry import tracing
+from accord.telemetry.logs import LogContext
+from accord.telemetry.requests import Traced
 from accord.wire.codec import encode
 from accord.wire.errors import A2AError, ErrorKind
+
+if TYPE_CHECKING:
+    from accord.telemetry.exposition import MetricsEndpoint
 
 log = logging.getLogger("accord.server")
 
@@ -40,6 +47,8 @@ class A2AApplication:
         surface: Any = None,
         browsers: BrowserPolicy | None = None,
         access_log: bool = False,
+        metrics: MetricsEndpoint | None = None,
+        metrics_path: str = "/metrics",
         dashboard: Any = None,
     ) -> None:
         self.service = service
@@ -47,8 +56,12 @@ class A2AApplication:
         # Without credentials only loopback Host values are answered; no CORS unless given.
         self.browsers = browsers or BrowserPolicy(check_host=not auth.configured)
         self.card = CardEndpoint(service.card)
-        self.jsonrpc = JsonRpcBinding(service, auth, require_auth)
-        self.rest = RestBinding(service, auth, require_auth)
+        # Metrics (accord.telemetry): the bindings count requests; None when off.
+        self.metrics = metrics
+        self.metrics_path = metrics_path
+        requests = metrics.sources.requests if metrics is not None else None
+        self.jsonrpc = JsonRpcBinding(service, auth, require_auth, requests)
+        self.rest = RestBinding(service, auth, require_auth, requests)
         self.jsonrpc_path = jsonrpc_path
         self._jsonrpc_path = jsonrpc_path.rstrip("/")  # a trailing slash is accepted either way
         self.manage_engine = manage_engine
@@ -56,8 +69,13 @@ class A2AApplication:
         self.dashboard = dashboard  # accord.dashboard.DashboardApp: /ui, or None when off
         engine = service.engine
         self.health = Health({"store": engine.store.ping, "bus": engine.bus.ping})
-        # Off, the access log costs nothing: requests go straight to the handler.
-        self._serve_http = AccessLogged(self._http) if access_log else self._http
+        # Off, the access log and tracing cost nothing: requests go straight to the handler.
+        handle: Any = self._http
+        if tracing.tracer is not None:  # (accord.telemetry: a span per request)
+            handle = Traced(handle, tracing.tracer)
+        if log_context.enabled:  # (JSON logs: the request's ids on its lines)
+            handle = LogContext(handle)
+        self._serve_http = AccessLogged(handle) if access_log else handle
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
@@ -104,6 +122,9 @@ class A2AApplication:
             return
         if path in HEALTH_PATHS and method in ("GET", "HEAD"):  # off the A2A paths' way
             await self.health.handle(path, send)
+            return
+        if self.metrics is not None and path == self.metrics_path and method == "GET":
+            await self.metrics.handle(request, send)
             return
         error = A2AError(ErrorKind.METHOD_NOT_FOUND, f"no operation at {method} {path}")
         await respond(send, 404, encode(rest_error(error)), JSON)

@@ -5,15 +5,18 @@ its body is read); then check the operation's grant (accord.core.grants)."""
 from __future__ import annotations
 
 import dataclasses
+import time
+from collections.abc import Coroutine
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from accord.core.caller import ANONYMOUS, OPEN, Caller
 from accord.core.grants import granted, required_actor
 from accord.server.auth import Authenticator
 from accord.server.event_ids import event_number
-from accord.server.http import Request
-from accord.server.operations import Call, Service, negotiate
+from accord.server.http import Request, until_disconnected
+from accord.server.operations import Call, Operation, Service, negotiate
+from accord.telemetry.metrics import RequestMetrics, RequestStats
 from accord.wire.errors import A2AError, ErrorKind, invalid_params
 
 
@@ -22,7 +25,10 @@ class Binding:
     service: Service
     auth: Authenticator
     require_auth: bool = True
+    # Request metrics (accord.telemetry): None when metrics are off, and then nothing is timed.
+    metrics: RequestMetrics | None = None
     json_out: ClassVar[bool] = True  # JSON-RPC and HTTP+JSON write JSON; gRPC says False
+    name: ClassVar[str] = ""  # the binding's label in metrics
 
     def authenticate(self, request: Request) -> Caller:
         if not self.auth.configured:
@@ -46,7 +52,12 @@ class Binding:
         )
         resume = _last_event_id(request.headers.get("last-event-id"))
         return Call(
-            caller=caller, extensions=extensions, last_event_id=resume, json_out=self.json_out
+            caller=caller,
+            extensions=extensions,
+            last_event_id=resume,
+            json_out=self.json_out,
+            # safe retries (accord.engine.retries); checked where it is used
+            idempotency_key=request.headers.get("idempotency-key", ""),
         )
 
     @staticmethod
@@ -57,6 +68,39 @@ class Binding:
         actor = required_actor(command)
         needs = f"the actor {actor}" if actor is not None else "a grant no actor holds"
         raise A2AError(ErrorKind.PERMISSION_DENIED, f"not granted: {command} needs {needs}")
+
+    def observed(
+        self, operation: Operation | None, call: Call | None, outcome: str, started: float
+    ) -> RequestStats:
+        """Count a request answered (``outcome``: ok, or its error's reason) and its latency
+        since ``started`` (a ``perf_counter`` reading); only called with metrics on."""
+        assert self.metrics is not None
+        caller = call.caller if call is not None else None
+        tenant = caller.tenant if caller is not None and caller.authenticated else ""
+        method = operation.name if operation is not None else "unknown"
+        stats = self.metrics.stats(self.name, method, tenant)
+        stats.done(outcome, time.perf_counter() - started)
+        return stats
+
+    async def stream_out(
+        self,
+        request: Request,
+        stream: Coroutine[Any, Any, None],
+        operation: Operation,
+        call: Call,
+        started: float,
+    ) -> None:
+        """Write an HTTP stream until it ends or the client goes; with metrics on, counted
+        as a request when it starts and as open while it runs."""
+        if self.metrics is None:
+            await until_disconnected(request.receive, stream)
+            return
+        stats = self.observed(operation, call, "ok", started)
+        stats.streams += 1
+        try:
+            await until_disconnected(request.receive, stream)
+        finally:
+            stats.streams -= 1
 
     @staticmethod
     def response_headers(extensions: list[str]) -> list[tuple[bytes, bytes]]:

@@ -24,6 +24,9 @@ from accord.store import open_store
 from accord.store.pg_claims import PgClaimTable
 from accord.store.postgres import PostgresStore
 from accord.surface import SurfaceApp
+from accord.telemetry import tracing
+from accord.telemetry.exposition import MetricsEndpoint, Sources
+from accord.telemetry.metrics import RequestMetrics
 from accord.wire.model import (
     APIKeySecurityScheme,
     HTTPAuthSecurityScheme,
@@ -79,6 +82,8 @@ def declared_card(agent: Any) -> CardDescription:
 
 
 def build_app(settings: Settings, agent: Any = None) -> A2AApplication:
+    if settings.tracing != "off":  # before anything is built: the parts look once
+        tracing.configure(settings.tracing, service_name=settings.card.name or "accord")
     auth = PrincipalAuthenticator(
         parse_auth(settings.principals, settings.jwt),
         static_bearer=_callers(settings.bearer_tokens),
@@ -162,6 +167,8 @@ def build_app(settings: Settings, agent: Any = None) -> A2AApplication:
             resumable=remote,
             recovery_interval_s=settings.recovery_interval_s,
             task_holds=settings.task_holds,
+            idempotency_window_ms=int(settings.idempotency_window_s * 1000),
+            retry_by_message_id=settings.retry_by_message_id,
         ),
         # Several nodes on one PostgreSQL database wake each other's followers.
         bus=store.bus() if isinstance(store, PostgresStore) else None,
@@ -211,5 +218,24 @@ def build_app(settings: Settings, agent: Any = None) -> A2AApplication:
         surface=surface,
         browsers=browsers,
         access_log=settings.access_log,
+        metrics=metrics_endpoint(settings, engine, auth),
+        metrics_path=settings.metrics_path,
         dashboard=dashboard,
+    )
+
+
+def metrics_endpoint(settings: Settings, engine: Engine, auth: Any) -> MetricsEndpoint | None:
+    """``/metrics`` of this server (docs/operations.md), or None with ``metrics = false``."""
+    if not settings.metrics:
+        return None
+    push = engine.push
+    return MetricsEndpoint(
+        Sources(
+            RequestMetrics(tenant_labels=settings.metrics_tenant_labels),
+            engine,
+            push.stats if isinstance(push, PushDispatcher) else None,
+            tenant_labels=settings.metrics_tenant_labels,
+        ),
+        auth,
+        public=settings.metrics_public,
     )

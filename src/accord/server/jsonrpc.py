@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any
 
 import msgspec
@@ -12,8 +13,8 @@ from accord.server import sse
 from accord.server.binding import Binding
 from accord.server.errors import from_wire_error, internal_error, jsonrpc_error
 from accord.server.failures import log_unexpected
-from accord.server.http import JSON, Request, Send, respond, until_disconnected
-from accord.server.operations import OPERATIONS
+from accord.server.http import JSON, Request, Send, respond
+from accord.server.operations import OPERATIONS, Call, Operation
 from accord.wire.codec import WireError, decode, encode
 from accord.wire.errors import A2AError, ErrorKind, invalid_params
 
@@ -58,9 +59,16 @@ def _recover_id(body: bytes) -> RequestId:
 
 
 class JsonRpcBinding(Binding):
+    name = "jsonrpc"
+
     async def handle(self, request: Request, send: Send) -> None:
         request_id: RequestId = None
         headers: list[tuple[bytes, bytes]] = []
+        # metrics (accord.telemetry): timed only when they are on
+        metrics = self.metrics
+        started = time.perf_counter() if metrics is not None else 0.0
+        operation: Operation | None = None
+        call: Call | None = None
         try:
             # Who asks and in which version come from the head: a caller the server refuses
             # is answered before a byte of its body is read (and held).
@@ -105,10 +113,15 @@ class JsonRpcBinding(Binding):
                 request.access.note_result(result)
         except A2AError as error:
             await respond(send, 200, _error(request_id, error), JSON, headers)
+            if metrics is not None:
+                self.observed(operation, call, error.kind.reason, started)
             return
         except Exception:
             log_unexpected(log, "JSON-RPC request failed")
-            await respond(send, 200, _error(request_id, internal_error()), JSON, headers)
+            failure = internal_error()
+            await respond(send, 200, _error(request_id, failure), JSON, headers)
+            if metrics is not None:
+                self.observed(operation, call, failure.kind.reason, started)
             return
         if operation.streaming:
             rid = request_id
@@ -118,12 +131,14 @@ class JsonRpcBinding(Binding):
 
             access = request.access
             encode_item = encode_event if access is None else access.watching(encode_event)
-            await until_disconnected(
-                request.receive,
-                sse.stream(send, result, encode_item, lambda error: _error(rid, error), headers),
+            stream = sse.stream(
+                send, result, encode_item, lambda error: _error(rid, error), headers
             )
+            await self.stream_out(request, stream, operation, call, started)
             return
         await respond(send, 200, _result(request_id, encode(result)), JSON, headers)
+        if metrics is not None:
+            self.observed(operation, call, "ok", started)
 
 
 def error_body(error: A2AError, request_id: Any = None) -> bytes:

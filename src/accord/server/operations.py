@@ -66,6 +66,8 @@ class Call:
     last_event_id: int | None = None
     # The binding writes JSON: a result may be msgspec.Raw ProtoJSON, passed through unread.
     json_out: bool = False
+    # The Idempotency-Key header ("" for none): a retried call gets the first one's answer.
+    idempotency_key: str = ""
 
 
 def negotiate(service: Service, version: str | None, extensions_header: str | None) -> list[str]:
@@ -102,7 +104,7 @@ def scoped(call: Call, tenant: str) -> Caller:
 async def send_message(service: Service, request: SendMessageRequest, call: Call) -> Any:
     service.bounds.check_message(request.message)
     result = await service.engine.send_message(
-        request, scoped(call, request.tenant), call.extensions
+        request, scoped(call, request.tenant), call.extensions, call.idempotency_key
     )
     if isinstance(result, Task):
         return SendMessageResponse(task=result)
@@ -116,7 +118,11 @@ async def send_streaming_message(
         raise A2AError(ErrorKind.UNSUPPORTED_OPERATION, "this agent does not stream")
     service.bounds.check_message(request.message)
     return await service.engine.send_streaming_message(
-        request, scoped(call, request.tenant), call.extensions, service.heartbeat_s
+        request,
+        scoped(call, request.tenant),
+        call.extensions,
+        service.heartbeat_s,
+        call.idempotency_key,
     )
 
 
@@ -133,7 +139,15 @@ async def list_tasks(service: Service, request: ListTasksRequest, call: Call) ->
 
 
 async def cancel_task(service: Service, request: CancelTaskRequest, call: Call) -> Any:
-    return await service.engine.cancel_task(request.id, scoped(call, request.tenant))
+    caller = scoped(call, request.tenant)
+    return await service.engine.retries.once(
+        caller,
+        call.idempotency_key,
+        "CancelTask",
+        request,
+        lambda: service.engine.cancel_task(request.id, caller),
+        Task,
+    )
 
 
 async def subscribe_to_task(
@@ -157,7 +171,15 @@ async def create_push_config(
     service: Service, request: TaskPushNotificationConfig, call: Call
 ) -> Any:
     _require_push(service)
-    return await service.engine.create_push_config(request, scoped(call, request.tenant))
+    caller = scoped(call, request.tenant)
+    return await service.engine.retries.once(
+        caller,
+        call.idempotency_key,
+        "CreateTaskPushNotificationConfig",
+        request,
+        lambda: service.engine.create_push_config(request, caller),
+        TaskPushNotificationConfig,
+    )
 
 
 async def get_push_config(
@@ -181,10 +203,15 @@ async def delete_push_config(
     service: Service, request: DeleteTaskPushNotificationConfigRequest, call: Call
 ) -> Any:
     _require_push(service)
-    await service.engine.delete_push_config(
-        request.task_id, request.id, scoped(call, request.tenant)
+    caller = scoped(call, request.tenant)
+
+    async def delete() -> dict[str, Any]:
+        await service.engine.delete_push_config(request.task_id, request.id, caller)
+        return {}
+
+    return await service.engine.retries.once(
+        caller, call.idempotency_key, "DeleteTaskPushNotificationConfig", request, delete, dict
     )
-    return {}
 
 
 async def get_extended_card(

@@ -7,6 +7,7 @@ DELETE); path fields always win over both.
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any
 
 from accord.engine import StreamItem
@@ -14,8 +15,8 @@ from accord.server import sse
 from accord.server.binding import Binding
 from accord.server.errors import from_wire_error, internal_error, rest_error
 from accord.server.failures import log_unexpected
-from accord.server.http import A2A_JSON, JSON, Request, Send, respond, until_disconnected
-from accord.server.operations import OPERATIONS, Operation
+from accord.server.http import A2A_JSON, JSON, Request, Send, respond
+from accord.server.operations import OPERATIONS, Call, Operation
 from accord.wire.codec import WireError, convert, decode, decode_json, encode
 from accord.wire.errors import A2AError, ErrorKind, invalid_params
 
@@ -88,10 +89,16 @@ def _encode_event(item: StreamItem) -> bytes:
 
 
 class RestBinding(Binding):
+    name = "http+json"
+
     async def handle(
         self, request: Request, send: Send, routed: tuple[Operation, dict[str, str]]
     ) -> None:
         operation, path_fields = routed
+        # metrics (accord.telemetry): timed only when they are on
+        metrics = self.metrics
+        started = time.perf_counter() if metrics is not None else 0.0
+        call: Call | None = None
         content_type = A2A_JSON if request.accepts("application/a2a+json") else JSON
         headers = self.response_headers([])
         access = request.access
@@ -109,21 +116,26 @@ class RestBinding(Binding):
                 access.note_result(result)
         except A2AError as error:
             await self._error(send, error, headers, content_type)
+            if metrics is not None:
+                self.observed(operation, call, error.kind.reason, started)
             return
         except Exception:
             log_unexpected(log, "HTTP+JSON request failed")
-            await self._error(send, internal_error(), headers, content_type)
+            failure = internal_error()
+            await self._error(send, failure, headers, content_type)
+            if metrics is not None:
+                self.observed(operation, call, failure.kind.reason, started)
             return
         if operation.streaming:
             encode_item = _encode_event if access is None else access.watching(_encode_event)
-            await until_disconnected(
-                request.receive,
-                sse.stream(
-                    send, result, encode_item, lambda error: encode(rest_error(error)), headers
-                ),
+            stream = sse.stream(
+                send, result, encode_item, lambda error: encode(rest_error(error)), headers
             )
+            await self.stream_out(request, stream, operation, call, started)
             return
         await respond(send, 200, encode(result), content_type, headers)
+        if metrics is not None:
+            self.observed(operation, call, "ok", started)
 
     async def _params(
         self, request: Request, operation: Operation, path_fields: dict[str, str]

@@ -21,6 +21,8 @@ from accord.server.listen import host_port, reachable_host
 ENV_PREFIX = "ACCORD_"
 HTTP_SERVERS = ("accord", "uvicorn")
 LOG_LEVELS = ("debug", "info", "warning", "error")
+TRACING = ("off", "otlp", "console")
+LOG_FORMATS = ("text", "json")
 
 
 @dataclass
@@ -102,6 +104,19 @@ class Settings:
     max_connections: int = 1024  # open at once; past it, 503 (0: no cap)
     # --- the access log (accord.server.access_log): a line per HTTP request, off by default
     access_log: bool = False
+    # --- operations (docs/operations.md): metrics, traces, structured logs, safe retries
+    metrics: bool = True  # Prometheus metrics at metrics_path
+    metrics_path: str = "/metrics"
+    metrics_public: bool = False  # with credentials configured, /metrics needs one unless true
+    metrics_tenant_labels: bool = False  # a tenant label on request and task metrics
+    tracing: str = "off"  # OpenTelemetry spans: off, otlp (OTEL_EXPORTER_OTLP_*), console
+    log_format: str = "text"  # text, or json: one object per line with request/task/trace ids
+    # A retried SendMessage (same caller, same messageId) or a call with the same
+    # Idempotency-Key within this window gets the first one's result.
+    idempotency_window_s: float = 86_400.0
+    # false: a messageId alone is no key (only Idempotency-Key is), for clients that reuse a
+    # message's id for different messages, against the specification (docs/operations.md).
+    retry_by_message_id: bool = True
     # --- the dashboard (accord.dashboard, docs/dashboard.md): served at /ui unless false
     ui: bool = True
 
@@ -126,6 +141,25 @@ class Settings:
     def auth_configured(self) -> bool:
         return bool(self.api_keys or self.bearer_tokens or self.principals or self.jwt)
 
+    def secrets(self) -> list[str]:
+        """Every configured secret, for the log formatter's last guard."""
+        found = [*self.api_keys, *self.bearer_tokens]
+        for principal in self.principals:
+            key = principal.get("api_key")
+            if isinstance(key, str):
+                found.append(key)
+            env = principal.get("api_key_env")
+            if isinstance(env, str) and os.environ.get(env):
+                found.append(os.environ[env])
+        for name in ("secret",):
+            value = self.jwt.get(name)
+            if isinstance(value, str):
+                found.append(value)
+        env = self.jwt.get("secret_env")
+        if isinstance(env, str) and os.environ.get(env):
+            found.append(os.environ[env])
+        return found
+
     @property
     def loopback_only(self) -> bool:
         return self.host in ("127.0.0.1", "localhost", "::1")
@@ -141,7 +175,12 @@ MOVED = {
     "input_modes": "card.default_input_modes",
     "output_modes": "card.default_output_modes",
 }
-CHOICES = {"http": HTTP_SERVERS, "log_level": LOG_LEVELS}
+CHOICES = {
+    "http": HTTP_SERVERS,
+    "log_level": LOG_LEVELS,
+    "tracing": TRACING,
+    "log_format": LOG_FORMATS,
+}
 NOT_NEGATIVE = ("body_timeout_s", "body_min_rate", "max_connections")  # 0 turns them off
 
 
@@ -188,6 +227,10 @@ def _checked(name: str, value: Any, where: str, source: str) -> Any:
         checked = checked[1:-1]  # [::1] as a URL writes it
     elif name == "public_url" and checked:
         check.url(checked, where)
+    elif name == "metrics_path" and (not checked.startswith("/") or checked.rstrip("/") == ""):
+        raise ConfigError(f"{where}: expected a path such as /metrics, got {check.shown(checked)}")
+    elif name == "idempotency_window_s" and checked <= 0:
+        raise ConfigError(f"{where}: expected a positive number of seconds, got {checked}")
     return checked
 
 

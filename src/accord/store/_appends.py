@@ -11,8 +11,9 @@ transaction, COMMIT and fsync included.
 The triggers refuse a row with RAISE(ABORT), which undoes the whole statement, when the task's
 stored seq is not the one its append expects, or when a creation would take its tenant past
 ``tenant_limit`` (counting the tasks stored and the creations before it in the statement); a
-creation of a task that exists breaks the primary key. :meth:`Append.run` writes one append
-on its own and says which refusal it is.
+creation of a task that exists breaks the primary key, and so does a request key (safe
+retries) that ``requests`` holds already. :meth:`Append.run` writes one append on its own and
+says which refusal it is.
 """
 
 from __future__ import annotations
@@ -24,11 +25,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from accord.store._row_cache import Row
-from accord.store.base import LimitExceeded, SeqConflict
+from accord.store.base import DuplicateRequest, LimitExceeded, RequestKey, SeqConflict
 
 # Rows of append_rows per INSERT. Up to _EXACT_ROWS a statement has exactly the batch's rows;
 # above, it is padded with rows no trigger takes up to the next power of two, at most
-# ROWS_PER_STATEMENT (27 variables a row: below SQLite's limit of 32,766). That bounds
+# ROWS_PER_STATEMENT (31 variables a row: below SQLite's limit of 32,766). That bounds
 # the distinct statement texts, which all stay compiled in the connection's statement cache:
 # compiling a multi-row statement costs about as much as running it.
 _EXACT_ROWS = 32
@@ -46,14 +47,20 @@ _TASK_COLUMNS = (
     "kind, task_id, tenant, context_id, state, created_ms, updated_ms, seq, snapshot, expected,"
     " tenant_limit"
 )
-_ROW_WIDTH = 11 + 4 * EVENTS_PER_ROW
-_CREATE, _MOVE, _EDIT, _EVENTS_ONLY = 0, 1, 2, 3
+# A request key the append carries out (safe retries); req_key '' when none. An append with
+# more keys than one writes the others in rows of kind 4 (keys only).
+_REQUEST_COLUMNS = "req_caller, req_key, req_fingerprint, req_created_ms"
+_ROW_WIDTH = 11 + 4 + 4 * EVENTS_PER_ROW
+_CREATE, _MOVE, _EDIT, _EVENTS_ONLY, _KEY_ONLY = 0, 1, 2, 3, 4
+_NO_REQUEST = ("", "", 0, 0)
 # Unused columns hold 0, not NULL, and blobs go in as bytearray: CPython's sqlite3 binds int,
 # float, str and bytearray straight away, but runs every other value (None and bytes among
 # them) through its adapter lookup first, which costs more than the binding itself.
 _NO_LIMIT = -1  # tenant_limit of an append with none
 _NO_EVENT = (0, 0, 0, 0)  # seq, kind, at_ms, body of an event column left empty (seq 0)
-_PADDING = (-1,) + (0,) * (_ROW_WIDTH - 1)  # a row of append_rows that no trigger takes
+# A row of append_rows that no trigger takes (req_key 0: an integer sorts below any text, so
+# the request trigger's "req_key > ''" is false).
+_PADDING = (-1,) + (0,) * (_ROW_WIDTH - 1)
 
 
 def _event_inserts() -> str:
@@ -67,7 +74,7 @@ def _event_inserts() -> str:
 
 
 APPEND_ROWS = (
-    f"""CREATE TEMP VIEW append_rows ({_TASK_COLUMNS}, {_EVENT_COLUMNS})
+    f"""CREATE TEMP VIEW append_rows ({_TASK_COLUMNS}, {_REQUEST_COLUMNS}, {_EVENT_COLUMNS})
     AS SELECT {", ".join(["NULL"] * _ROW_WIDTH)} WHERE 0""",
     """CREATE TEMP TRIGGER append_create INSTEAD OF INSERT ON append_rows WHEN new.kind = 0
     BEGIN
@@ -93,6 +100,15 @@ APPEND_ROWS = (
             (SELECT 1 FROM tasks WHERE id = new.task_id AND seq = new.expected
                 AND state = new.state AND updated_ms = new.updated_ms);
         UPDATE tasks SET seq = new.seq, snapshot = new.snapshot WHERE id = new.task_id;
+    END""",
+    # A key held already breaks requests' primary key: the statement is undone, and the
+    # append replayed on its own says DuplicateRequest (Append.run).
+    """CREATE TEMP TRIGGER append_request INSTEAD OF INSERT ON append_rows
+    WHEN new.req_key > ''
+    BEGIN
+        INSERT INTO requests (tenant, caller, key, created_ms, fingerprint, task_id)
+            VALUES (new.tenant, new.req_caller, new.req_key, new.req_created_ms,
+                new.req_fingerprint, new.task_id);
     END""",
     f"""CREATE TEMP TRIGGER append_events INSTEAD OF INSERT ON append_rows
     WHEN new.seq0 > 0
@@ -123,10 +139,18 @@ class Append:
     # column of it is assigned, even to the same value).
     status_changed: bool = True
     tenant_limit: int | None = None  # a creation's tasks-per-tenant limit
+    requests: Sequence[RequestKey] = ()  # keys of the requests this append carries out
 
     def run(self, conn: sqlite3.Connection) -> None:
-        """This append on its own. Raises SeqConflict or LimitExceeded before writing
-        anything."""
+        """This append on its own. Raises SeqConflict, LimitExceeded or DuplicateRequest
+        before writing anything."""
+        for key in self.requests:
+            recorded = conn.execute(
+                "SELECT task_id FROM requests WHERE tenant = ? AND caller = ? AND key = ?",
+                (key.tenant, key.caller, key.key),
+            ).fetchall()
+            if recorded:
+                raise DuplicateRequest(key, recorded[0][0])
         if self.expected == 0 and self.tenant_limit is not None:
             held = tenant_counts(conn, [self.tenant]).get(self.tenant, 0)
             if held >= self.tenant_limit and not _exists(conn, self.task_id):
@@ -146,6 +170,14 @@ class Append:
             found = conn.execute("SELECT seq FROM tasks WHERE id = ?", (self.task_id,)).fetchall()
             raise SeqConflict(self.task_id, self.expected, found[0][0] if found else 0)
         conn.executemany("INSERT INTO events VALUES (?, ?, ?, ?, ?)", self.events)
+        conn.executemany(
+            "INSERT INTO requests (tenant, caller, key, created_ms, fingerprint, task_id)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            [
+                (k.tenant, k.caller, k.key, k.created_ms, k.fingerprint, self.task_id)
+                for k in self.requests
+            ],
+        )
 
     def task_row(self) -> tuple[Any, ...]:
         """The task's row of ``tasks``, in column order."""
@@ -165,6 +197,7 @@ class Append:
         of the events that did not fit."""
         kind = _CREATE if self.expected == 0 else _MOVE if self.status_changed else _EDIT
         events = self.events
+        requests = self.requests
         rows: list[tuple[Any, ...]] = [
             (
                 kind,
@@ -172,17 +205,33 @@ class Append:
                 bytearray(self.snapshot),  # the last column of the task's row
                 self.expected,
                 _NO_LIMIT if self.tenant_limit is None else self.tenant_limit,
+                *(_request_values(requests[0]) if requests else _NO_REQUEST),
                 *_event_values(events[:EVENTS_PER_ROW]),
             )
         ]
         for start in range(EVENTS_PER_ROW, len(events), EVENTS_PER_ROW):
             more = _event_values(events[start : start + EVENTS_PER_ROW])
-            rows.append((_EVENTS_ONLY, self.task_id, *_PADDING[2:11], *more))
+            rows.append((_EVENTS_ONLY, self.task_id, *_PADDING[2:11], *_NO_REQUEST, *more))
+        for key in requests[1:]:
+            rows.append(
+                (
+                    _KEY_ONLY,
+                    self.task_id,
+                    self.tenant,
+                    *_PADDING[3:11],
+                    *_request_values(key),
+                    *_NO_EVENT * EVENTS_PER_ROW,
+                )
+            )
         return rows
 
     def cached_row(self) -> Row:
         """The task's row as the store's reads select it."""
         return (self.tenant, self.seq, self.created_ms, self.updated_ms, self.snapshot)
+
+
+def _request_values(key: RequestKey) -> tuple[Any, ...]:
+    return (key.caller, key.key, bytearray(key.fingerprint), key.created_ms)
 
 
 def _event_values(events: Sequence[EventRow]) -> tuple[Any, ...]:

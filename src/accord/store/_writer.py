@@ -27,20 +27,22 @@ import contextlib
 import queue
 import sqlite3
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from accord.store._appends import APPEND_ROWS, ROWS_PER_STATEMENT, Append, statements
 from accord.store._row_cache import RowCache
-from accord.store.base import LimitExceeded, SeqConflict, StoreError, TaskGone
+from accord.store.base import DuplicateRequest, LimitExceeded, SeqConflict, StoreError, TaskGone
+from accord.telemetry.metrics import CommitStats
 
 BATCH_MAX = 1024  # writes per transaction (roughly: hand-overs are not split)
 Op = Callable[[sqlite3.Connection], Any]
 
 # What an op raises to refuse a write, before writing anything: the write fails alone and
 # the rest of its batch goes on (anything else rolls the batch back and replays it isolated).
-REFUSALS = (SeqConflict, LimitExceeded, TaskGone)
+REFUSALS = (SeqConflict, LimitExceeded, TaskGone, DuplicateRequest)
 
 
 @dataclass(slots=True)
@@ -73,6 +75,7 @@ class Writer(threading.Thread):
         self.commits = 0  # transactions committed (each one fsync with synchronous=FULL)
         self.writes = 0  # writes those transactions carried
         self.replayed = 0  # appends written one by one because an append of their run was refused
+        self.metrics = CommitStats()  # for /metrics: writes per commit, commit durations
 
     def run(self) -> None:
         try:
@@ -105,6 +108,14 @@ class Writer(threading.Thread):
             conn.close()
 
     def _commit(self, conn: sqlite3.Connection, batch: list[Write]) -> list[Done]:
+        metrics = self.metrics
+        failures, started = metrics.failures, time.perf_counter()
+        done = self._cached_transaction(conn, batch)
+        if metrics.failures == failures:  # (a failed commit is counted as one, not timed)
+            metrics.committed(len(batch), time.perf_counter() - started)
+        return done
+
+    def _cached_transaction(self, conn: sqlite3.Connection, batch: list[Write]) -> list[Done]:
         cache = self.cache
         if cache is None or not _tell_cache(cache, batch):
             return self._transaction(conn, batch)
@@ -142,6 +153,7 @@ class Writer(threading.Thread):
             if conn.in_transaction:
                 with contextlib.suppress(sqlite3.Error):
                     conn.execute("ROLLBACK")
+            self.metrics.failures += 1
             error = StoreError(f"commit failed: {exc}")
             return [(write, None, error) for write in batch]
         return done

@@ -135,6 +135,7 @@ class TaskStore(Protocol):
         expected_seq: int,
         *,
         tenant_task_limit: int | None = None,
+        requests: Sequence[RequestKey] = (),
     ) -> Awaitable[None]:
         """Atomically add ``events`` (consecutive seqs following ``expected_seq``) to the
         task's log and store ``record`` (whose ``seq`` is the last event's) as its snapshot.
@@ -142,6 +143,10 @@ class TaskStore(Protocol):
         fails with LimitExceeded if the tenant already holds that many tasks, counted in the
         same transaction (creations committed just before, by any writer, count). Raises
         SeqConflict, LimitExceeded, StoreError.
+
+        ``requests``: keys of the requests these events carry out (safe retries), recorded
+        in the same transaction with this task's id; DuplicateRequest, and nothing written,
+        when the store holds one of them already.
 
         An ``async def`` implements it, queueing the write before its first ``await`` (the
         engine runs each call as a task, in call order); so does a plain method that queues
@@ -308,3 +313,71 @@ class TaskSnapshots(Protocol):
 
     async def get_snapshot(self, task_id: str, tenant: str) -> bytes | None:
         """The task's snapshot as stored, or None (also for another tenant's task)."""
+
+
+# --- operations: what /metrics reads of a store (docs/operations.md) ---------------------------
+
+
+@runtime_checkable
+class StoreGauges(Protocol):
+    """Optional: numbers only the store knows, read once per metrics scrape (each one query
+    over small tables or an index, never a scan of the tasks)."""
+
+    async def task_state_counts(self) -> list[tuple[str, TaskState, int]]:
+        """(tenant, state, tasks) for every pair that holds tasks (the store's counters)."""
+
+    async def push_backlog(self) -> tuple[int, int, int]:
+        """(active configs with undelivered log entries, those entries, failing configs)."""
+
+
+# --- safe retries: requests already answered (docs/operations.md, "Safe retries") -----------
+
+
+@dataclass(frozen=True, slots=True)
+class RequestKey:
+    """A request that must not be carried out twice: who sent it (tenant and identity), its
+    key (``m:`` + a message's messageId, or ``k:`` + an Idempotency-Key), a digest of what it
+    asked for, and when it was first seen."""
+
+    tenant: str
+    caller: str
+    key: str
+    fingerprint: bytes
+    created_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class StoredRequest:
+    """A request as first carried out: the task it created or continued ("" when none), and
+    the answer itself when that is not the task's state (a direct reply, a push config)."""
+
+    key: RequestKey
+    task_id: str = ""
+    response: bytes | None = None
+
+
+class DuplicateRequest(StoreError):
+    """An append carried a request key the store already holds: that request was carried out
+    already (by another node, or a concurrent retry); nothing was written."""
+
+    def __init__(self, key: RequestKey, task_id: str) -> None:
+        super().__init__(f"request {key.key!r} of {key.caller!r} was carried out already")
+        self.key = key
+        self.task_id = task_id
+
+
+@runtime_checkable
+class RequestLog(Protocol):
+    """The requests a store remembers, for safe retries. ``append(…, requests=[…])`` records
+    keys in the same transaction as the events they caused (DuplicateRequest, and nothing
+    written, when one is held already); these methods read, record and forget them."""
+
+    async def find_request(self, tenant: str, caller: str, key: str) -> StoredRequest | None:
+        """The request recorded under (tenant, caller, key), or None."""
+
+    async def put_request(self, request: StoredRequest) -> StoredRequest | None:
+        """Record ``request`` unless its key is held: then nothing is written and the held
+        one is returned."""
+
+    async def delete_requests_before(self, cutoff_ms: int, limit: int = 1000) -> int:
+        """Forget up to ``limit`` requests first seen before ``cutoff_ms``; how many."""

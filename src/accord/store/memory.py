@@ -19,10 +19,13 @@ from accord.core.views import Cursor, TaskQuery, after_cursor, matches, sort_key
 from accord.store._checks import check_append
 from accord.store.base import (
     DeliveryState,
+    DuplicateRequest,
     FeedEntry,
     LimitExceeded,
     PushDelivery,
+    RequestKey,
     SeqConflict,
+    StoredRequest,
     TaskGone,
     TaskPage,
     new_secret,
@@ -52,6 +55,8 @@ class MemoryStore:
         # task id -> config id -> delivery state, kept beside ``_push``.
         self._delivery: dict[str, dict[str, _Delivery]] = {}
         self._secrets: dict[str, bytes] = {}
+        # (tenant, caller, key) -> a request carried out (safe retries), oldest first.
+        self._requests: dict[tuple[str, str, str], StoredRequest] = {}
 
     async def open(self) -> None:
         pass
@@ -74,6 +79,7 @@ class MemoryStore:
         expected_seq: int,
         *,
         tenant_task_limit: int | None = None,
+        requests: Sequence[RequestKey] = (),
     ) -> None:
         check_append(record, events, expected_seq)
         current = self._tasks.get(record.id)
@@ -86,6 +92,12 @@ class MemoryStore:
             and await self.count_tasks(record.tenant) >= tenant_task_limit
         ):
             raise LimitExceeded("tasks_per_tenant", tenant_task_limit, record.id)
+        for key in requests:
+            held = self._requests.get((key.tenant, key.caller, key.key))
+            if held is not None:
+                raise DuplicateRequest(key, held.task_id)
+        for key in requests:
+            self._requests[(key.tenant, key.caller, key.key)] = StoredRequest(key, record.id)
         self._events.setdefault(record.id, []).extend(events)
         self._tasks[record.id] = record
         self._feed_append(record.tenant, record.id, list(events))
@@ -303,3 +315,43 @@ class MemoryStore:
                 entry = dataclasses.replace(entry, config=current)
             found.append(entry)
         return found
+
+    # --- operations: what /metrics reads (StoreGauges) --------------------------------------
+
+    async def task_state_counts(self) -> list[tuple[str, TaskState, int]]:
+        counts: dict[tuple[str, TaskState], int] = {}
+        for record in self._tasks.values():
+            key = (record.tenant, record.state)
+            counts[key] = counts.get(key, 0) + 1
+        return [(tenant, state, n) for (tenant, state), n in counts.items()]
+
+    async def push_backlog(self) -> tuple[int, int, int]:
+        configs = entries = failing = 0
+        for task_id, rows in self._delivery.items():
+            task = self._tasks.get(task_id)
+            for row in rows.values():
+                if row.state == "failing":
+                    failing += 1
+                elif row.state == "active" and task is not None and row.cursor < task.seq:
+                    configs += 1
+                    entries += task.seq - row.cursor
+        return configs, entries, failing
+
+    # --- safe retries (RequestLog) -------------------------------------------------------------
+
+    async def find_request(self, tenant: str, caller: str, key: str) -> StoredRequest | None:
+        return self._requests.get((tenant, caller, key))
+
+    async def put_request(self, request: StoredRequest) -> StoredRequest | None:
+        key = request.key
+        held = self._requests.get((key.tenant, key.caller, key.key))
+        if held is not None:
+            return held
+        self._requests[(key.tenant, key.caller, key.key)] = request
+        return None
+
+    async def delete_requests_before(self, cutoff_ms: int, limit: int = 1000) -> int:
+        doomed = [k for k, r in self._requests.items() if r.key.created_ms < cutoff_ms]
+        for k in doomed[: max(limit, 0)]:
+            del self._requests[k]
+        return min(len(doomed), max(limit, 0))

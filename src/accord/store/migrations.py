@@ -173,6 +173,27 @@ MIGRATIONS: list[tuple[int, tuple[str, ...]]] = [
             ) WITHOUT ROWID""",
         ),
     ),
+    (
+        7,
+        (
+            # Safe retries (docs/operations.md): requests already carried out, by who sent
+            # them and their key (m:<messageId>, k:<Idempotency-Key>), with the task they
+            # created or continued ('' for none) and, when the answer is not that task's
+            # state, the answer itself. Written in the appending transaction; forgotten by
+            # age (requests_by_age) once the retry window has passed.
+            """CREATE TABLE IF NOT EXISTS requests (
+                tenant TEXT NOT NULL,
+                caller TEXT NOT NULL,
+                key TEXT NOT NULL,
+                created_ms INTEGER NOT NULL,
+                fingerprint BLOB NOT NULL,
+                task_id TEXT NOT NULL,
+                response BLOB,
+                PRIMARY KEY (tenant, caller, key)
+            ) WITHOUT ROWID""",
+            "CREATE INDEX IF NOT EXISTS requests_by_age ON requests (created_ms)",
+        ),
+    ),
 ]
 
 LATEST = MIGRATIONS[-1][0]

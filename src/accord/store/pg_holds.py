@@ -103,6 +103,11 @@ class AdvisoryHolds:
         await asyncio.shield(batch.done)
         return batch.taken.get(task_id, True)  # absent: released again in the same batch
 
+    @property
+    def held_count(self) -> int:
+        """Tasks whose lock this node holds now (for metrics)."""
+        return len(self._held)
+
     async def release(self, task_id: str) -> None:
         """Give the task up. Never raises: a lock whose connection failed is gone anyway."""
         batch = self._batch()

@@ -213,6 +213,25 @@ MIGRATIONS: list[tuple[int, tuple[str, ...]]] = [
             "CREATE TABLE IF NOT EXISTS secrets (name TEXT PRIMARY KEY, value BYTEA NOT NULL)",
         ),
     ),
+    (
+        6,
+        (
+            # Safe retries (docs/operations.md): requests already carried out, shared by every
+            # node, so a retry sent to another node finds the first one. Written in the
+            # appending statement; forgotten by age once the retry window has passed.
+            """CREATE TABLE IF NOT EXISTS requests (
+                tenant TEXT COLLATE "C" NOT NULL,
+                caller TEXT COLLATE "C" NOT NULL,
+                key TEXT COLLATE "C" NOT NULL,
+                created_ms BIGINT NOT NULL,
+                fingerprint BYTEA NOT NULL,
+                task_id TEXT COLLATE "C" NOT NULL,
+                response BYTEA,
+                PRIMARY KEY (tenant, caller, key)
+            )""",
+            "CREATE INDEX IF NOT EXISTS requests_by_age ON requests (created_ms)",
+        ),
+    ),
 ]
 
 LATEST = MIGRATIONS[-1][0]

@@ -31,16 +31,20 @@ from accord.store import _rows, pg_migrations
 from accord.store._checks import check_append
 from accord.store.base import (
     DeliveryState,
+    DuplicateRequest,
     FeedEntry,
     LimitExceeded,
     PushDelivery,
+    RequestKey,
     SeqConflict,
+    StoredRequest,
     StoreError,
     TaskGone,
     TaskPage,
     new_secret,
 )
 from accord.store.pg_holds import AdvisoryHolds
+from accord.telemetry.metrics import CommitStats
 from accord.wire.codec import encode
 from accord.wire.model import (
     TaskState,
@@ -74,6 +78,28 @@ _UPDATE = (
     " updated_ms = $6, seq = $7, snapshot = $8 WHERE id = $1 AND seq = $13 RETURNING id) "
     + _EVENTS_OF_T
 )
+
+# An append that carries out requests (safe retries) records their keys in the same
+# statement, for the task it wrote (none when the seq check failed). A key held already
+# breaks requests' primary key: the whole statement is undone (DuplicateRequest).
+_REQUESTS_OF_T = (
+    ", r AS (INSERT INTO requests (tenant, caller, key, created_ms, fingerprint, task_id)"
+    " SELECT $2, q.caller, q.key, q.created_ms, q.fingerprint, t.id FROM t,"
+    " unnest({}::text[], {}::text[], {}::bigint[], {}::bytea[])"
+    " AS q(caller, key, created_ms, fingerprint) RETURNING 1) "
+)
+
+
+def _with_requests(statement: str, first: int) -> str:
+    """``statement`` (a WITH t AS (…) INSERT INTO events …) also recording request keys
+    from the parameters numbered ``first`` to ``first + 3``."""
+    head, _, tail = statement.partition(") INSERT INTO events")
+    marks = [f"${n}" for n in range(first, first + 4)]
+    return head + ")" + _REQUESTS_OF_T.format(*marks) + "INSERT INTO events" + tail
+
+
+_CREATE_KEYED = _with_requests(_CREATE, 13)
+_UPDATE_KEYED = _with_requests(_UPDATE, 14)
 
 # Creations of one tenant under a limit take this transaction lock first (see append). The
 # seed (1) and the prefix keep the key apart from the task holds' (pg_holds).
@@ -139,6 +165,7 @@ class PostgresStore:
         self._tails: dict[str, asyncio.Future[None]] = {}
         self._buses: list[PostgresBus] = []
         self._holds = AdvisoryHolds(dsn)
+        self.commit_metrics = CommitStats()  # for /metrics: each append is one transaction
 
     def bus(self, *, catch_up_s: float = 5.0) -> PostgresBus:
         """A LISTEN/NOTIFY bus on this database, started by :meth:`open` and closed by
@@ -223,6 +250,7 @@ class PostgresStore:
         expected_seq: int,
         *,
         tenant_task_limit: int | None = None,
+        requests: Sequence[RequestKey] = (),
     ) -> None:
         check_append(record, events, expected_seq)
         limit = tenant_task_limit if expected_seq == 0 else None
@@ -234,14 +262,19 @@ class PostgresStore:
         try:
             if previous is not None:
                 await asyncio.wait((previous,))
-            await self._append(record, events, expected_seq, limit)
+            await self._append(record, events, expected_seq, limit, requests)
         finally:
             done.set_result(None)
             if self._tails.get(task_id) is done:
                 del self._tails[task_id]
 
     async def _append(
-        self, record: TaskRecord, events: Sequence[Event], expected: int, limit: int | None
+        self,
+        record: TaskRecord,
+        events: Sequence[Event],
+        expected: int,
+        limit: int | None,
+        requests: Sequence[RequestKey] = (),
     ) -> None:
         task = record.task
         snapshot = encode(task)
@@ -262,19 +295,47 @@ class PostgresStore:
         ]
         if expected:
             args.append(expected)
+        if expected:
+            statement = _UPDATE_KEYED if requests else _UPDATE
+        else:
+            statement = _CREATE_KEYED if requests else _CREATE
+        if requests:
+            args += [
+                [k.caller for k in requests],
+                [k.key for k in requests],
+                [k.created_ms for k in requests],
+                [k.fingerprint for k in requests],
+            ]
+        started = time.perf_counter()
         try:
             if limit is None:
-                status = await self.pool.execute(_UPDATE if expected else _CREATE, *args)
+                status = await self.pool.execute(statement, *args)
             else:
-                status = await self._create_limited(record, args, limit)
+                status = await self._create_limited(record, statement, args, limit)
+        except asyncpg.UniqueViolationError as exc:
+            if exc.table_name != "requests":
+                raise StoreError(f"task {task.id!r}: append failed: {exc}") from exc
+            raise await self._duplicate(requests) from None
         except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as exc:
+            self.commit_metrics.failures += 1
             # A connection lost during the commit leaves the outcome unknown: not a conflict.
             raise StoreError(f"task {task.id!r}: append failed: {exc}") from exc
+        self.commit_metrics.committed(1, time.perf_counter() - started)
         if _affected(status) == 0:
             found = await self.pool.fetchval("SELECT seq FROM tasks WHERE id = $1", task.id)
             raise SeqConflict(task.id, expected, found or 0)
 
-    async def _create_limited(self, record: TaskRecord, args: list[Any], limit: int) -> str:
+    async def _duplicate(self, requests: Sequence[RequestKey]) -> DuplicateRequest:
+        """The refusal of an append whose request key another writer recorded first."""
+        for key in requests:
+            held = await self.find_request(key.tenant, key.caller, key.key)
+            if held is not None:
+                return DuplicateRequest(key, held.task_id)
+        return DuplicateRequest(requests[0], "")  # (forgotten since: the window passed)
+
+    async def _create_limited(
+        self, record: TaskRecord, statement: str, args: list[Any], limit: int
+    ) -> str:
         """The creation under the tenant's limit: the tenant's transaction lock serialises
         limited creations of one tenant on every node (other tenants are untouched), and the
         count, a later statement, sees every creation committed before the lock was granted."""
@@ -284,7 +345,7 @@ class PostgresStore:
                 exists = await conn.fetchval("SELECT seq FROM tasks WHERE id = $1", record.id)
                 if exists is None:  # (an existing id is a conflict, reported as one)
                     raise LimitExceeded("tasks_per_tenant", limit, record.id)
-            status: str = await conn.execute(_CREATE, *args)
+            status: str = await conn.execute(statement, *args)
             return status
 
     async def get_task(self, task_id: str, tenant: str | None) -> TaskRecord | None:
@@ -593,6 +654,70 @@ class PostgresStore:
             if logged:  # empty once retention deleted the task
                 entries.append(FeedEntry(pos, owner, task_id, logged))
         return entries
+
+    # --- safe retries (RequestLog) -------------------------------------------------------------
+
+    async def find_request(self, tenant: str, caller: str, key: str) -> StoredRequest | None:
+        row = await self.pool.fetchrow(
+            "SELECT created_ms, fingerprint, task_id, response FROM requests"
+            " WHERE tenant = $1 AND caller = $2 AND key = $3",
+            tenant,
+            caller,
+            key,
+        )
+        if row is None:
+            return None
+        return StoredRequest(RequestKey(tenant, caller, key, row[1], row[0]), row[2], row[3])
+
+    async def put_request(self, request: StoredRequest) -> StoredRequest | None:
+        key = request.key
+        inserted = await self.pool.fetchval(
+            "INSERT INTO requests VALUES ($1, $2, $3, $4, $5, $6, $7)"
+            " ON CONFLICT DO NOTHING RETURNING 1",
+            key.tenant,
+            key.caller,
+            key.key,
+            key.created_ms,
+            key.fingerprint,
+            request.task_id,
+            request.response,
+        )
+        if inserted:
+            return None
+        return await self.find_request(key.tenant, key.caller, key.key)
+
+    async def delete_requests_before(self, cutoff_ms: int, limit: int = 1000) -> int:
+        status = await self.pool.execute(
+            "DELETE FROM requests WHERE (tenant, caller, key) IN (SELECT tenant, caller, key"
+            " FROM requests WHERE created_ms < $1 ORDER BY created_ms LIMIT $2)",
+            cutoff_ms,
+            max(limit, 0),
+        )
+        return _affected(status)
+
+    # --- operations: what /metrics reads (StoreGauges) --------------------------------------
+
+    def holds_count(self) -> int:
+        """Tasks this node holds a lock for now (TaskHolds)."""
+        return self._holds.held_count
+
+    async def task_state_counts(self) -> list[tuple[str, TaskState, int]]:
+        rows = await self.pool.fetch(
+            "SELECT tenant, state, SUM(n) FROM task_counts GROUP BY tenant, state HAVING SUM(n) > 0"
+        )
+        return [(row[0], _rows.STATE_BY_NUMBER[row[1]], int(row[2])) for row in rows]
+
+    async def push_backlog(self) -> tuple[int, int, int]:
+        row = await self.pool.fetchrow(
+            "SELECT COUNT(*) FILTER (WHERE p.state = 'active' AND p.cursor < t.seq),"
+            " COALESCE(SUM(t.seq - p.cursor) FILTER (WHERE p.state = 'active'"
+            " AND p.cursor < t.seq), 0),"
+            " COUNT(*) FILTER (WHERE p.state = 'failing')"
+            " FROM push_configs p LEFT JOIN tasks t ON t.id = p.task_id"
+            " WHERE p.state IN ('active', 'failing')"
+        )
+        assert row is not None
+        return int(row[0]), int(row[1]), int(row[2])
 
 
 async def _tenant_count(conn: _Conn, tenant: str) -> int:

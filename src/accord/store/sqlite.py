@@ -34,11 +34,14 @@ from accord.store.base import (
     FeedEntry,
     LimitExceeded,
     PushDelivery,
+    RequestKey,
+    StoredRequest,
     StoreError,
     TaskGone,
     TaskPage,
     new_secret,
 )
+from accord.telemetry.metrics import CommitStats as CommitMetrics
 from accord.wire.codec import encode
 from accord.wire.model import (
     TaskState,
@@ -257,10 +260,11 @@ class SqliteStore:
         expected_seq: int,
         *,
         tenant_task_limit: int | None = None,
+        requests: Sequence[RequestKey] = (),
     ) -> asyncio.Future[None]:
         """Queues the append and returns its future (a failure to queue is its exception)."""
         try:
-            return self._enqueue_append(record, events, expected_seq, tenant_task_limit)
+            return self._enqueue_append(record, events, expected_seq, tenant_task_limit, requests)
         except Exception as exc:
             failed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
             failed.set_exception(exc)
@@ -272,6 +276,7 @@ class SqliteStore:
         events: Sequence[Event],
         expected_seq: int,
         tenant_task_limit: int | None,
+        requests: Sequence[RequestKey] = (),
     ) -> asyncio.Future[None]:
         check_append(record, events, expected_seq)
         task = record.task
@@ -293,6 +298,7 @@ class SqliteStore:
             ],
             status_changed=any(e.kind == "status" for e in events),
             tenant_limit=tenant_task_limit if expected_seq == 0 else None,
+            requests=requests,
         )
         return self._write(append.run, append)
 
@@ -593,6 +599,83 @@ class SqliteStore:
             if events:  # empty once retention deleted the task
                 entries.append(FeedEntry(pos, owner, task_id, events))
         return entries
+
+    # --- safe retries (RequestLog) -------------------------------------------------------------
+
+    async def find_request(self, tenant: str, caller: str, key: str) -> StoredRequest | None:
+        rows = self._rows(
+            "SELECT created_ms, fingerprint, task_id, response FROM requests"
+            " WHERE tenant = ? AND caller = ? AND key = ?",
+            (tenant, caller, key),
+        )
+        if not rows:
+            return None
+        created_ms, fingerprint, task_id, response = rows[0]
+        return StoredRequest(
+            RequestKey(tenant, caller, key, bytes(fingerprint), created_ms), task_id, response
+        )
+
+    def put_request(self, request: StoredRequest) -> asyncio.Future[StoredRequest | None]:
+        key = request.key
+
+        def put(conn: sqlite3.Connection) -> StoredRequest | None:
+            inserted = conn.execute(
+                "INSERT INTO requests VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                (
+                    key.tenant,
+                    key.caller,
+                    key.key,
+                    key.created_ms,
+                    key.fingerprint,
+                    request.task_id,
+                    request.response,
+                ),
+            ).rowcount
+            if inserted:
+                return None
+            created_ms, fingerprint, task_id, response = conn.execute(
+                "SELECT created_ms, fingerprint, task_id, response FROM requests"
+                " WHERE tenant = ? AND caller = ? AND key = ?",
+                (key.tenant, key.caller, key.key),
+            ).fetchone()
+            held = RequestKey(key.tenant, key.caller, key.key, bytes(fingerprint), created_ms)
+            return StoredRequest(held, task_id, response)
+
+        return self._write(put)
+
+    def delete_requests_before(self, cutoff_ms: int, limit: int = 1000) -> asyncio.Future[int]:
+        def delete(conn: sqlite3.Connection) -> int:
+            return conn.execute(
+                "DELETE FROM requests WHERE (tenant, caller, key) IN (SELECT tenant, caller, key"
+                " FROM requests WHERE created_ms < ? ORDER BY created_ms LIMIT ?)",
+                (cutoff_ms, max(limit, 0)),
+            ).rowcount
+
+        return self._write(delete)
+
+    # --- operations: what /metrics reads (StoreGauges) --------------------------------------
+
+    @property
+    def commit_metrics(self) -> CommitMetrics | None:
+        """The writer's commits (count, writes per commit, duration), while open."""
+        writer = self._writer
+        return writer.metrics if writer is not None else None
+
+    async def task_state_counts(self) -> list[tuple[str, TaskState, int]]:
+        rows = self._rows("SELECT tenant, state, n FROM task_counts WHERE n > 0")
+        return [(tenant, _rows.STATE_BY_NUMBER[state], n) for tenant, state, n in rows]
+
+    async def push_backlog(self) -> tuple[int, int, int]:
+        # Active configs through the push_due index; each joined to its task by id.
+        behind = self._rows(
+            "SELECT COUNT(*), COALESCE(SUM(t.seq - p.delivered_seq), 0)"
+            " FROM push_configs p JOIN tasks t ON t.id = p.task_id"
+            " WHERE p.delivery_state = 'active' AND p.delivered_seq < t.seq"
+        )[0]
+        failing = self._rows("SELECT COUNT(*) FROM push_configs WHERE delivery_state = 'failing'")[
+            0
+        ][0]
+        return int(behind[0]), int(behind[1]), int(failing)
 
 
 _DELIVERY_COLUMNS = (

@@ -32,8 +32,8 @@ export function healthPage({ main }) {
         h("section", { class: "panel", id: "recovery" }, h("h2", {}, "Recovery"),
           h("dl", { class: "facts" },
             h("dt", {}, "runs"), h("dd", {}, recovery.mode),
-            h("dt", {}, "last sweep"), h("dd", {}, recovery.lastSweep ? timeCell(recovery.lastSweep) : "none yet"),
-            h("dt", {}, "tasks it failed"), h("dd", {}, String(recovery.recovered ?? "—")),
+            h("dt", {}, "sweeps"), h("dd", {}, String(recovery.sweeps ?? 0)),
+            h("dt", {}, "tasks it failed"), h("dd", {}, String(recovery.recovered ?? 0)),
             h("dt", {}, "unfinished now"), h("dd", {}, String(recovery.unfinished ?? 0)))),
         h("section", { class: "panel", id: "push" }, h("h2", {}, "Push delivery"),
           push.enabled
