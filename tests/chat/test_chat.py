@@ -160,7 +160,7 @@ async def test_slash_completes_the_cards_commands() -> None:
             await pilot.press("/", "s", "u")
             hint = app.query_one("#hint", Static)
             await until(pilot, lambda: "/sub-task" in str(hint.render()), "the hint")
-            assert "start a sub-task" in str(hint.render())
+            assert "Start a linked sub-task" in str(hint.render())
             assert "/model" not in str(hint.render())
             await until(pilot, lambda: field._suggestion == "/sub-task ", "the suggestion")
             await pilot.press("right")  # accepts the suggestion

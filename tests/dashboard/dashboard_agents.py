@@ -9,8 +9,6 @@ from accord.agents import RequestContext, TaskHandle
 from accord.harness import Conversation, HarnessSettings
 from accord.harness.agent import HarnessAgent
 from accord.harness.models import FunctionModel
-from accord.harness.wire import COMMANDS_URI
-from accord.wire.model import AgentExtension
 
 # A message "gate:PATH" makes the streamer stop after its first tokens until PATH exists, so
 # a test sees a reply half written, then lets it finish.
@@ -38,24 +36,8 @@ async def _turn(conversation: Conversation) -> str:
     return f"heard {conversation.sender}: {conversation.text}"
 
 
-COMMANDS = [
-    {"name": "status", "description": "where the task stands", "argument_hint": ""},
-    {"name": "sub-task", "description": "start a sub-task", "argument_hint": "<description>"},
-    {"name": "model", "description": "choose the model", "argument_hint": "[name]"},
-]
-
-
-class _WithCommands(HarnessAgent):
-    """The harness with a commands extension on its card (the list the compose box and the
-    chat client complete from)."""
-
-    def card_extensions(self) -> list[AgentExtension]:  # type: ignore[override]
-        return [
-            *HarnessAgent.card_extensions(),
-            AgentExtension(uri=COMMANDS_URI, params={"commands": COMMANDS}),
-        ]
-
-
-conversation = _WithCommands(
+# (the harness's own card lists its built-in commands — /model, /effort, /sub-task, /status,
+# /help — under the commands extension: what the compose box and the chat client complete)
+conversation = HarnessAgent(
     HarnessSettings(agent_id="echoer", model="function"), {"function": FunctionModel(_turn)}
 )
