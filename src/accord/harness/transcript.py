@@ -149,11 +149,15 @@ def _replacements(recorded: Any) -> dict[str, Message]:
 
 
 def model_calls(task: Task) -> int:
-    return sum(
-        1
+    """How many model calls the task made: each answer carries the number of the call that
+    gave it (the turn's tool steps before it had the numbers in between)."""
+    numbers = [
+        message.metadata[MODEL_CALL_KEY]
         for message in task.history
-        if isinstance(message.metadata, dict) and MODEL_CALL_KEY in message.metadata
-    )
+        if isinstance(message.metadata, dict)
+        and isinstance(message.metadata.get(MODEL_CALL_KEY), int)
+    ]
+    return max(numbers) + 1 if numbers else 0
 
 
 def entry(message: Message, agent_id: str, *, first: bool = False) -> Entry:
