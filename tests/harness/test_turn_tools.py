@@ -240,3 +240,41 @@ async def test_an_idempotent_tool_runs_again_after_a_cut(tmp_path: Path, idempot
             assert runs == ["run"] and result.content == INTERRUPTED
     finally:
         await engine.stop()
+
+
+async def test_a_conversation_past_its_budget_is_compacted_and_the_summary_recorded() -> None:
+    asked: list[Conversation] = []
+
+    async def model(conversation: Conversation) -> str:
+        asked.append(conversation)
+        if conversation.entries[0].text.startswith("Summarise the conversation"):
+            return "alice wants an offsite; dates open"
+        return f"ok ({len(conversation.entries)} entries)"
+
+    agent = HarnessAgent(
+        HarnessSettings(model="main", context_tokens=2_000), {"main": FunctionModel(model)}
+    )
+    engine = Engine(MemoryStore(), agent)
+    await engine.start()
+    try:
+        task = await say(engine, "x" * 1_000)
+        for n in range(12):  # each message ~500 tokens: the budget is passed
+            task = await say(engine, f"{n} " + "y" * 2_000, task.id)
+        summaries = [c for c in asked if c.entries[0].text.startswith("Summarise")]
+        assert summaries, "no compaction happened"
+        last = asked[-1]
+        assert last.entries[0].text == (
+            "[summary of the conversation before this point] alice wants an offsite; dates open"
+        )
+        assert sum(len(e.text) for e in last.entries) // 4 < 2_000  # it fits
+        recorded = task.metadata["accord.harness/summary"]
+        assert recorded["text"] == "alice wants an offsite; dates open"
+        assert 0 < recorded["upto"] < len(task.history)
+        # The compaction is an event of the log: a task snapshot carrying the summary.
+        events = await engine.store.read_events(task.id, 0)
+        assert any(
+            e.kind == "task" and "accord.harness/summary" in (e.body.metadata or {})  # type: ignore[union-attr]
+            for e in events
+        )
+    finally:
+        await engine.stop()

@@ -44,6 +44,7 @@ from accord.harness.command_run import CommandRunner
 from accord.harness.commands.builtins import register_builtins
 from accord.harness.commands.parse import CommandCall, parse_command
 from accord.harness.commands.registry import CommandRegistry
+from accord.harness.compacting import Compactor
 from accord.harness.completion import Completion, register_unresolved_rule
 from accord.harness.core import conversation, identity
 from accord.harness.core import envelope as envelopes
@@ -139,7 +140,7 @@ class HarnessAgent:
         self._completion = Completion(self.hooks, self.moves)
         self._participants = ParticipantChanges(self.hooks, self.moves)
         self._names: frozenset[str] = frozenset()
-        self._steps = Steps(self.hooks, settings.max_steps)
+        self._steps = Steps(self.hooks, settings.max_steps, Compactor(settings.context_tokens))
         self._mcp = [McpServer(server) for server in settings.mcp]
         self._tools: ToolSet | None = None
         # Python function tools (plugins add theirs before the agent serves)

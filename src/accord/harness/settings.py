@@ -48,6 +48,7 @@ class HarnessSettings:
     hook_timeout_s: float = 10.0
     hook_allow_hosts: tuple[str, ...] = ()
     max_steps: int = 20  # model calls in one turn, past which it parks saying so
+    context_tokens: int = 0  # the model's context budget; past it, compaction (0: none)
     mcp: tuple[McpServerSettings, ...] = ()  # [[harness.mcp]]: tool servers
 
     @property
@@ -69,6 +70,7 @@ KNOWN = (
     "hook_allow_hosts",
     "max_steps",
     "mcp",
+    "context_tokens",
 )
 
 
@@ -109,6 +111,9 @@ def parse(value: Any, source: str = "") -> HarnessSettings:
     max_steps = check.integer(fields.get("max_steps", 20), f"{where}.max_steps")
     if not 1 <= max_steps <= 1000:
         raise ConfigError(f"{where}.max_steps: from 1 to 1000, got {max_steps}")
+    budget = check.integer(fields.get("context_tokens", 0), f"{where}.context_tokens")
+    if budget and budget < 2_000:
+        raise ConfigError(f"{where}.context_tokens: 0 (no compaction) or at least 2000")
     servers = fields.get("mcp", [])
     if not isinstance(servers, list):
         raise check.refuse(f"{where}.mcp", "[[harness.mcp]] tables", servers)
@@ -131,6 +136,7 @@ def parse(value: Any, source: str = "") -> HarnessSettings:
         hook_allow_hosts=texts("hook_allow_hosts"),
         max_steps=max_steps,
         mcp=mcp,
+        context_tokens=budget,
     )
     for name in settings.selectable:
         if name.partition(":")[0] not in MODEL_KINDS:

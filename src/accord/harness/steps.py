@@ -20,6 +20,7 @@ from typing import Any
 import msgspec
 
 from accord.agents.api import TaskHandle
+from accord.harness.compacting import Compactor
 from accord.harness.hooks.base import HookAbort
 from accord.harness.hooks.operations import LLM_INVOKED, TOOL_INVOKED, LlmInvoked, ToolInvoked
 from accord.harness.hooks.registry import Hooks
@@ -71,9 +72,10 @@ class Journal:
 
 
 class Steps:
-    def __init__(self, hooks: Hooks, max_steps: int) -> None:
+    def __init__(self, hooks: Hooks, max_steps: int, compactor: Compactor | None = None) -> None:
         self.hooks = hooks
         self.max_steps = max_steps
+        self.compactor = compactor or Compactor(0)
 
     async def run(
         self,
@@ -103,6 +105,7 @@ class Steps:
             if recorded is not None:
                 response = _response(recorded)
             else:
+                asked = await self.compactor.fit(task, asked, model)
                 try:
                     response = await self._ask(task, asked, model, turn, number, who)
                 except HookAbort as abort:
