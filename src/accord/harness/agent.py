@@ -25,6 +25,7 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
+from typing import Any
 
 import msgspec
 
@@ -38,11 +39,12 @@ from accord.agents.api import (
 )
 from accord.core._build import task_not_found
 from accord.core.caller import Caller
-from accord.harness import received
+from accord.harness import received, usage
 from accord.harness.command_run import CommandRunner
 from accord.harness.commands.builtins import register_builtins
 from accord.harness.commands.parse import CommandCall, parse_command
 from accord.harness.commands.registry import CommandRegistry
+from accord.harness.compacting import Compactor
 from accord.harness.completion import Completion, register_unresolved_rule
 from accord.harness.core import conversation, identity
 from accord.harness.core import envelope as envelopes
@@ -64,10 +66,14 @@ from accord.harness.hooks.operations import (
     TurnStarted,
 )
 from accord.harness.hooks.registry import Hooks
-from accord.harness.models import Model
+from accord.harness.models import Model, Usage
 from accord.harness.moves import Moves, Who
 from accord.harness.participants import ParticipantChanges
 from accord.harness.settings import HarnessSettings, ModelFactory
+from accord.harness.steps import Journal, Steps
+from accord.harness.tools import Tool, ToolSet
+from accord.harness.tools.intrinsic import INTRINSICS
+from accord.harness.tools.mcp import McpServer
 from accord.harness.transcript import MODEL_CALL_KEY, Conversation, entries, model_calls
 from accord.harness.wire import (
     COMMAND_METADATA,
@@ -134,6 +140,11 @@ class HarnessAgent:
         self._completion = Completion(self.hooks, self.moves)
         self._participants = ParticipantChanges(self.hooks, self.moves)
         self._names: frozenset[str] = frozenset()
+        self._steps = Steps(self.hooks, settings.max_steps, Compactor(settings.context_tokens))
+        self._mcp = [McpServer(server) for server in settings.mcp]
+        self._tools: ToolSet | None = None
+        # Python function tools (plugins add theirs before the agent serves)
+        self.extra_tools: list[Tool] = []
 
     def freeze(self) -> None:
         """No more hooks or commands: the harness serves from here on."""
@@ -254,20 +265,38 @@ class HarnessAgent:
             except HookAbort as abort:
                 await self._end(task, TURN_REFUSED + abort.message, who)
                 return
+        await self._answer_turn(ctx, task, turn, view, extension, who)
+
+    async def _answer_turn(
+        self,
+        ctx: RequestContext,
+        task: TaskHandle,
+        turn: _Turn,
+        view: Conversation,
+        extension: TaskExtension,
+        who: Who,
+        journal: Journal | None = None,
+    ) -> None:
+        """Model steps (and tools) until an answer; then the task parks with it, or the turn
+        goes on with the messages that joined it meanwhile."""
+        key = ctx.message.message_id  # (the turn's journal entries carry it)
+        tools = self._turn_tools()
+        step = 0
         while True:
             model = self._model(view)
-            provider = view.model.partition(":")[0] if ":" in view.model else ""
-            with telemetry.model_call(view.model, provider=provider):  # (scripted:PATH …)
-                response = await model.respond(view)
+            answered = await self._steps.run(
+                task, view, model, tools, key, who, journal, first_step=step
+            )
+            step += answered.calls
             more = await self._take_joined(task, turn)
-            text = response.text
+            text = answered.text
             if self.hooks.wants(TURN_FINISHED):
                 try:
                     text = await self._finished(view, text, not more, who)
                 except HookAbort as abort:
                     text = ANSWER_WITHHELD + abort.message
                 more = await self._take_joined(task, turn) or more
-            answer = self._answer(ctx, view, text)
+            answer = self._answer(ctx, view.model_calls + answered.calls - 1, text, answered.usage)
             if more:  # messages came in while the model worked: answer them too
                 await task.start_working(answer)
                 fresh = self._conversation(await task.current(), extension)
@@ -278,6 +307,56 @@ class HarnessAgent:
                 continue
             await self.moves.decide(task, partial(conversation.end_turn, answer=answer), who)
             return
+
+    async def resume(self, ctx: RequestContext, task: TaskHandle) -> None:
+        """A turn a dead process left running (the engine's recovery): it goes on from its
+        journal, so no answered model call is made again and no journaled tool runs twice."""
+        if ctx.task_id in self._turns:
+            return
+        turn = self._turns[ctx.task_id] = _Turn()
+        try:
+            current = await task.current()
+            extension = extension_of(current)
+            if extension is None:
+                await task.fail("this task carries no harness data; it cannot run here")
+                return
+            who = Who.on(extension, claimed(ctx.message) or "", ctx.message.message_id)
+            if current.status.state is not TaskState.WORKING:
+                await self.moves.start_turn(task, who)
+            entries = await task.journal_entries()
+            journal = Journal.of(entries, ctx.message.message_id)
+            view = self._conversation(await task.current(), extension)
+            await self._answer_turn(ctx, task, turn, view, extension, who, journal)
+        finally:
+            del self._turns[ctx.task_id]
+            turn.done.set()
+
+    # --- tools and their servers -----------------------------------------------------------
+
+    def _turn_tools(self) -> ToolSet:
+        """The tools a turn offers: the harness's own, the MCP servers', the plugins'."""
+        if self._tools is None:
+            self._tools = ToolSet((*INTRINSICS, *self.extra_tools))
+            for server in self._mcp:
+                for tool in server.tools:
+                    self._tools.add(tool)
+        return self._tools
+
+    async def startup(self) -> None:
+        """The MCP servers connect as the engine starts (one that cannot stops the start,
+        naming it)."""
+        self.freeze()
+        for server in self._mcp:
+            try:
+                await server.start()
+            except Exception as exc:
+                raise ValueError(
+                    f"harness.mcp {server.settings.name!r}: cannot connect: {exc}"
+                ) from exc
+
+    async def shutdown(self) -> None:
+        for server in self._mcp:
+            await server.stop()
 
     async def _receive(self, task: TaskHandle, message: Message, who: Who) -> Message | None:
         """``message.received`` on a participant's message: the message as the model is to
@@ -381,14 +460,19 @@ class HarnessAgent:
         return parse_command(message, self._names)
 
     @staticmethod
-    def _answer(ctx: RequestContext, view: Conversation, text: str) -> Message:
+    def _answer(ctx: RequestContext, call: int, text: str, used: Usage | None = None) -> Message:
+        """The turn's answer, numbered with the model call that gave it, with the tokens the
+        turn's model calls took (when the model said)."""
+        metadata: dict[str, Any] = {MODEL_CALL_KEY: call}
+        if used is not None and used != Usage():
+            metadata[usage.USAGE_KEY] = dataclasses.asdict(used)
         return Message(
             message_id=os.urandom(16).hex(),
             role=Role.AGENT,
             parts=[Part(text=text)],
             task_id=ctx.task_id,
             context_id=ctx.context_id,
-            metadata={MODEL_CALL_KEY: view.model_calls},
+            metadata=metadata,
         )
 
 

@@ -7,7 +7,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from accord.agents.api import TaskHandle
 from accord.harness.transcript import ToolSpec
+from accord.harness.wire import Role
 
 # What model providers accept as a tool name.
 SAFE_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -33,10 +35,13 @@ class ToolOutcome:
 
 @dataclass(frozen=True, slots=True)
 class ToolContext:
-    """Who the call is for: the task, and the participant whose message began the turn."""
+    """Who the call is for: the task, and the participant whose message began the turn
+    (with their role); ``task`` is the turn's handle, for the harness's own tools."""
 
     task_id: str
     sender: str = ""
+    sender_role: Role | None = None
+    task: TaskHandle | None = None
 
 
 class Tool(Protocol):
