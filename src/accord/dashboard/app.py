@@ -21,7 +21,6 @@ import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
-from accord.agents.api import Intake
 from accord.core.caller import Caller
 from accord.core.views import MAX_PAGE_SIZE
 from accord.dashboard import changes, listing, timeline
@@ -69,8 +68,6 @@ class DashboardApp:
         self.service = service
         self.binding = Binding(service, auth, require_auth)
         self.auth = auth
-        # The agent's access check (the harness's membership boundary), when it has one.
-        self.access: Intake | None = agent if isinstance(agent, Intake) else None
         self.assets = Assets()
         self.health = HealthReport(service.engine, push=service.push_notifications)
         self._hub: FeedHub | None = None
@@ -118,7 +115,7 @@ class DashboardApp:
         if participant:  # an assertion: the agent's access check decides what it is worth
             caller = dataclasses.replace(caller, participant=participant)
         caller = in_tenant(caller, _query(request, "tenant"))
-        return Viewer(caller, self.access)
+        return Viewer(caller, self.service.engine)
 
     # --- the API -----------------------------------------------------------------------------
 
