@@ -81,7 +81,8 @@ async def follow(
                             created_ms=record.created_ms,
                             updated_ms=event.at_ms if event.kind == "status" else record.updated_ms,
                         )
-                    yield _event_frame(event)
+                    if event.kind != "journal":  # (the agent's own record, not the task's)
+                        yield _event_frame(event)
                 yield _snapshot_frame(record)
                 continue
             if lifecycle.is_terminal(record.state) and cursor >= record.seq:
