@@ -92,6 +92,9 @@ class Target:
         return self.log_path.read_text(errors="replace")
 
     def http(self, **options: Any) -> httpx.AsyncClient:
+        # A connection per request: the probes' server closes an idle one after a second, and
+        # one the client reused just as the server closed it would fail a probe for nothing.
+        options.setdefault("limits", httpx.Limits(max_keepalive_connections=0))
         return httpx.AsyncClient(base_url=self.url, headers=A2A, timeout=10, **options)
 
 

@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 SOURCES = [*DOCS, *(ROOT / "examples").rglob("*.py"), *(ROOT / "src").rglob("*.py")]
 PACKAGES = ("wire", "core", "store", "bus", "engine", "push", "server", "client", "agents",
-            "cli", "grpc", "surface")  # fmt: skip
+            "cli", "grpc", "surface", "dashboard", "chat")  # fmt: skip
 
 
 def test_nothing_points_outside_the_repository() -> None:
@@ -41,7 +41,7 @@ def test_relative_links_name_files_in_the_repository(doc: Path) -> None:
 
 
 def _command_lines(text: str) -> list[str]:
-    commands = "serve|card|send|stream|tasks|push|admin|contracts|keys"
+    commands = "serve|card|send|stream|tasks|push|admin|contracts|keys|chat"
     pattern = rf"(?:^|[`$\s])(?:\.venv/bin/)?accord ((?:{commands})\b[^`#&|\n]*)"
     return [m.group(1) for m in re.finditer(pattern, text, re.M)]
 

@@ -151,6 +151,7 @@ HEAVY = (
     *("grpc", "httpx", "msgspec", "rich", "asyncpg", "uvicorn", "uvloop"),
     *("accord.server", "accord.client", "accord.wire", "accord.store", "accord.engine"),
     "accord.push",
+    *("textual", "accord.chat", "accord.dashboard"),
 )
 
 

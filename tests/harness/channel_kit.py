@@ -18,6 +18,7 @@ from accord.harness.channels.outbox import DeliverySettings
 from accord.harness.channels.tool import ask_participant_call
 from accord.harness.models import FunctionModel
 from accord.harness.roster import Credentials, Roster, RosterAgent
+from accord.harness.transcript import ToolResult
 from accord.harness.wire import CHANNEL_MEDIA_TYPE
 from accord.store.base import TaskStore
 from accord.store.memory import MemoryStore
@@ -37,6 +38,9 @@ def asking(recorder: Recorder) -> Callable[[Conversation], Awaitable[str | Model
     Which venue? | A | B``: with options) and answers as ``recorder`` does otherwise."""
 
     async def model(conversation: Conversation) -> str | ModelResponse:
+        if conversation.steps:  # (an ask that could not be made: its error result)
+            last = conversation.steps[-1]
+            return f"noted: {last.content}" if isinstance(last, ToolResult) else "noted"
         text = conversation.text
         if text.startswith("ask "):
             _, who, rest = text.split(" ", 2)

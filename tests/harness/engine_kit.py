@@ -12,7 +12,7 @@ import msgspec
 from accord.core.caller import Caller
 from accord.engine import Engine
 from accord.harness import Conversation, HarnessAgent, HarnessSettings
-from accord.harness.models import FunctionModel
+from accord.harness.models import FunctionModel, ModelResponse
 from accord.harness.wire import EVENT_MEDIA_TYPE, STATUS_KEY, TASK_KEY
 from accord.store.memory import MemoryStore
 from accord.wire.model import Message, Part, Role, SendMessageRequest, Task
@@ -96,7 +96,7 @@ Setup = Callable[[HarnessAgent], Awaitable[None] | None]
 @asynccontextmanager
 async def running(
     store: MemoryStore | None = None,
-    model: Callable[[Conversation], Awaitable[str]] | None = None,
+    model: Callable[[Conversation], Awaitable[str | ModelResponse]] | None = None,
     *,
     models: tuple[str, ...] = ("other",),
     setup: Callable[[HarnessAgent], None] | None = None,

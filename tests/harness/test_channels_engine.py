@@ -41,6 +41,7 @@ from accord.wire.model import Message, Task, TaskState, TaskStatusUpdateEvent
 
 MALLORY = Caller(participant="mallory")
 TEAM = {"alice": "admin", "bob": "watcher", "carol": "reporter"}
+HELP = "accord.harness/help"
 
 
 def reply(task: Task, sender: str, text: str, in_reply_to: str | None = None, **more: Any) -> Any:
@@ -60,6 +61,10 @@ def briefed_with(*channels: dict[str, Any], roles: dict[str, str] = TEAM) -> lis
 def setting(**payload: Any) -> list[Any]:
     """A task envelope changing the task (``channels=[…]``, ``participants=[…]``)."""
     return [envelope({"kind": "task", "payload": payload})]
+
+
+def help_requests(task: Task) -> list[Message]:
+    return [m for m in task.history if isinstance(m.metadata, dict) and HELP in m.metadata]
 
 
 def request_of(task: Task) -> Message:
@@ -280,16 +285,22 @@ async def test_two_open_requests_answered_in_reverse_order_each_resume_on_their_
         assert requests[to_carol.message_id]["answered_by"] is not None
 
 
-async def test_one_turn_may_ask_several_participants_and_a_bad_ask_is_said_instead() -> None:
+async def test_one_answer_may_ask_several_participants_and_a_bad_ask_is_an_error_result() -> None:
     from accord.harness.channels.tool import ASK_PARTICIPANT
     from accord.harness.models import ModelResponse, ToolCall
+    from accord.harness.transcript import ToolResult
+
+    results: list[ToolResult] = []
 
     async def model(conversation: Any) -> Any:
-        if conversation.text == "ask both":
+        if conversation.steps:  # the model reads its calls' results
+            results.extend(s for s in conversation.steps if isinstance(s, ToolResult))
+            return "then not"
+        if conversation.text == "ask all":
             calls = [
                 ToolCall(ASK_PARTICIPANT, {"participant_id": "bob", "question": "Venue?"}),
-                ToolCall(ASK_PARTICIPANT, {"participant_id": "carol", "question": "Date?"}),
                 ToolCall(ASK_PARTICIPANT, {"participant_id": "zed", "question": "Budget?"}),
+                ToolCall(ASK_PARTICIPANT, {"participant_id": "carol", "question": "Date?"}),
             ]
             return ModelResponse(text="Let me ask.", tool_calls=tuple(calls))
         if conversation.text == "ask nobody":
@@ -299,20 +310,23 @@ async def test_one_turn_may_ask_several_participants_and_a_bad_ask_is_said_inste
 
     async with running(model=model) as (engine, _):
         task = await send(engine, ALICE, brief(TEAM))
-        task = await send(engine, ALICE, "ask both", task.id)
-        texts = [m.parts[0].text for m in task.history[-3:]]
-        assert texts == [
-            "Let me ask.\n(not asked: 'zed' is not a participant of the task)",
-            "@bob Venue?",
-            "@carol Date?",
-        ]
+        parked = await send(engine, ALICE, "ask all", task.id)
+        assert said(parked) == "@bob Venue?" and sub_state(parked) == "awaiting-answer"
+        async with asyncio.timeout(5):  # (the further questions follow the parking)
+            while len(help_requests(task := await engine.get_task(task.id, ALICE))) < 2:
+                await asyncio.sleep(0.01)
+        assert [m.parts[0].text for m in help_requests(task)] == ["@bob Venue?", "@carol Date?"]
         assert sub_state(task) == "awaiting-answer"
+        assert results == []  # the turn ended with the questions: no model call after them
         task = await send(engine, BOB, "A", task.id)
         task = await send(engine, CAROL, "June", task.id)
         assert sub_state(task) == "awaiting-next-message"
+        # A call that cannot be asked is an error result the model reads; the turn goes on.
         task = await send(engine, ALICE, "ask nobody", task.id)
-        assert said(task) == "(not asked: ask_participant: question must be a non-empty string)"
-        assert sub_state(task) == "awaiting-next-message"
+        assert [(r.content, r.error) for r in results] == [
+            ("not asked: ask_participant: question must be a non-empty string", True)
+        ]
+        assert said(task) == "then not" and sub_state(task) == "awaiting-next-message"
 
 
 # --- channels an admin opens ---------------------------------------------------------------------
@@ -455,7 +469,7 @@ async def test_hooks_may_refuse_what_reaches_the_harness_and_change_what_it_asks
         assert recorder.last_users[-1] == 'Reply from bob to "Which venue? please": A'
         assert all("secret" not in text and text != "maybe" for text in recorder.last_users)
         task = await send(engine, ALICE, "ask bob forbidden?", task.id)
-        assert said(task) == "(not asked: help request refused: policy: not that question)"
+        assert said(task) == "noted: not asked: help request refused: policy: not that question"
         assert sub_state(task) == "awaiting-next-message"
 
 

@@ -94,8 +94,8 @@ async def test_a_hook_may_not_change_a_contexts_facts_nor_its_type() -> None:
 
 
 async def test_a_hook_for_an_unknown_operation_is_refused_at_registration() -> None:
-    with pytest.raises(ValueError, match=r"no operation 'llm\.invoked'"):
-        Hooks().register(FunctionExecutor("x", lambda p, c: None, points=["llm.invoked.pre"]))
+    with pytest.raises(ValueError, match=r"no operation 'weather\.changed'"):
+        Hooks().register(FunctionExecutor("x", lambda p, c: None, points=["weather.changed.pre"]))
     with pytest.raises(ValueError, match="not a hook point"):
         Hooks().register(FunctionExecutor("x", lambda p, c: None, points=["turn.started.during"]))
 

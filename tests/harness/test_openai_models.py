@@ -4,6 +4,7 @@ answer had begun."""
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -162,3 +163,24 @@ async def test_tokens_arrive_as_the_model_writes_them(fake: FakeOpenAI, api: str
     # Each token came before the next was written (not all at the end).
     assert len(arrived) == 3
     assert arrived[0] < fake.sent_at[1] and arrived[1] < fake.sent_at[2]
+
+
+LIVE_URL = os.environ.get("ACCORD_TEST_OPENAI_BASE_URL", "")
+
+
+@pytest.mark.skipif(not LIVE_URL, reason="set ACCORD_TEST_OPENAI_BASE_URL to test a real endpoint")
+@pytest.mark.parametrize("api", APIS)
+async def test_a_real_endpoint_answers_and_streams(api: str) -> None:
+    """Against a real OpenAI-compatible server: ACCORD_TEST_OPENAI_BASE_URL, with
+    ACCORD_TEST_OPENAI_MODEL (default gpt-4.1-mini) and the key in OPENAI_API_KEY."""
+    client = AsyncOpenAI(
+        api_key=os.environ.get("OPENAI_API_KEY", "unused"), base_url=LIVE_URL, max_retries=0
+    )
+    chosen = OpenAIModel(
+        os.environ.get("ACCORD_TEST_OPENAI_MODEL", "gpt-4.1-mini"),
+        client,
+        api=api,  # type: ignore[arg-type]
+    )
+    events = await events_of(chosen, conversation(entries=(Entry("alice", "user", "Say hi."),)))
+    assert any(isinstance(e, TextDelta) for e in events)
+    assert events[-1].text

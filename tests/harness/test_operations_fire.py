@@ -19,7 +19,7 @@ from tests.harness.engine_kit import (
     send,
 )
 
-from accord.harness import HarnessAgent
+from accord.harness import Conversation, HarnessAgent, ModelResponse, ToolCall
 from accord.harness.hooks import OPERATIONS, Context, FunctionExecutor
 
 DOCS = Path(__file__).resolve().parents[2] / "docs/harness.md"
@@ -45,7 +45,17 @@ async def test_every_documented_operation_fires_at_each_phase_with_who_it_is_for
 
         agent.hooks.register(FunctionExecutor("record", record, priority=0))  # every point
 
-    async with running(model=asking(Recorder()), setup=setup) as (engine, agent):
+    asks = asking(Recorder())
+
+    async def planning(conversation: Conversation) -> str | ModelResponse:
+        """Makes a plan with a tool in the first turn (llm.invoked and tool.invoked fire);
+        asks a participant when told to (help.requested, channel.sent)."""
+        if conversation.model_calls == 0 and not conversation.steps:
+            plan = {"steps": [{"name": "book a venue"}]}
+            return ModelResponse("", (ToolCall("create_plan", plan),))
+        return await asks(conversation)
+
+    async with running(model=planning, setup=setup) as (engine, agent):
         task = await send(engine, ALICE, brief({"alice": "admin", "bob": "watcher"}))
         await send(engine, BOB, "/status", task.id)
         people = [

@@ -141,7 +141,10 @@ class PostgresBus(LocalBus):
 
     async def _connect_listener(self) -> tuple[asyncpg.Connection, asyncio.Event]:
         lost = asyncio.Event()
-        conn = await asyncpg.connect(self.dsn)
+        # Named after the node: the dashboard's Health page lists the cluster's nodes by it.
+        conn = await asyncpg.connect(
+            self.dsn, server_settings={"application_name": f"accord node {self.node}"}
+        )
         conn.add_termination_listener(lambda _conn: lost.set())
         await conn.add_listener(self.channel, self._on_notification)
         self._listener = conn

@@ -44,6 +44,9 @@ LAZY_COMMANDS = {
         "accord.cli.contract_commands:keys",
         "Agent keys (Ed25519) for card signing and signed contract acceptances.",
     ),
+    "chat": LazyCommand(
+        "accord.cli.chat_command:chat", "Hold a conversation with an agent in the terminal."
+    ),
 }
 
 

@@ -902,7 +902,7 @@ class Engine:
         if self._intake is not None:
             # Only the tasks the agent lets the caller see; the count of the others is not
             # told either (totalSize then counts this page's tasks).
-            records = [r for r in records if self._allows("read", r.task, caller)]
+            records = [r for r in records if self.allows("read", r.task, caller)]
             total_size = len(records)
         return ListTasksResponse(
             tasks=[
@@ -929,8 +929,16 @@ class Engine:
         if record is not None:
             self._intake.access(operation, record.task, caller)
 
-    def _allows(self, operation: Access, task: Task, caller: Caller) -> bool:
-        assert self._intake is not None
+    @property
+    def checks_access(self) -> bool:
+        """Whether the agent checks who may see its tasks (the harness's membership)."""
+        return self._intake is not None
+
+    def allows(self, operation: Access, task: Task, caller: Caller) -> bool:
+        """Whether the agent lets ``caller`` make ``operation`` on ``task`` (of its tenant):
+        what every read outside the A2A operations (views, the dashboard) asks too."""
+        if self._intake is None:
+            return True
         try:
             self._intake.access(operation, task, caller)
         except A2AError:

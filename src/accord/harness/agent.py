@@ -39,15 +39,16 @@ from accord.agents.api import (
 )
 from accord.core._build import task_not_found
 from accord.core.caller import Caller
-from accord.harness import received
-from accord.harness.channels import tool as help_tool
-from accord.harness.channels.desk import ChannelError, Channels
+from accord.harness import received, usage
+from accord.harness.channels.desk import Channels
 from accord.harness.channels.outbox import ChannelDispatcher
 from accord.harness.channels.state import changed_by as channels_changed_by
+from accord.harness.channels.tool import AskParticipant
 from accord.harness.command_run import CommandRunner
 from accord.harness.commands.builtins import register_builtins
 from accord.harness.commands.parse import CommandCall, parse_command
 from accord.harness.commands.registry import CommandRegistry
+from accord.harness.compacting import Compactor
 from accord.harness.completion import Completion, register_unresolved_rule
 from accord.harness.core import conversation, identity
 from accord.harness.core import envelope as envelopes
@@ -69,11 +70,15 @@ from accord.harness.hooks.operations import (
     TurnStarted,
 )
 from accord.harness.hooks.registry import Hooks
-from accord.harness.models import Model, ModelResponse
+from accord.harness.models import Model, Usage
 from accord.harness.moves import Moves, Who
 from accord.harness.participants import ParticipantChanges
 from accord.harness.roster import Roster
 from accord.harness.settings import HarnessSettings, ModelFactory
+from accord.harness.steps import Journal, Steps
+from accord.harness.tools import Tool, ToolSet
+from accord.harness.tools.intrinsic import INTRINSICS
+from accord.harness.tools.mcp import McpServer
 from accord.harness.transcript import MODEL_CALL_KEY, Conversation, entries, model_calls
 from accord.harness.wire import (
     CHANNEL_MEDIA_TYPE,
@@ -152,6 +157,11 @@ class HarnessAgent:
         self._completion = Completion(self.hooks, self.moves)
         self._participants = ParticipantChanges(self.hooks, self.moves)
         self._names: frozenset[str] = frozenset()
+        self._steps = Steps(self.hooks, settings.max_steps, Compactor(settings.context_tokens))
+        self._mcp = [McpServer(server) for server in settings.mcp]
+        self._tools: ToolSet | None = None
+        # Python function tools (plugins add theirs before the agent serves)
+        self.extra_tools: list[Tool] = []
         # Channels and help requests; messages for agent participants are delivered by a
         # dispatcher once an engine is attached (attach_engine).
         self.roster = Roster(settings.agents, timeout_s=settings.delivery.timeout_s)
@@ -196,11 +206,9 @@ class HarnessAgent:
     input_modes = INPUT_MODES
     output_modes = OUTPUT_MODES
 
-    # --- life beside an engine ------------------------------------------------------------
-
     def attach_engine(self, engine: Engine) -> None:
         """Deliver channel messages to the roster's agents from ``engine``'s store (nothing
-        to do without a roster)."""
+        to do without a roster); the delivery starts and stops with the engine."""
         if not self.roster.ids:
             return
         self._dispatcher = ChannelDispatcher(
@@ -211,14 +219,6 @@ class HarnessAgent:
             self.settings.delivery,
         )
         engine.add_commit_listener(self._dispatcher.committed)
-
-    async def startup(self) -> None:
-        if self._dispatcher is not None:
-            await self._dispatcher.start()
-
-    async def shutdown(self) -> None:
-        if self._dispatcher is not None:
-            await self._dispatcher.stop()
 
     # --- intake and access ---------------------------------------------------------------
 
@@ -310,23 +310,48 @@ class HarnessAgent:
             except HookAbort as abort:
                 await self._end(task, TURN_REFUSED + abort.message, who)
                 return
+        await self._answer_turn(ctx, task, turn, view, extension, who)
+
+    async def _answer_turn(
+        self,
+        ctx: RequestContext,
+        task: TaskHandle,
+        turn: _Turn,
+        view: Conversation,
+        extension: TaskExtension,
+        who: Who,
+        journal: Journal | None = None,
+    ) -> None:
+        """Model steps (and tools) until an answer; then the task parks with it, or the turn
+        goes on with the messages that joined it meanwhile."""
+        key = ctx.message.message_id  # (the turn's journal entries carry it)
+        tools = self._turn_tools()
+        step = 0
         while True:
             model = self._model(view)
-            provider = view.model.partition(":")[0] if ":" in view.model else ""
-            with telemetry.model_call(view.model, provider=provider):  # (scripted:PATH …)
-                response = await model.respond(view)
+            answered = await self._steps.run(
+                task, view, model, tools, key, who, journal, first_step=step
+            )
+            step += answered.calls
+            if answered.ended:  # a tool ended the turn (it asked a participant: parked)
+                if not await self._take_joined(task, turn):
+                    return
+                # Messages came in meanwhile: a turn of their own, answered here.
+                await self.moves.start_turn(task, who)
+                fresh = self._conversation(await task.current(), extension)
+                view = dataclasses.replace(
+                    fresh, model=view.model, reasoning_effort=view.reasoning_effort
+                )
+                continue
             more = await self._take_joined(task, turn)
-            text = response.text
+            text = answered.text
             if self.hooks.wants(TURN_FINISHED):
                 try:
                     text = await self._finished(view, text, not more, who)
                 except HookAbort as abort:
                     text = ANSWER_WITHHELD + abort.message
                 more = await self._take_joined(task, turn) or more
-            answer = self._answer(ctx, view, text)
-            if help_tool.asks(response):  # the model asks participants: the turn ends so
-                await self._ask(task, who, view, text, response)
-                return
+            answer = self._answer(ctx, view.model_calls + answered.calls - 1, text, answered.usage)
             if more:  # messages came in while the model worked: answer them too
                 await task.start_working(answer)
                 fresh = self._conversation(await task.current(), extension)
@@ -338,51 +363,60 @@ class HarnessAgent:
             await self.moves.decide(task, partial(conversation.end_turn, answer=answer), who)
             return
 
-    async def _ask(
-        self, task: TaskHandle, who: Who, view: Conversation, text: str, response: ModelResponse
-    ) -> None:
-        """The model's ``ask_participant`` calls. The model's text, and why a call cannot be
-        asked, come first (a WORKING update); then each help request is sent, the first
-        parking the task awaiting the answers: the turn is over. When none can be asked, the
-        turn ends as usual, with that as its answer."""
-        marks: dict[str, Any] = {MODEL_CALL_KEY: view.model_calls}  # (on one message only)
-        current = await task.current()
-        asks, said = [], [text.strip()] if text.strip() else []
-        for call in help_tool.asks(response):
-            try:
-                ask = help_tool.parse_ask(call.arguments)
-                self.channels.check_ask(current, ask.participant_id, ask.question, ask.options)
-            except ChannelError as exc:
-                said.append(f"(not asked: {exc})")
-                continue
-            asks.append(ask)
-        if not asks:
-            answer = _agent_message(task, "\n".join(said), marks)
-            await self.moves.decide(task, partial(conversation.end_turn, answer=answer), who)
+    async def resume(self, ctx: RequestContext, task: TaskHandle) -> None:
+        """A turn a dead process left running (the engine's recovery): it goes on from its
+        journal, so no answered model call is made again and no journaled tool runs twice."""
+        if ctx.task_id in self._turns:
             return
-        if said:
-            await task.start_working(_agent_message(task, "\n".join(said), marks))
-            marks = {}
-        late, parked = [], False
-        for index, ask in enumerate(asks):
-            last = index == len(asks) - 1  # (the last parks: one answer to the turn's request)
+        turn = self._turns[ctx.task_id] = _Turn()
+        try:
+            current = await task.current()
+            extension = extension_of(current)
+            if extension is None:
+                await task.fail("this task carries no harness data; it cannot run here")
+                return
+            who = Who.on(extension, claimed(ctx.message) or "", ctx.message.message_id)
+            if current.status.state is not TaskState.WORKING:
+                await self.moves.start_turn(task, who)
+            entries = await task.journal_entries()
+            journal = Journal.of(entries, ctx.message.message_id)
+            view = self._conversation(await task.current(), extension)
+            await self._answer_turn(ctx, task, turn, view, extension, who, journal)
+        finally:
+            del self._turns[ctx.task_id]
+            turn.done.set()
+
+    # --- tools and their servers -----------------------------------------------------------
+
+    def _turn_tools(self) -> ToolSet:
+        """The tools a turn offers: the harness's own, the MCP servers', the plugins'."""
+        if self._tools is None:
+            own: tuple[Tool, ...] = (*INTRINSICS, AskParticipant(self.channels))
+            self._tools = ToolSet((*own, *self.extra_tools))
+            for server in self._mcp:
+                for tool in server.tools:
+                    self._tools.add(tool)
+        return self._tools
+
+    async def startup(self) -> None:
+        """The MCP servers connect as the engine starts (one that cannot stops the start,
+        naming it)."""
+        self.freeze()
+        for server in self._mcp:
             try:
-                await self.channels.ask(
-                    task, who, ask.participant_id, ask.question, ask.options,
-                    metadata=marks, park=last,
-                )  # fmt: skip
-            except ChannelError as exc:  # (refused by a hook, or the task changed meanwhile)
-                late.append(f"(not asked: {exc})")
-                continue
-            marks, parked = {}, last
-        if late:
-            said_late = _agent_message(task, "\n".join(late), marks)
-            end = (
-                partial(conversation.say, message=said_late)
-                if parked
-                else partial(conversation.end_turn, answer=said_late)
-            )
-            await self.moves.decide(task, end, who)
+                await server.start()
+            except Exception as exc:
+                raise ValueError(
+                    f"harness.mcp {server.settings.name!r}: cannot connect: {exc}"
+                ) from exc
+        if self._dispatcher is not None:
+            await self._dispatcher.start()
+
+    async def shutdown(self) -> None:
+        if self._dispatcher is not None:
+            await self._dispatcher.stop()
+        for server in self._mcp:
+            await server.stop()
 
     async def _receive(self, task: TaskHandle, message: Message, who: Who) -> Message | None:
         """``message.received`` on a participant's message: the message as the model is to
@@ -486,20 +520,20 @@ class HarnessAgent:
         return parse_command(message, self._names)
 
     @staticmethod
-    def _answer(ctx: RequestContext, view: Conversation, text: str) -> Message:
-        return _agent_message(ctx, text, {MODEL_CALL_KEY: view.model_calls})
-
-
-def _agent_message(on: RequestContext | TaskHandle, text: str, metadata: dict[str, Any]) -> Message:
-    """The harness's message with ``text`` on the task of ``on``."""
-    return Message(
-        message_id=os.urandom(16).hex(),
-        role=Role.AGENT,
-        parts=[Part(text=text)],
-        task_id=on.task_id,
-        context_id=on.context_id,
-        metadata=metadata,
-    )
+    def _answer(ctx: RequestContext, call: int, text: str, used: Usage | None = None) -> Message:
+        """The turn's answer, numbered with the model call that gave it, with the tokens the
+        turn's model calls took (when the model said)."""
+        metadata: dict[str, Any] = {MODEL_CALL_KEY: call}
+        if used is not None and used != Usage():
+            metadata[usage.USAGE_KEY] = dataclasses.asdict(used)
+        return Message(
+            message_id=os.urandom(16).hex(),
+            role=Role.AGENT,
+            parts=[Part(text=text)],
+            task_id=ctx.task_id,
+            context_id=ctx.context_id,
+            metadata=metadata,
+        )
 
 
 def _marked(message: Message, call: CommandCall | None) -> Message:

@@ -38,6 +38,8 @@ from accord.harness.models import endpoint as endpoints
 from accord.harness.models.endpoint import Endpoint
 from accord.harness.plugins.manifest import is_path
 from accord.harness.roster import RosterAgent, parse_agents
+from accord.harness.tools.mcp import McpServerSettings
+from accord.harness.tools.mcp import parse as mcp_settings
 from accord.server import config_values as check
 from accord.server.config_values import ConfigError
 
@@ -55,6 +57,9 @@ class HarnessSettings:
     plugins: tuple[str, ...] = ()
     hook_timeout_s: float = 10.0
     hook_allow_hosts: tuple[str, ...] = ()
+    max_steps: int = 20  # model calls in one turn, past which it parks saying so
+    context_tokens: int = 0  # the model's context budget; past it, compaction (0: none)
+    mcp: tuple[McpServerSettings, ...] = ()  # [[harness.mcp]]: tool servers
     # Channels: the agents the harness delivers channel messages to, and how.
     agents: tuple[RosterAgent, ...] = ()
     delivery: DeliverySettings = field(default_factory=DeliverySettings)
@@ -76,6 +81,9 @@ KNOWN = (
     "plugins",
     "hook_timeout_s",
     "hook_allow_hosts",
+    "max_steps",
+    "mcp",
+    "context_tokens",
     "agents",
     "delivery",
 )
@@ -115,6 +123,18 @@ def parse(value: Any, source: str = "") -> HarnessSettings:
     timeout = check.number(fields.get("hook_timeout_s", 10.0), f"{where}.hook_timeout_s")
     if timeout <= 0:
         raise ConfigError(f"{where}.hook_timeout_s: must be more than 0")
+    max_steps = check.integer(fields.get("max_steps", 20), f"{where}.max_steps")
+    if not 1 <= max_steps <= 1000:
+        raise ConfigError(f"{where}.max_steps: from 1 to 1000, got {max_steps}")
+    budget = check.integer(fields.get("context_tokens", 0), f"{where}.context_tokens")
+    if budget and budget < 2_000:
+        raise ConfigError(f"{where}.context_tokens: 0 (no compaction) or at least 2000")
+    servers = fields.get("mcp", [])
+    if not isinstance(servers, list):
+        raise check.refuse(f"{where}.mcp", "[[harness.mcp]] tables", servers)
+    mcp = tuple(mcp_settings(server, f"{where}.mcp[{i}]") for i, server in enumerate(servers))
+    if len({server.name for server in mcp}) != len(mcp):
+        raise ConfigError(f"{where}.mcp: two servers have the same name")
     plugins = texts("plugins")
     for index, entry in enumerate(plugins):
         if is_path(entry) and not Path(entry).expanduser().is_dir():
@@ -130,6 +150,9 @@ def parse(value: Any, source: str = "") -> HarnessSettings:
         plugins=plugins,
         hook_timeout_s=timeout,
         hook_allow_hosts=texts("hook_allow_hosts"),
+        max_steps=max_steps,
+        mcp=mcp,
+        context_tokens=budget,
         agents=parse_agents(fields.get("agents", []), f"{where}.agents", agent_id),
         delivery=parse_delivery(fields.get("delivery", {}), f"{where}.delivery"),
     )

@@ -8,6 +8,7 @@ line (an envelope's change, a data part, a file), never dropped silently.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -23,6 +24,9 @@ from accord.wire.model import UNSET, Message, Part, Role, Task
 # Message metadata the harness writes on each answer a model gave, numbered from 0: the
 # count says how many model calls the task has made (a scripted model's position).
 MODEL_CALL_KEY = "accord.harness/model_call"
+# Task metadata a compaction writes: {"upto": n, "text": …}, the first n messages summarised.
+SUMMARY_KEY = "accord.harness/summary"
+SUMMARY_HEAD = "[summary of the conversation before this point] "
 # What ``message.received`` hooks decided about participants' messages, in Task.metadata:
 # {"refused": [message ids], "replaced": {message id: the message the model sees instead}},
 # durable before any model call. A refusal's note (message metadata {RECEIVED_KEY:
@@ -36,6 +40,7 @@ class Entry:
     sender: str  # a participant id; the harness's own id for its answers
     role: Literal["user", "agent"]
     text: str
+    position: int = -1  # its message's place in the task's history (-1: no message's)
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,7 +131,16 @@ def entries(task: Task, agent_id: str) -> tuple[Entry, ...]:
         replaced = _replacements(decided.get("replaced"))
     channels = ChannelView(task, agent_id)  # (help requests, replies, channel messages)
     seen: list[Entry] = []
+    summary = metadata.get(SUMMARY_KEY)
+    start = 0
+    if isinstance(summary, dict) and isinstance(summary.get("upto"), int):
+        # (a compaction: the messages before ``upto`` are in the summary)
+        start = summary["upto"]
+        text = SUMMARY_HEAD + str(summary.get("text", ""))
+        seen.append(Entry(agent_id, "agent", text))
     for index, message in enumerate(task.history):
+        if index < start:
+            continue
         marks = message.metadata
         if isinstance(marks, dict) and (COMMAND_METADATA in marks or RECEIVED_KEY in marks):
             continue  # a command, a command's reply, a refusal's note
@@ -138,10 +152,13 @@ def entries(task: Task, agent_id: str) -> tuple[Entry, ...]:
             continue
         said = channels.text(message)
         if said is None:
-            seen.append(entry(message, agent_id, first=index == 0))
+            seen.append(
+                dataclasses.replace(entry(message, agent_id, first=index == 0), position=index)
+            )
         else:
-            sender = agent_id if message.role is Role.AGENT else claimed(message) or "unknown"
-            seen.append(Entry(sender, "agent" if message.role is Role.AGENT else "user", said))
+            agent = message.role is Role.AGENT
+            sender = agent_id if agent else claimed(message) or "unknown"
+            seen.append(Entry(sender, "agent" if agent else "user", said, position=index))
     return tuple(seen)
 
 
@@ -158,11 +175,15 @@ def _replacements(recorded: Any) -> dict[str, Message]:
 
 
 def model_calls(task: Task) -> int:
-    return sum(
-        1
+    """How many model calls the task made: each answer carries the number of the call that
+    gave it (the turn's tool steps before it had the numbers in between)."""
+    numbers = [
+        message.metadata[MODEL_CALL_KEY]
         for message in task.history
-        if isinstance(message.metadata, dict) and MODEL_CALL_KEY in message.metadata
-    )
+        if isinstance(message.metadata, dict)
+        and isinstance(message.metadata.get(MODEL_CALL_KEY), int)
+    ]
+    return max(numbers) + 1 if numbers else 0
 
 
 def entry(message: Message, agent_id: str, *, first: bool = False) -> Entry:

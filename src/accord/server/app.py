@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("accord.server")
 
 CARD_PATH = "/.well-known/agent-card.json"
+DASHBOARD_PREFIX = "/ui"  # accord.dashboard.PREFIX (not imported: the dashboard is optional)
 
 
 class A2AApplication:
@@ -50,6 +51,7 @@ class A2AApplication:
         contracts: Any = None,
         metrics: MetricsEndpoint | None = None,
         metrics_path: str = "/metrics",
+        dashboard: Any = None,
     ) -> None:
         self.service = service
         auth = auth or NoAuthentication()
@@ -69,6 +71,7 @@ class A2AApplication:
         # accord.server.contract_api.ContractApi: the operators' /contracts API, when the
         # agent makes contracts ([identity] is set)
         self.contracts = contracts
+        self.dashboard = dashboard  # accord.dashboard.DashboardApp: /ui, or None when off
         engine = service.engine
         self.health = Health({"store": engine.store.ping, "bus": engine.bus.ping})
         # Off, the access log and tracing cost nothing: requests go straight to the handler.
@@ -114,6 +117,12 @@ class A2AApplication:
             return
         if self.contracts is not None and contract_path(path):
             await self.contracts.handle(request, send)
+            return
+        # The dashboard (/ui …) before HTTP+JSON, whose tenant prefix would take /ui/tasks.
+        if self.dashboard is not None and (
+            path == DASHBOARD_PREFIX or path.startswith(DASHBOARD_PREFIX + "/")
+        ):
+            await self.dashboard.handle(request, send)
             return
         routed = route(method, path)
         if routed is not None:

@@ -231,6 +231,13 @@ def build_app(settings: Settings, agent: Any = None) -> A2AApplication:
         api_key=auth.has_api_keys,
         bearer=auth.has_bearer,
     )
+    dashboard = None
+    if settings.ui:
+        from accord.dashboard import DashboardApp
+
+        dashboard = DashboardApp(
+            service, auth, require_auth=settings.require_auth, agent=loaded.agent
+        )
     if settings.access_log:
         # Asked for explicitly: shown whatever log_level says of the rest.
         logging.getLogger("accord.access").setLevel(logging.INFO)
@@ -244,6 +251,7 @@ def build_app(settings: Settings, agent: Any = None) -> A2AApplication:
         contracts=contracts,
         metrics=metrics_endpoint(settings, engine, auth),
         metrics_path=settings.metrics_path,
+        dashboard=dashboard,
     )
 
 

@@ -123,6 +123,8 @@ class Settings:
     # false: a messageId alone is no key (only Idempotency-Key is), for clients that reuse a
     # message's id for different messages, against the specification (docs/operations.md).
     retry_by_message_id: bool = True
+    # --- the dashboard (accord.dashboard, docs/dashboard.md): served at /ui unless false
+    ui: bool = True
 
     @property
     def advertised_url(self) -> str:

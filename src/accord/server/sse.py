@@ -14,6 +14,12 @@ from accord.server.http import EVENT_STREAM, Send
 from accord.wire.errors import A2AError
 
 KEEPALIVE = b": keep-alive\n\n"
+# The head of every event stream: no caching, and no buffering by a proxy (nginx).
+STREAM_HEADERS: list[tuple[bytes, bytes]] = [
+    (b"content-type", EVENT_STREAM),
+    (b"cache-control", b"no-cache"),
+    (b"x-accel-buffering", b"no"),
+]
 
 
 def frame(data: bytes, event_id: int | None = None) -> bytes:
@@ -34,12 +40,7 @@ async def stream(
         {
             "type": "http.response.start",
             "status": 200,
-            "headers": [
-                (b"content-type", EVENT_STREAM),
-                (b"cache-control", b"no-cache"),
-                (b"x-accel-buffering", b"no"),
-                *(headers or []),
-            ],
+            "headers": [*STREAM_HEADERS, *(headers or [])],
         }
     )
     # Events that are ready together (a batch read from the log, then the end of the stream)

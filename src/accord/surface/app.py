@@ -18,6 +18,7 @@ from typing import Any
 
 import msgspec
 
+from accord.agents.api import Access
 from accord.core.caller import Caller
 from accord.core.grants import granted
 from accord.engine.remote import Claims
@@ -31,6 +32,7 @@ from accord.surface.feed import FeedHub, follow, parse_last_event_id
 from accord.surface.handlers import HANDLERS, NEGOTIATED, Context, InputError, Result, Unfinished
 from accord.wire.codec import encode
 from accord.wire.errors import A2AError, ErrorKind
+from accord.wire.model import Task
 
 log = logging.getLogger("accord.surface")
 
@@ -206,14 +208,19 @@ class SurfaceApp:
 
     async def _view(self, request: Request, send: Send, caller: Caller, name: str) -> None:
         params = dict(request.query)
-        store = self.service.engine.store
+        engine = self.service.engine
+        store = engine.store
+
+        def allows(operation: Access, task: Task) -> bool:
+            return engine.allows(operation, task, caller)
+
         try:
             if name == "a2a.tasks.Tasks":
-                rows = await views.tasks_view(store, caller, params)
+                rows = await views.tasks_view(store, caller, params, allows)
             elif name == "a2a.tasks.AllTasks":
                 rows = await views.all_tasks_view(store, caller)
             elif name == "a2a.tasks.TaskPushNotificationConfigs":
-                rows = await views.task_push_configs_view(store, caller, params)
+                rows = await views.task_push_configs_view(store, caller, params, allows)
             else:
                 rows = await views.all_push_configs_view(store, caller)
         except InputError as error:

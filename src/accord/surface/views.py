@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+from accord.agents.api import Access
 from accord.core._build import SEED_STATE_NAMES
 from accord.core.caller import Caller
 from accord.core.records import PushConfigRecord, TaskRecord
@@ -12,7 +13,7 @@ from accord.core.views import TaskQuery
 from accord.store.base import TaskStore
 from accord.surface.handlers import InputError
 from accord.wire.codec import to_builtins
-from accord.wire.model import UNSET, TaskState
+from accord.wire.model import UNSET, Task, TaskState
 from accord.wire.time import parse_timestamp
 
 STATE_BY_SEED_NAME = {name: state for state, name in SEED_STATE_NAMES.items()}
@@ -59,7 +60,18 @@ def _status_fields(record: TaskRecord, camel: bool) -> dict[str, Any]:
     return row
 
 
-async def tasks_view(store: TaskStore, caller: Caller, params: dict[str, str]) -> list[Any]:
+# Whether the agent lets the caller make an operation on a task (Engine.allows): a client's
+# view shows only what GetTask and ListTasks would (the harness's membership boundary).
+Allows = Callable[[Access, Task], bool]
+
+
+def _everything(operation: Access, task: Task) -> bool:
+    return True
+
+
+async def tasks_view(
+    store: TaskStore, caller: Caller, params: dict[str, str], allows: Allows = _everything
+) -> list[Any]:
     """``a2a.tasks.Tasks``: contextId, status (a seed state name), statusTimestampAfter."""
     tenant = _tenant(caller, params.get("tenant"))
     status: TaskState | None = None
@@ -88,6 +100,8 @@ async def tasks_view(store: TaskStore, caller: Caller, params: dict[str, str]) -
     )
     rows = []
     async for record in _records(store, query):
+        if not allows("read", record.task):
+            continue
         row = {
             "id": record.id,
             "contextId": record.task.context_id,
@@ -132,14 +146,15 @@ def _config_row(record: PushConfigRecord, full: bool) -> dict[str, Any]:
 
 
 async def task_push_configs_view(
-    store: TaskStore, caller: Caller, params: dict[str, str]
+    store: TaskStore, caller: Caller, params: dict[str, str], allows: Allows = _everything
 ) -> list[Any]:
     """``a2a.tasks.TaskPushNotificationConfigs``: the configs of one task (``task_id``)."""
     task_id = params.get("task_id")
     if not task_id:
         raise InputError("task_id is required", [{"field": "task_id", "message": "required"}])
     tenant = _tenant(caller, params.get("tenant"))
-    if tenant is None or await store.get_task(task_id, tenant) is None:
+    record = await store.get_task(task_id, tenant) if tenant is not None else None
+    if record is None or not allows("push-config", record.task):
         return []
     return [_config_row(r, full=False) for r in await store.list_push_configs(task_id)]
 

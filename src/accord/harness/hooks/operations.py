@@ -229,6 +229,39 @@ TASK_STATE_CHANGED = register_operation(
 PARTICIPANT_CHANGED = register_operation(
     "participant.changed", ParticipantChanged, "an admin's change of participants or roles"
 )
+
+
+# --- model calls and tools (the model-driven turn) ------------------------------------------
+
+
+class LlmInvoked(Context, frozen=True, kw_only=True):
+    """One model call of a turn (``step`` counts them from 0). ``pre`` may refuse it (the
+    turn parks, saying why); from ``post`` on, ``text`` and ``tool_calls`` are the answer, and
+    a replacement is what the harness acts on (and journals)."""
+
+    model: str
+    step: int
+    text: str = ""
+    tool_calls: tuple[dict[str, Any], ...] = ()  # {"id", "name", "arguments"} each
+
+
+class ToolInvoked(Context, frozen=True, kw_only=True):
+    """One tool call the model asked for. ``pre`` may rewrite ``arguments`` or refuse the
+    call (the model gets an error result, ``hook.abort: …``); from ``post`` on, ``content``
+    and ``error`` are the tool's answer, and a replacement is what the model reads."""
+
+    name: str
+    call_id: str
+    arguments: dict[str, Any] = {}
+    idempotent: bool = False
+    content: str = ""
+    error: bool = False
+
+
+LLM_INVOKED = register_operation("llm.invoked", LlmInvoked, "each model call of a turn, around it")
+TOOL_INVOKED = register_operation(
+    "tool.invoked", ToolInvoked, "each tool call the model asks for, around it"
+)
 HELP_REQUESTED = register_operation(
     "help.requested", HelpRequested, "the harness asks a participant, before the request is sent"
 )

@@ -7,7 +7,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from accord.agents.api import TaskHandle
 from accord.harness.transcript import ToolSpec
+from accord.harness.wire import Role
 
 # What model providers accept as a tool name.
 SAFE_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -17,26 +19,35 @@ MAX_RESULT_CHARS = 20_000  # of a tool's answer a model sees (the rest is cut, a
 @dataclass(frozen=True, slots=True)
 class ToolOutcome:
     """A tool's answer: text for the model, and whether it is an error (a failed tool gives
-    the model an error result, never a failed turn)."""
+    the model an error result, never a failed turn). ``ends_turn``: the tool ended the turn
+    (``ask_participant`` parked the task awaiting an answer): the model is not asked again."""
 
     content: str
     error: bool = False
+    ends_turn: bool = False
 
     def bounded(self) -> ToolOutcome:
         if len(self.content) <= MAX_RESULT_CHARS:
             return self
         cut = len(self.content) - MAX_RESULT_CHARS
         return ToolOutcome(
-            f"{self.content[:MAX_RESULT_CHARS]}\n[… {cut} more characters cut]", self.error
+            f"{self.content[:MAX_RESULT_CHARS]}\n[… {cut} more characters cut]",
+            self.error,
+            self.ends_turn,
         )
 
 
 @dataclass(frozen=True, slots=True)
 class ToolContext:
-    """Who the call is for: the task, and the participant whose message began the turn."""
+    """Who the call is for: the task, and the participant whose message began the turn
+    (with their role); ``task`` is the turn's handle, for the harness's own tools."""
 
     task_id: str
     sender: str = ""
+    sender_role: Role | None = None
+    task: TaskHandle | None = None
+    correlation_id: str = ""  # the message the turn answers
+    model_call: int = -1  # the number of the model call that asked for this call
 
 
 class Tool(Protocol):

@@ -5,7 +5,8 @@ starts) or streamable HTTP (a URL).
 
     [[harness.mcp]]
     name = "orders"
-    command = ["python", "orders_server.py"]   # stdio; or  url = "http://127.0.0.1:8000/mcp"
+    command = ["python", "orders_server.py"]   # stdio (python: the one running accord);
+                                               # or  url = "http://127.0.0.1:8000/mcp"
     idempotent = ["get_order"]                 # tools safe to run twice
     timeout_s = 60                             # per call
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -113,7 +115,7 @@ class McpServer:
         target: Any
         if settings.command:
             target = StdioServerParameters(
-                command=settings.command[0],
+                command=_interpreter(settings.command[0]),
                 args=list(settings.command[1:]),
                 env=dict(settings.env) or None,
             )
@@ -160,6 +162,12 @@ class McpServer:
         except Exception as exc:  # the server's failure is the model's to hear of
             return ToolOutcome(f"{remote_name} failed: {type(exc).__name__}: {exc}", error=True)
         return ToolOutcome(_text(result), error=bool(result.is_error)).bounded()
+
+
+def _interpreter(command: str) -> str:
+    """``python``/``python3`` is the Python that runs accord: a server written in Python
+    finds the packages accord's own environment has (mcp, say)."""
+    return sys.executable if command in ("python", "python3") else command
 
 
 def _text(result: Any) -> str:

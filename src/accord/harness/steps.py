@@ -1,0 +1,311 @@
+"""A turn's model steps: ask the model — its text reaching clients as it writes, as chunks of
+an artifact named ``reply`` — run the tools it calls, ask again, until it answers without a
+tool call or the turn's step limit is reached.
+
+Crash safety: every model answer and every tool result is journaled in the task's log
+(``TaskHandle.journal``) before the harness acts on it, and a tool that is not idempotent is
+journaled as started before it runs. A turn that runs again after a crash (the engine's
+``resume``) replays its journal: an answered model call is not made again, a journaled tool
+result is used as it is, and a non-idempotent tool that started and has no result is reported
+to the model as interrupted, never run a second time.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+from accord.agents.api import TaskHandle
+from accord.harness.compacting import Compactor
+from accord.harness.hooks.base import HookAbort
+from accord.harness.hooks.operations import LLM_INVOKED, TOOL_INVOKED, LlmInvoked, ToolInvoked
+from accord.harness.hooks.registry import Hooks
+from accord.harness.models import Model, ModelResponse, StreamingModel, TextDelta, Usage
+from accord.harness.moves import Who
+from accord.harness.tools import ToolContext, ToolOutcome, ToolSet
+from accord.harness.transcript import Conversation, ModelStep, Step, ToolCall, ToolResult
+from accord.telemetry import agents as telemetry
+
+TURN = "turn"  # the journal entries of one turn carry its key (the turn's first message id)
+REPLY = "reply"  # the artifact the model's text streams into
+INTERRUPTED = (
+    "interrupted: accord stopped while this tool ran, and it is not safe to run twice; it "
+    "was not run again (check its effect before calling it again)"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """A turn's final answer: the text, the tokens it took, and how many model calls;
+    ``ended``: a tool ended the turn (the task is parked already, the text is none)."""
+
+    text: str
+    usage: Usage
+    calls: int
+    ended: bool = False
+
+
+@dataclass
+class Journal:
+    """What a turn journaled so far (a resumed turn starts from it)."""
+
+    models: dict[int, dict[str, Any]] = field(default_factory=dict)  # step -> answer
+    started: set[str] = field(default_factory=set)  # tool call ids begun
+    results: dict[str, dict[str, Any]] = field(default_factory=dict)  # call id -> result
+
+    @classmethod
+    def of(cls, entries: Sequence[tuple[int, dict[str, Any]]], turn: str) -> Journal:
+        journal = cls()
+        for _, data in entries:
+            if data.get(TURN) != turn:
+                continue
+            kind = data.get("kind")
+            if kind == "model":
+                journal.models[int(data["step"])] = data
+            elif kind == "tool-start":
+                journal.started.add(str(data["call_id"]))
+            elif kind == "tool-result":
+                journal.results[str(data["call_id"])] = data
+        return journal
+
+
+class Steps:
+    def __init__(self, hooks: Hooks, max_steps: int, compactor: Compactor | None = None) -> None:
+        self.hooks = hooks
+        self.max_steps = max_steps
+        self.compactor = compactor or Compactor(0)
+
+    async def run(
+        self,
+        task: TaskHandle,
+        view: Conversation,
+        model: Model,
+        tools: ToolSet,
+        turn: str,
+        who: Who,
+        journal: Journal | None = None,
+        first_step: int = 0,
+    ) -> Answer:
+        """Ask ``model`` (and run the tools it calls) until it answers; steps are numbered
+        from ``first_step`` (a turn that goes on with messages that joined it)."""
+        journal = journal or Journal()
+        steps: list[Step] = []
+        usage = Usage()
+        for number in range(first_step, first_step + self.max_steps):
+            calls_before = number - first_step
+            asked = dataclasses.replace(
+                view,
+                steps=tuple(steps),
+                tools=tools.specs,
+                model_calls=view.model_calls + calls_before,
+            )
+            recorded = journal.models.get(number)
+            if recorded is not None:
+                response = _response(recorded)
+            else:
+                asked = await self.compactor.fit(task, asked, model)
+                try:
+                    response = await self._ask(task, asked, model, turn, number, who)
+                except HookAbort as abort:
+                    return Answer(f"model call refused: {abort.message}", usage, calls_before)
+            usage = usage + (response.usage or Usage())
+            if not response.tool_calls:
+                return Answer(response.text, usage, calls_before + 1)
+            steps.append(ModelStep(response.text, response.tool_calls))
+            ended = False
+            for call in response.tool_calls:
+                result = journal.results.get(call.id)
+                if result is not None:
+                    outcome = ToolOutcome(str(result["content"]), bool(result["error"]))
+                else:
+                    call_number = view.model_calls + calls_before
+                    outcome = await self._tool(task, tools, call, turn, who, journal, call_number)
+                ended = ended or outcome.ends_turn
+                steps.append(ToolResult(call.id, call.name, outcome.content, outcome.error))
+            if ended:  # (the step's other calls ran: each has its result)
+                return Answer(response.text, usage, calls_before + 1, ended=True)
+        text = (
+            f"I stopped after {self.max_steps} model calls in this turn without a final "
+            "answer (the turn's limit); send a message to go on."
+        )
+        return Answer(text, usage, self.max_steps)
+
+    # --- one model call ----------------------------------------------------------------------
+
+    async def _ask(
+        self, task: TaskHandle, view: Conversation, model: Model, turn: str, step: int, who: Who
+    ) -> ModelResponse:
+        context = LlmInvoked(**who.fields(view.task_id), model=view.model, step=step)
+        hooked = self.hooks.wants(LLM_INVOKED)
+        pre, body, post = LLM_INVOKED.points
+        if hooked:
+            context = await self.hooks.run(pre, context)
+        provider = view.model.partition(":")[0] if ":" in view.model else ""
+        with telemetry.model_call(view.model, provider=provider):
+            response = await self._answer(task, view, model, f"{REPLY}-{turn}-{step}")
+        response = _with_ids(response, turn, step)
+        if hooked:
+            # (the model call is the body: ``in`` and ``post`` see its answer, and may
+            # replace it)
+            after = await self.hooks.run(body, _llm_after(context, response))
+            after = await self.hooks.run(post, after)
+            response = ModelResponse(
+                text=after.text,
+                tool_calls=tuple(
+                    ToolCall(str(c.get("name", "")), dict(c.get("arguments", {})), str(c["id"]))
+                    for c in after.tool_calls
+                ),
+                usage=response.usage,
+            )
+        await task.journal(
+            {
+                TURN: turn,
+                "kind": "model",
+                "step": step,
+                "text": response.text,
+                "tool_calls": [_call_data(c) for c in response.tool_calls],
+                "usage": dataclasses.asdict(response.usage) if response.usage else None,
+            }
+        )
+        return response
+
+    @staticmethod
+    async def _answer(
+        task: TaskHandle, view: Conversation, model: Model, artifact_id: str
+    ) -> ModelResponse:
+        """The model's answer; a streaming model's text goes out as it comes, each piece an
+        ``append`` chunk of the artifact ``artifact_id`` (named ``reply``)."""
+        if not isinstance(model, StreamingModel):
+            return await model.respond(view)
+        final: ModelResponse | None = None
+        streamed = False
+        async for event in model.stream(view):
+            if isinstance(event, TextDelta):
+                await task.update_artifact(
+                    text=event.text, artifact_id=artifact_id, name=REPLY, append=streamed
+                )
+                streamed = True
+            else:
+                final = event
+        if streamed:
+            await task.update_artifact(
+                text="", artifact_id=artifact_id, append=True, last_chunk=True
+            )
+        assert final is not None, "a model stream ends with its response"
+        return final
+
+    # --- one tool call -----------------------------------------------------------------------
+
+    async def _tool(
+        self,
+        task: TaskHandle,
+        tools: ToolSet,
+        call: ToolCall,
+        turn: str,
+        who: Who,
+        journal: Journal,
+        model_call: int = -1,
+    ) -> ToolOutcome:
+        tool = tools.get(call.name)
+        if tool is None:
+            outcome = ToolOutcome(f"there is no tool named {call.name!r}", error=True)
+        elif call.id in journal.started and not tool.idempotent:
+            outcome = ToolOutcome(INTERRUPTED, error=True)
+        else:
+            outcome = await self._run_tool(task, tool, call, turn, who, model_call)
+        await task.journal(
+            {
+                TURN: turn,
+                "kind": "tool-result",
+                "call_id": call.id,
+                "name": call.name,
+                "content": outcome.content,
+                "error": outcome.error,
+            }
+        )
+        return outcome
+
+    async def _run_tool(
+        self, task: TaskHandle, tool: Any, call: ToolCall, turn: str, who: Who, model_call: int
+    ) -> ToolOutcome:
+        arguments = call.arguments
+        context = ToolInvoked(
+            **who.fields(task.task_id),
+            name=call.name,
+            call_id=call.id,
+            arguments=arguments,
+            idempotent=tool.idempotent,
+        )
+        hooked = self.hooks.wants(TOOL_INVOKED)
+        pre, body, post = TOOL_INVOKED.points
+        if hooked:
+            try:
+                context = await self.hooks.run(pre, context)
+            except HookAbort as abort:
+                return ToolOutcome(f"hook.abort: {abort.message}", error=True)
+            arguments = context.arguments
+        if not tool.idempotent:
+            await task.journal(
+                {TURN: turn, "kind": "tool-start", "call_id": call.id, "name": call.name}
+            )
+        with telemetry.tool_call(call.name):
+            outcome: ToolOutcome = await tool.call(
+                arguments,
+                ToolContext(
+                    task.task_id,
+                    sender=who.sender,
+                    sender_role=who.role,
+                    task=task,
+                    correlation_id=who.correlation_id,
+                    model_call=model_call,
+                ),
+            )
+        if hooked:
+            # (the tool call is the body: ``in`` and ``post`` see its answer; an abort there
+            # answers the model with the reason instead)
+            after = msgspec.structs.replace(context, content=outcome.content, error=outcome.error)
+            try:
+                after = await self.hooks.run(post, await self.hooks.run(body, after))
+            except HookAbort as abort:
+                return ToolOutcome(f"hook.abort: {abort.message}", error=True)
+            outcome = ToolOutcome(after.content, after.error, outcome.ends_turn)
+        return outcome.bounded()
+
+
+def _llm_after(context: LlmInvoked, response: ModelResponse) -> LlmInvoked:
+    return msgspec.structs.replace(
+        context,
+        text=response.text,
+        tool_calls=tuple(_call_data(call) for call in response.tool_calls),
+    )
+
+
+def _call_data(call: ToolCall) -> dict[str, Any]:
+    return {"id": call.id, "name": call.name, "arguments": call.arguments}
+
+
+def _with_ids(response: ModelResponse, turn: str, step: int) -> ModelResponse:
+    """Every tool call with an id (a scripted model gives none): the journal's keys."""
+    if all(call.id for call in response.tool_calls):
+        return response
+    calls = tuple(
+        call if call.id else ToolCall(call.name, call.arguments, f"{turn}-{step}-{index}")
+        for index, call in enumerate(response.tool_calls)
+    )
+    return dataclasses.replace(response, tool_calls=calls)
+
+
+def _response(data: dict[str, Any]) -> ModelResponse:
+    usage = data.get("usage")
+    return ModelResponse(
+        text=str(data.get("text", "")),
+        tool_calls=tuple(
+            ToolCall(str(c["name"]), dict(c.get("arguments", {})), str(c["id"]))
+            for c in data.get("tool_calls", [])
+        ),
+        usage=Usage(**usage) if isinstance(usage, dict) else None,
+    )

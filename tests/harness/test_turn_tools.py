@@ -1,0 +1,280 @@
+"""A turn's tool loop on the engine: the harness's own tools, function tools, a vetoing
+``tool.invoked.pre``, a failing tool, the step limit, and a turn a stop cut, resumed from its
+journal without repeating an answered model call or a started non-idempotent tool."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from accord.core.caller import Caller
+from accord.engine import Engine
+from accord.harness import Conversation, HarnessAgent, HarnessSettings, ModelResponse, ToolCall
+from accord.harness.hooks import FunctionExecutor, HookAbort
+from accord.harness.models import FunctionModel
+from accord.harness.steps import INTERRUPTED
+from accord.harness.tools import FunctionTool
+from accord.harness.transcript import ToolResult
+from accord.harness.wire import TASK_KEY
+from accord.store import SqliteStore
+from accord.store.memory import MemoryStore
+from accord.wire.model import Message, Part, Role, SendMessageRequest, Task, TaskState
+
+ALICE = Caller(participant="alice")
+
+
+class Script:
+    """A model that plays ``answers`` in order (each a text or a list of tool calls) and
+    remembers every conversation it was asked with."""
+
+    def __init__(self, *answers: str | list[ToolCall]) -> None:
+        self.answers = list(answers)
+        self.asked: list[Conversation] = []
+
+    async def __call__(self, conversation: Conversation) -> str | ModelResponse:
+        self.asked.append(conversation)
+        answer = self.answers.pop(0) if self.answers else "done"
+        return answer if isinstance(answer, str) else ModelResponse("", tuple(answer))
+
+
+def agent_with(model: Script, *, max_steps: int = 20, tools: tuple[Any, ...] = ()) -> HarnessAgent:
+    agent = HarnessAgent(
+        HarnessSettings(model="main", max_steps=max_steps), {"main": FunctionModel(model)}
+    )
+    agent.extra_tools.extend(tools)
+    return agent
+
+
+async def say(engine: Engine, text: str, task_id: str = "") -> Task:
+    request = SendMessageRequest(
+        message=Message(
+            message_id=f"m-{text}-{task_id}",
+            role=Role.USER,
+            parts=[Part(text=text)],
+            task_id=task_id,
+        )
+    )
+    answer = await engine.send_message(request, ALICE)
+    assert isinstance(answer, Task)
+    return answer
+
+
+def said(task: Task) -> str:
+    message = task.status.message
+    assert not isinstance(message, type(None)) and hasattr(message, "text")
+    return message.text()  # type: ignore[union-attr]
+
+
+async def test_a_plan_made_with_the_harness_tool_is_on_the_task() -> None:
+    plan = {
+        "steps": [{"name": "Find a venue"}, {"name": "Book it", "depends_on": ["Find a venue"]}]
+    }
+    model = Script([ToolCall("create_plan", plan)], "planned")
+    engine = Engine(MemoryStore(), agent_with(model))
+    await engine.start()
+    try:
+        task = await say(engine, "plan it")
+        assert said(task) == "planned"
+        steps = task.metadata[TASK_KEY]["plan"]["steps"]
+        assert [(s["id"], s["depends_on"], s["state"]) for s in steps] == [
+            ("find-a-venue", [], "pending"),
+            ("book-it", ["find-a-venue"], "pending"),
+        ]
+        # The model's second call saw its call and the tool's answer.
+        [result] = [s for s in model.asked[1].steps if isinstance(s, ToolResult)]
+        assert result.name == "create_plan" and result.content == "the plan is set"
+        assert not result.error
+    finally:
+        await engine.stop()
+
+
+async def test_tool_errors_go_back_to_the_model_not_into_a_failed_turn() -> None:
+    def explode(order_id: int) -> str:
+        raise RuntimeError(f"warehouse down for {order_id}")
+
+    model = Script(
+        [ToolCall("explode", {"order_id": 7}), ToolCall("no_such_tool", {})],
+        [ToolCall("complete_step", {"step": "x", "output": "y"})],  # no plan: refused
+        "sorry",
+    )
+    engine = Engine(MemoryStore(), agent_with(model, tools=(FunctionTool(explode),)))
+    await engine.start()
+    try:
+        task = await say(engine, "go")
+        assert task.status.state is TaskState.INPUT_REQUIRED and said(task) == "sorry"
+        results = [s for s in model.asked[-1].steps if isinstance(s, ToolResult)]
+        assert [(r.name, r.error) for r in results] == [
+            ("explode", True),
+            ("no_such_tool", True),
+            ("complete_step", True),
+        ]
+        assert "warehouse down for 7" in results[0].content
+        assert "no tool named" in results[1].content
+        assert "no plan" in results[2].content
+    finally:
+        await engine.stop()
+
+
+async def test_a_tool_invoked_pre_hook_vetoes_one_call() -> None:
+    ran: list[int] = []
+
+    def refund(order_id: int) -> str:
+        ran.append(order_id)
+        return f"refunded {order_id}"
+
+    def policy(point: str, context: Any) -> None:
+        if context.name == "refund" and context.arguments.get("order_id") == 13:
+            raise HookAbort("refunds of order 13 need a person", "policy")
+
+    model = Script(
+        [ToolCall("refund", {"order_id": 13}), ToolCall("refund", {"order_id": 14})], "ok"
+    )
+    agent = agent_with(model, tools=(FunctionTool(refund),))
+    agent.hooks.register(FunctionExecutor("policy", policy, points=["tool.invoked.pre"]))
+    engine = Engine(MemoryStore(), agent)
+    await engine.start()
+    try:
+        await say(engine, "refund both")
+        assert ran == [14]
+        results = [s for s in model.asked[-1].steps if isinstance(s, ToolResult)]
+        assert results[0].error and results[0].content == (
+            "hook.abort: refunds of order 13 need a person"
+        )
+        assert results[1].content == "refunded 14"
+    finally:
+        await engine.stop()
+
+
+async def test_the_step_limit_parks_the_turn_saying_so() -> None:
+    loop = [ToolCall("create_plan", {"steps": [{"name": "again"}]})]
+    model = Script(*([loop] * 10))
+    engine = Engine(MemoryStore(), agent_with(model, max_steps=3))
+    await engine.start()
+    try:
+        task = await say(engine, "go")
+        assert task.status.state is TaskState.INPUT_REQUIRED
+        assert said(task).startswith("I stopped after 3 model calls")
+        assert len(model.asked) == 3
+    finally:
+        await engine.stop()
+
+
+async def test_a_cut_turn_resumes_from_its_journal(tmp_path: Path) -> None:
+    """A stop while a non-idempotent tool runs: the next start resumes the turn without
+    asking the model again for what it answered, and reports the tool as interrupted instead
+    of running it a second time."""
+    started, never = asyncio.Event(), asyncio.Event()
+    runs: list[int] = []
+
+    async def refund(order_id: int) -> str:
+        runs.append(order_id)
+        started.set()
+        await never.wait()
+        return "refunded"
+
+    model = Script([ToolCall("refund", {"order_id": 48213})], "I could not confirm the refund")
+    path = str(tmp_path / "tasks.db")
+    engine = Engine(SqliteStore(path), agent_with(model, tools=(FunctionTool(refund),)))
+    await engine.start()
+    turn = asyncio.ensure_future(say(engine, "refund it"))
+    await asyncio.wait_for(started.wait(), 5)
+    await engine.stop()  # as a crash would, the turn stops where it is
+    turn.cancel()
+    assert len(model.asked) == 1 and runs == [48213]
+
+    engine = Engine(SqliteStore(path), agent_with(model, tools=(FunctionTool(refund),)))
+    await engine.start()  # recovery resumes the turn
+    try:
+        [task_id] = [t.id for t in (await engine.store.tasks_in_states(
+            frozenset(TaskState), 10, ""
+        ))]  # fmt: skip
+        for _ in range(100):
+            task = await engine.get_task(task_id, ALICE)
+            if task.status.state is TaskState.INPUT_REQUIRED:
+                break
+            await asyncio.sleep(0.05)
+        assert said(task) == "I could not confirm the refund"
+        assert runs == [48213]  # never run again
+        assert len(model.asked) == 2  # the first answer came from the journal
+        [result] = [s for s in model.asked[-1].steps if isinstance(s, ToolResult)]
+        assert result.error and result.content == INTERRUPTED
+    finally:
+        await engine.stop()
+
+
+@pytest.mark.parametrize("idempotent", [True, False])
+async def test_an_idempotent_tool_runs_again_after_a_cut(tmp_path: Path, idempotent: bool) -> None:
+    first = asyncio.Event()
+    runs: list[str] = []
+
+    async def lookup(order_id: int) -> str:
+        runs.append("run")
+        if len(runs) == 1:
+            first.set()
+            await asyncio.Event().wait()  # the first run never ends: the stop cuts it
+        return "found"
+
+    model = Script([ToolCall("lookup", {"order_id": 1})], "answered")
+    tool = FunctionTool(lookup, idempotent=idempotent)
+    path = str(tmp_path / "tasks.db")
+    engine = Engine(SqliteStore(path), agent_with(model, tools=(tool,)))
+    await engine.start()
+    turn = asyncio.ensure_future(say(engine, "look it up"))
+    await asyncio.wait_for(first.wait(), 5)
+    await engine.stop()
+    turn.cancel()
+    engine = Engine(SqliteStore(path), agent_with(model, tools=(tool,)))
+    await engine.start()
+    try:
+        for _ in range(100):
+            if len(model.asked) == 2:
+                break
+            await asyncio.sleep(0.05)
+        [result] = [s for s in model.asked[-1].steps if isinstance(s, ToolResult)]
+        if idempotent:
+            assert runs == ["run", "run"] and result.content == "found"
+        else:
+            assert runs == ["run"] and result.content == INTERRUPTED
+    finally:
+        await engine.stop()
+
+
+async def test_a_conversation_past_its_budget_is_compacted_and_the_summary_recorded() -> None:
+    asked: list[Conversation] = []
+
+    async def model(conversation: Conversation) -> str:
+        asked.append(conversation)
+        if conversation.entries[0].text.startswith("Summarise the conversation"):
+            return "alice wants an offsite; dates open"
+        return f"ok ({len(conversation.entries)} entries)"
+
+    agent = HarnessAgent(
+        HarnessSettings(model="main", context_tokens=2_000), {"main": FunctionModel(model)}
+    )
+    engine = Engine(MemoryStore(), agent)
+    await engine.start()
+    try:
+        task = await say(engine, "x" * 1_000)
+        for n in range(12):  # each message ~500 tokens: the budget is passed
+            task = await say(engine, f"{n} " + "y" * 2_000, task.id)
+        summaries = [c for c in asked if c.entries[0].text.startswith("Summarise")]
+        assert summaries, "no compaction happened"
+        last = asked[-1]
+        assert last.entries[0].text == (
+            "[summary of the conversation before this point] alice wants an offsite; dates open"
+        )
+        assert sum(len(e.text) for e in last.entries) // 4 < 2_000  # it fits
+        recorded = task.metadata["accord.harness/summary"]
+        assert recorded["text"] == "alice wants an offsite; dates open"
+        assert 0 < recorded["upto"] < len(task.history)
+        # The compaction is an event of the log: a task snapshot carrying the summary.
+        events = await engine.store.read_events(task.id, 0)
+        assert any(
+            e.kind == "task" and "accord.harness/summary" in (e.body.metadata or {})  # type: ignore[union-attr]
+            for e in events
+        )
+    finally:
+        await engine.stop()
