@@ -16,7 +16,8 @@ from functools import partial
 from typing import Any
 
 from accord.core import agent as moves
-from accord.core.outcome import Outcome
+from accord.core._build import task_not_found
+from accord.core.outcome import Outcome, refused
 from accord.core.records import TaskRecord
 from accord.harness.channels.data import ChannelData
 from accord.harness.channels.judge import DELIVER_KEY, Judged
@@ -59,7 +60,7 @@ def received(
     task's streams (as the turn's WORKING status message when ``turn``), the help request
     it ``answered`` marked so, and what its sender is ``told`` said to them."""
     if record is None:
-        return conversation.start_turn(record, now_ms)  # (the refusal: no task)
+        return _gone()
     steps: list[Decision] = []
     if judged.data is not None:
         relay = relay_message(record, judged, sender)
@@ -98,7 +99,7 @@ def _work(record: TaskRecord | None, now_ms: int, message: Message | None = None
 
 def _answered(record: TaskRecord | None, now_ms: int, request_id: str, by: str) -> Outcome:
     if record is None:
-        return conversation.start_turn(record, now_ms)
+        return _gone()
     state = state_of(record.task).answered(request_id, by)
     return with_state(record, now_ms, state)
 
@@ -143,23 +144,20 @@ def help_message(
     )
 
 
-def ask(
-    record: TaskRecord | None, now_ms: int, request: HelpRequest, message: Message, park: bool
-) -> Outcome:
+def ask(record: TaskRecord | None, now_ms: int, request: HelpRequest, message: Message) -> Outcome:
     """The help request recorded in the task's channel state, then sent as the status
-    message of INPUT_REQUIRED (``awaiting-answer``) when ``park``: the turn that asked is
-    over. Otherwise, or when the task is parked already, the task keeps its state and the
-    request is a status update of its own."""
+    message of INPUT_REQUIRED (``awaiting-answer``): the turn that asked is over. A task
+    parked already (a second question of the same turn) keeps its state: the request is a
+    status update of its own."""
     if record is None:
-        return conversation.start_turn(record, now_ms)
+        return _gone()
     state = state_of(record.task).with_request(request)
     recorded = partial(with_state, state=state)
     awaiting = SubState.AWAITING_ANSWER.value
-    parked_already = record.state is TaskState.INPUT_REQUIRED
-    if park and not parked_already:
+    if record.state is not TaskState.INPUT_REQUIRED:
         parked = partial(conversation.park, message=message, sub_state=awaiting)
         return conversation.chain(record, now_ms, (recorded, parked))
-    metadata = {STATUS_KEY: status_data(awaiting)} if parked_already else None
+    metadata = {STATUS_KEY: status_data(awaiting)}
     note = partial(_note, message=message, metadata=metadata)
     return conversation.chain(record, now_ms, (recorded, note))
 
@@ -173,3 +171,8 @@ def _note(
     record: TaskRecord | None, now_ms: int, message: Message, metadata: dict[str, Any] | None
 ) -> Outcome:
     return moves.note(record, now_ms, message, metadata=metadata)
+
+
+def _gone() -> Outcome:
+    """The refusal of a move on a task that is not there (deleted meanwhile)."""
+    return refused("not-found", task_not_found(""))

@@ -2,8 +2,8 @@
 handler intake diverts it to), and what it sends itself (help requests, messages, channel
 changes), with the hooks of each.
 
-Help requests are asked with :meth:`Channels.ask` — by a turn function's answer now, by the
-model's ``ask_participant`` tool later — from inside a run on the task::
+Help requests are asked with :meth:`Channels.ask` — by the ``ask_participant`` tool of a
+turn (accord.harness.channels.tool), or by Python code — from inside a run on the task::
 
     request = await agent.channels.ask(task, who, "bob", "Which venue?", options=("A", "B"))
 
@@ -154,14 +154,13 @@ class Channels:
         *,
         channel_id: str | None = None,
         metadata: dict[str, Any] | None = None,
-        park: bool = True,
     ) -> HelpRequest:
         """Ask ``participant_id`` for help: the request goes on ``channel_id`` (default: the
         task's own) to its addressee, and the task parks in INPUT_REQUIRED
         (``awaiting-answer``) with it as its status message, so the caller's turn is over
-        (with ``park`` False the request is a status update in the task's state: more
-        questions of the same turn come first, the last one parks). ``metadata`` joins the
-        request message's (the model call it answers, say). ``who`` is whom the turn is for
+        (a task parked already — a second question — keeps its state: the request is a
+        status update of its own). ``metadata`` joins the request message's (the model call
+        that asked, say). ``who`` is whom the turn is for
         (the hooks' ``sender``). ChannelError when the request cannot be made: nothing is
         sent then."""
         current = await task.current()
@@ -201,7 +200,7 @@ class Channels:
             )
             made[:] = [request]
             message = decisions.help_message(request, self.agent_id, recipients, metadata)
-            return decisions.ask(record, now_ms, request, message, park)
+            return decisions.ask(record, now_ms, request, message)
 
         await self._decide(task, decide, who)
         return made[0]
