@@ -7,6 +7,8 @@ two open requests answered in reverse order), what the model reads, channels an 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import msgspec
@@ -82,6 +84,16 @@ def body(error: A2AError, *ids: str) -> Any:
     for value in ids:
         text = text.replace(value, "ID")
     return text
+
+
+@asynccontextmanager
+async def bob_asked() -> AsyncIterator[tuple[Engine, Recorder, Task, Message]]:
+    """A conversation of TEAM in which the harness asked bob "Which venue?"."""
+    recorder = Recorder()
+    async with running(model=asking(recorder)) as (engine, _):
+        task = await send(engine, ALICE, brief(TEAM))
+        request = request_of(await send(engine, ALICE, "ask bob Which venue?", task.id))
+        yield engine, recorder, task, request
 
 
 # --- the boundary ---------------------------------------------------------------------------
@@ -222,10 +234,7 @@ async def test_a_human_addressee_answering_with_plain_text_resumes_the_task() ->
 
 
 async def test_a_reply_from_another_participant_is_recorded_and_its_sender_told() -> None:
-    recorder = Recorder()
-    async with running(model=asking(recorder)) as (engine, _):
-        task = await send(engine, ALICE, brief(TEAM))
-        request = request_of(await send(engine, ALICE, "ask bob Which venue?", task.id))
+    async with bob_asked() as (engine, recorder, task, request):
         calls = len(recorder.seen)
         told = await send(engine, CAROL, [reply(task, "carol", "B", request.message_id)], task.id)
         assert len(recorder.seen) == calls  # no turn
@@ -247,10 +256,7 @@ async def test_a_reply_from_another_participant_is_recorded_and_its_sender_told(
 
 
 async def test_a_second_reply_to_an_answered_request_is_recorded_and_its_sender_told() -> None:
-    recorder = Recorder()
-    async with running(model=asking(recorder)) as (engine, _):
-        task = await send(engine, ALICE, brief(TEAM))
-        request = request_of(await send(engine, ALICE, "ask bob Which venue?", task.id))
+    async with bob_asked() as (engine, recorder, task, request):
         await send(engine, BOB, [reply(task, "bob", "A", request.message_id)], task.id)
         calls = len(recorder.seen)
         again = await send(engine, BOB, [reply(task, "bob", "no, B", request.message_id)], task.id)
@@ -484,10 +490,7 @@ def test_the_card_lists_the_channel_extension_and_its_media_type() -> None:
 
 
 async def test_two_replies_at_once_answer_the_request_once() -> None:
-    recorder = Recorder()
-    async with running(model=asking(recorder)) as (engine, _):
-        task = await send(engine, ALICE, brief(TEAM))
-        request = request_of(await send(engine, ALICE, "ask bob Which venue?", task.id))
+    async with bob_asked() as (engine, recorder, task, request):
         calls = len(recorder.seen)
         # Both are judged before either is taken: the second finds the request answered.
         await asyncio.gather(
