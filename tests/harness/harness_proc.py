@@ -71,9 +71,10 @@ def start(
     grpc: bool = True,
     agent: str = "harness",
     port: int | None = None,
+    env: dict[str, str] | None = None,
 ) -> HarnessServer:
     """``accord serve`` of ``agent`` (the built-in harness, or a module of this folder's),
-    on ``port`` (default: a free one)."""
+    on ``port`` (default: a free one), with ``env`` added to its environment."""
     port, grpc_port = port or free_port(), free_port()
     log_path = workdir / f"{name}.log"
     command = [
@@ -87,9 +88,10 @@ def start(
     if grpc:
         command += ["--grpc-port", str(grpc_port)]
     with log_path.open("wb") as log:  # a file, not a pipe: a full pipe would block the server
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HERE), env.get("PYTHONPATH")]))
-        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
+        environ = {**os.environ, **(env or {})}
+        paths = [str(HERE), environ.get("PYTHONPATH")]
+        environ["PYTHONPATH"] = os.pathsep.join(filter(None, paths))
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=environ)
     server = HarnessServer(f"http://127.0.0.1:{port}", grpc_port, process, log_path)
     deadline = time.monotonic() + 30
     while True:

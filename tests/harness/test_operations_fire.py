@@ -7,7 +7,17 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from tests.harness.engine_kit import ALICE, BOB, CONTROL, brief, envelope, running, send
+from tests.harness.channel_kit import asking, channel
+from tests.harness.engine_kit import (
+    ALICE,
+    BOB,
+    CONTROL,
+    Recorder,
+    brief,
+    envelope,
+    running,
+    send,
+)
 
 from accord.harness import Conversation, HarnessAgent, ModelResponse, ToolCall
 from accord.harness.hooks import OPERATIONS, Context, FunctionExecutor
@@ -35,12 +45,15 @@ async def test_every_documented_operation_fires_at_each_phase_with_who_it_is_for
 
         agent.hooks.register(FunctionExecutor("record", record, priority=0))  # every point
 
+    asks = asking(Recorder())
+
     async def planning(conversation: Conversation) -> str | ModelResponse:
-        """Makes a plan with a tool in the first turn (llm.invoked and tool.invoked fire)."""
+        """Makes a plan with a tool in the first turn (llm.invoked and tool.invoked fire);
+        asks a participant when told to (help.requested, channel.sent)."""
         if conversation.model_calls == 0 and not conversation.steps:
             plan = {"steps": [{"name": "book a venue"}]}
             return ModelResponse("", (ToolCall("create_plan", plan),))
-        return "noted"
+        return await asks(conversation)
 
     async with running(model=planning, setup=setup) as (engine, agent):
         task = await send(engine, ALICE, brief({"alice": "admin", "bob": "watcher"}))
@@ -53,6 +66,12 @@ async def test_every_documented_operation_fires_at_each_phase_with_who_it_is_for
         await send(engine, ALICE, [envelope({"kind": "task", "payload": {"participants": people}})],
                    task.id)  # fmt: skip
         await send(engine, BOB, "/sub-task a child", task.id)
+        asked = await send(engine, ALICE, "ask bob Which venue?", task.id)
+        request = asked.status.message.message_id  # type: ignore[union-attr]
+        answer = channel(
+            channel_id=task.id, sender="bob", kind="help_reply", in_reply_to=request, text="A"
+        )
+        await send(engine, BOB, [answer], task.id)
         await send(engine, ALICE, [CONTROL], task.id)
         await agent.moves.drain()
     seen = {point for point, _ in fired}

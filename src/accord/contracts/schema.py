@@ -147,7 +147,7 @@ class _Check:
         optional: tuple[str, ...] = (),
     ) -> dict[str, Any] | None:
         if not isinstance(value, dict):
-            self.fail(path, f"expected an object, got {_kind(value)}")
+            self.fail(path, f"expected an object, got {json_kind(value)}")
             return None
         for name in required:
             if name not in value:
@@ -160,7 +160,7 @@ class _Check:
 
     def string(self, value: Any, path: str, *, min_length: int = 0) -> bool:
         if not isinstance(value, str):
-            self.fail(path, f"expected a string, got {_kind(value)}")
+            self.fail(path, f"expected a string, got {json_kind(value)}")
             return False
         if len(value) < min_length:
             self.fail(path, "must not be empty")
@@ -181,7 +181,7 @@ class _Check:
 
     def strings(self, value: Any, path: str, *, min_items: int = 0) -> None:
         if not isinstance(value, list):
-            self.fail(path, f"expected a list of strings, got {_kind(value)}")
+            self.fail(path, f"expected a list of strings, got {json_kind(value)}")
             return
         if len(value) < min_items:
             self.fail(path, f"expected at least {min_items} item(s)")
@@ -192,7 +192,7 @@ class _Check:
         # JSON Schema's integer is any number without a fraction (30.0 is one); booleans
         # are not numbers.
         if isinstance(value, bool) or not isinstance(value, int | float):
-            self.fail(path, f"expected an integer, got {_kind(value)}")
+            self.fail(path, f"expected an integer, got {json_kind(value)}")
             return value
         if isinstance(value, float):
             if not value.is_integer():
@@ -215,13 +215,14 @@ class _Check:
 
     def map_of(self, value: Any, path: str, each: Callable[[Any, str], None]) -> None:
         if not isinstance(value, dict):
-            self.fail(path, f"expected an object, got {_kind(value)}")
+            self.fail(path, f"expected an object, got {json_kind(value)}")
             return
         for key, item in value.items():
             each(item, _key(path, str(key)))
 
 
-def _kind(value: Any) -> str:
+def json_kind(value: Any) -> str:
+    """What a JSON value is, for an error: "a string", "null", "an object" …"""
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -240,7 +241,7 @@ def _kind(value: Any) -> str:
 def _shown(value: Any) -> str:
     if isinstance(value, str):
         return repr(value if len(value) <= 60 else value[:57] + "...")
-    return _kind(value)
+    return json_kind(value)
 
 
 def _terms(check: _Check, value: Any, path: str) -> dict[str, Any] | None:

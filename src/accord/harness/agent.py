@@ -25,7 +25,7 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -40,6 +40,10 @@ from accord.agents.api import (
 from accord.core._build import task_not_found
 from accord.core.caller import Caller
 from accord.harness import received, usage
+from accord.harness.channels.desk import Channels
+from accord.harness.channels.outbox import ChannelDispatcher
+from accord.harness.channels.state import changed_by as channels_changed_by
+from accord.harness.channels.tool import AskParticipant
 from accord.harness.command_run import CommandRunner
 from accord.harness.commands.builtins import register_builtins
 from accord.harness.commands.parse import CommandCall, parse_command
@@ -69,6 +73,7 @@ from accord.harness.hooks.registry import Hooks
 from accord.harness.models import Model, Usage
 from accord.harness.moves import Moves, Who
 from accord.harness.participants import ParticipantChanges
+from accord.harness.roster import Roster
 from accord.harness.settings import HarnessSettings, ModelFactory
 from accord.harness.steps import Journal, Steps
 from accord.harness.tools import Tool, ToolSet
@@ -76,6 +81,8 @@ from accord.harness.tools.intrinsic import INTRINSICS
 from accord.harness.tools.mcp import McpServer
 from accord.harness.transcript import MODEL_CALL_KEY, Conversation, entries, model_calls
 from accord.harness.wire import (
+    CHANNEL_MEDIA_TYPE,
+    CHANNEL_URI,
     COMMAND_METADATA,
     COMMANDS_URI,
     EVENT_MEDIA_TYPE,
@@ -84,6 +91,7 @@ from accord.harness.wire import (
     TASK_URI,
     TaskExtension,
 )
+from accord.store.channel_outbox import channel_outbox
 from accord.telemetry import agents as telemetry
 from accord.wire.model import (
     UNSET,
@@ -96,8 +104,17 @@ from accord.wire.model import (
     TaskState,
 )
 
-INPUT_MODES = ("text/plain", "application/json", TASK_MEDIA_TYPE, EVENT_MEDIA_TYPE)
-OUTPUT_MODES = ("text/plain", "application/json", TASK_MEDIA_TYPE)
+if TYPE_CHECKING:
+    from accord.engine import Engine
+
+INPUT_MODES = (
+    "text/plain",
+    "application/json",
+    TASK_MEDIA_TYPE,
+    CHANNEL_MEDIA_TYPE,
+    EVENT_MEDIA_TYPE,
+)
+OUTPUT_MODES = ("text/plain", "application/json", TASK_MEDIA_TYPE, CHANNEL_MEDIA_TYPE)
 TURN_REFUSED = "turn refused: "
 ANSWER_WITHHELD = "answer withheld: "
 
@@ -145,6 +162,11 @@ class HarnessAgent:
         self._tools: ToolSet | None = None
         # Python function tools (plugins add theirs before the agent serves)
         self.extra_tools: list[Tool] = []
+        # Channels and help requests; messages for agent participants are delivered by a
+        # dispatcher once an engine is attached (attach_engine).
+        self.roster = Roster(settings.agents, timeout_s=settings.delivery.timeout_s)
+        self.channels = Channels(self.hooks, self.moves, settings.agent_id, self.roster.ids)
+        self._dispatcher: ChannelDispatcher | None = None
 
     def freeze(self) -> None:
         """No more hooks or commands: the harness serves from here on."""
@@ -169,6 +191,11 @@ class HarnessAgent:
                 description="why a task is INPUT_REQUIRED (sub_state) in metadata",
             ),
             AgentExtension(
+                uri=CHANNEL_URI,
+                required=False,
+                description="channels of a task's participants, help requests and replies",
+            ),
+            AgentExtension(
                 uri=COMMANDS_URI,
                 required=False,
                 description="/commands a message may run instead of a turn",
@@ -179,34 +206,52 @@ class HarnessAgent:
     input_modes = INPUT_MODES
     output_modes = OUTPUT_MODES
 
+    def attach_engine(self, engine: Engine) -> None:
+        """Deliver channel messages to the roster's agents from ``engine``'s store (nothing
+        to do without a roster); the delivery starts and stops with the engine."""
+        if not self.roster.ids:
+            return
+        self._dispatcher = ChannelDispatcher(
+            engine.store,
+            channel_outbox(engine.store),
+            self.roster,
+            self.settings.agent_id,
+            self.settings.delivery,
+        )
+        engine.add_commit_listener(self._dispatcher.committed)
+
     # --- intake and access ---------------------------------------------------------------
 
     def intake(self, request: SendMessageRequest, task: Task | None, caller: Caller) -> Verdict:
         self.freeze()
         sender = identity.sender(caller, request.message)
         judgement = judge(task, request.message, sender, self.policy)
-        if isinstance(judgement, Complete):
-            return Divert(self._completion.handler(judgement.requested_by), True, judgement.message)
         call = parse_command(judgement.message, self._names)
         message = _marked(judgement.message, call)
+        judged = self.channels.judge(task, message, sender) if call is None else None
+        if judged is not None:  # a channel message, or the answer to a help request
+            return Divert(self.channels.handler(judged, self.execute), message=judged.message)
+        if isinstance(judgement, Complete):
+            return Divert(self._completion.handler(judgement.requested_by), True, judgement.message)
         if isinstance(judgement, Start):
             # (a command as a new conversation's first message runs in execute: the engine
             # diverts only a message that continues a task)
-            base = without_harness_keys(request.metadata)
-            return Admit(message, metadata_with(base, judgement.extension))
+            base = metadata_with(without_harness_keys(request.metadata), judgement.extension)
+            return Admit(message, _with_channels(base, message, "", judgement.extension))
         assert task is not None and isinstance(judgement, Continue)
         if call is not None:
             return Divert(partial(self._command_runner.run, call=call), message=message)
         previous = extension_of(task)
-        if judgement.extension == previous:
+        current = task.metadata if task.metadata is not UNSET else {}
+        channels = _with_channels(current, message, task.id, judgement.extension)
+        if judgement.extension == previous and channels is current:
             return Admit(message)
         assert previous is not None
         if judgement.extension.participants != previous.participants and self.hooks.wants(
             PARTICIPANT_CHANGED
         ):
             return Divert(self._participants.handler(self.execute), message=message)
-        current = task.metadata if task.metadata is not UNSET else {}
-        return Admit(message, metadata_with(current, judgement.extension))
+        return Admit(message, metadata_with(channels, judgement.extension))
 
     def access(self, operation: Access, task: Task, caller: Caller) -> None:
         extension = extension_of(task)
@@ -288,6 +333,16 @@ class HarnessAgent:
                 task, view, model, tools, key, who, journal, first_step=step
             )
             step += answered.calls
+            if answered.ended:  # a tool ended the turn (it asked a participant: parked)
+                if not await self._take_joined(task, turn):
+                    return
+                # Messages came in meanwhile: a turn of their own, answered here.
+                await self.moves.start_turn(task, who)
+                fresh = self._conversation(await task.current(), extension)
+                view = dataclasses.replace(
+                    fresh, model=view.model, reasoning_effort=view.reasoning_effort
+                )
+                continue
             more = await self._take_joined(task, turn)
             text = answered.text
             if self.hooks.wants(TURN_FINISHED):
@@ -336,7 +391,8 @@ class HarnessAgent:
     def _turn_tools(self) -> ToolSet:
         """The tools a turn offers: the harness's own, the MCP servers', the plugins'."""
         if self._tools is None:
-            self._tools = ToolSet((*INTRINSICS, *self.extra_tools))
+            own: tuple[Tool, ...] = (*INTRINSICS, AskParticipant(self.channels))
+            self._tools = ToolSet((*own, *self.extra_tools))
             for server in self._mcp:
                 for tool in server.tools:
                     self._tools.add(tool)
@@ -353,8 +409,12 @@ class HarnessAgent:
                 raise ValueError(
                     f"harness.mcp {server.settings.name!r}: cannot connect: {exc}"
                 ) from exc
+        if self._dispatcher is not None:
+            await self._dispatcher.start()
 
     async def shutdown(self) -> None:
+        if self._dispatcher is not None:
+            await self._dispatcher.stop()
         for server in self._mcp:
             await server.stop()
 
@@ -488,6 +548,19 @@ def _marked(message: Message, call: CommandCall | None) -> Message:
     if call is not None:
         kept[COMMAND_METADATA] = call.name
     return msgspec.structs.replace(message, metadata=kept)
+
+
+def _with_channels(
+    metadata: dict[str, Any], message: Message, task_id: str, extension: TaskExtension
+) -> dict[str, Any]:
+    """``metadata`` with the channels a task envelope of ``message`` sets (``metadata``
+    itself when it sets none)."""
+    found = envelopes.find(message)
+    if found is None or found.kind != "task":
+        return metadata
+    field = f"{found.field}.payload"
+    changed = channels_changed_by(metadata, found.payload, field, task_id, extension)
+    return metadata if changed is None else changed
 
 
 def _only_envelope(message: Message) -> bool:

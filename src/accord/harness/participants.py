@@ -16,13 +16,15 @@ from functools import partial
 import msgspec
 
 from accord.agents.api import AgentError, ExecutorFunction, RequestContext, TaskHandle
+from accord.core import agent as agent_moves
 from accord.core.outcome import Outcome, refused
 from accord.core.records import TaskRecord
+from accord.harness.channels.state import changed_by
 from accord.harness.core import conversation
 from accord.harness.core import envelope as envelopes
 from accord.harness.core.identity import claimed
 from accord.harness.core.intake import MAX_PARTICIPANTS, updated
-from accord.harness.core.state import extension_of
+from accord.harness.core.state import extension_of, metadata_with
 from accord.harness.hooks.base import HookAbort
 from accord.harness.hooks.operations import PARTICIPANT_CHANGED, ParticipantChanged
 from accord.harness.hooks.registry import Hooks
@@ -111,7 +113,7 @@ def _changed(
     participants: tuple[Participant, ...],
 ) -> Outcome:
     extension = extension_of(record.task) if record is not None else None
-    if extension is None:  # (a harness task stays one)
+    if record is None or extension is None:  # (a harness task stays one)
         return refused(
             "intake-refused", A2AError(ErrorKind.UNSUPPORTED_OPERATION, "not a conversation")
         )
@@ -121,4 +123,11 @@ def _changed(
     except A2AError as exc:
         return refused("intake-refused", exc)
     final = msgspec.structs.replace(asked, participants=participants)
-    return conversation.with_extension(record, now_ms, extension=final)
+    try:  # (the channels the same envelope sets, checked against the final participants)
+        payload = f"{envelope.field}.payload"
+        channels = changed_by(record.task.metadata, envelope.payload, payload, record.id, final)
+    except A2AError as exc:
+        return refused("intake-refused", exc)
+    if channels is None:
+        return conversation.with_extension(record, now_ms, extension=final)
+    return agent_moves.set_metadata(record, metadata_with(channels, final), now_ms)

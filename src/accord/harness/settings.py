@@ -15,6 +15,14 @@
     [harness.openai]                               # the endpoint of "openai:NAME" models
     base_url = "https://api.openai.com/v1"         # (accord.harness.models.endpoint)
 
+    [[harness.agents]]                             # the agent roster (accord.harness.roster)
+    id = "helper"
+    card_url = "https://helper.example.com"
+    credentials = { bearer_env = "HELPER_TOKEN" }
+
+    [harness.delivery]                             # channel messages to those agents
+    max_attempts = 20                              # (accord.harness.channels.outbox)
+
 Every error names the setting (and the file, when there is one).
 """
 
@@ -24,10 +32,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from accord.harness.channels.outbox import DeliverySettings, parse_delivery
 from accord.harness.models import Model, ScriptedModel
 from accord.harness.models import endpoint as endpoints
 from accord.harness.models.endpoint import Endpoint
 from accord.harness.plugins.manifest import is_path
+from accord.harness.roster import RosterAgent, parse_agents
 from accord.harness.tools.mcp import McpServerSettings
 from accord.harness.tools.mcp import parse as mcp_settings
 from accord.server import config_values as check
@@ -50,6 +60,9 @@ class HarnessSettings:
     max_steps: int = 20  # model calls in one turn, past which it parks saying so
     context_tokens: int = 0  # the model's context budget; past it, compaction (0: none)
     mcp: tuple[McpServerSettings, ...] = ()  # [[harness.mcp]]: tool servers
+    # Channels: the agents the harness delivers channel messages to, and how.
+    agents: tuple[RosterAgent, ...] = ()
+    delivery: DeliverySettings = field(default_factory=DeliverySettings)
 
     @property
     def selectable(self) -> tuple[str, ...]:
@@ -71,6 +84,8 @@ KNOWN = (
     "max_steps",
     "mcp",
     "context_tokens",
+    "agents",
+    "delivery",
 )
 
 
@@ -124,8 +139,9 @@ def parse(value: Any, source: str = "") -> HarnessSettings:
     for index, entry in enumerate(plugins):
         if is_path(entry) and not Path(entry).expanduser().is_dir():
             raise ConfigError(f"{where}.plugins[{index}]: no plugin directory {entry}")
+    agent_id = text("agent_id", "accord", empty=False)
     settings = HarnessSettings(
-        agent_id=text("agent_id", "accord", empty=False),
+        agent_id=agent_id,
         model=model,
         models=texts("models"),
         system_prompt=prompt,
@@ -137,6 +153,8 @@ def parse(value: Any, source: str = "") -> HarnessSettings:
         max_steps=max_steps,
         mcp=mcp,
         context_tokens=budget,
+        agents=parse_agents(fields.get("agents", []), f"{where}.agents", agent_id),
+        delivery=parse_delivery(fields.get("delivery", {}), f"{where}.delivery"),
     )
     for name in settings.selectable:
         if name.partition(":")[0] not in MODEL_KINDS:

@@ -40,11 +40,13 @@ INTERRUPTED = (
 
 @dataclass(frozen=True, slots=True)
 class Answer:
-    """A turn's final answer: the text, the tokens it took, and how many model calls."""
+    """A turn's final answer: the text, the tokens it took, and how many model calls;
+    ``ended``: a tool ended the turn (the task is parked already, the text is none)."""
 
     text: str
     usage: Usage
     calls: int
+    ended: bool = False
 
 
 @dataclass
@@ -114,13 +116,18 @@ class Steps:
             if not response.tool_calls:
                 return Answer(response.text, usage, calls_before + 1)
             steps.append(ModelStep(response.text, response.tool_calls))
+            ended = False
             for call in response.tool_calls:
                 result = journal.results.get(call.id)
                 if result is not None:
                     outcome = ToolOutcome(str(result["content"]), bool(result["error"]))
                 else:
-                    outcome = await self._tool(task, tools, call, turn, who, journal)
+                    call_number = view.model_calls + calls_before
+                    outcome = await self._tool(task, tools, call, turn, who, journal, call_number)
+                ended = ended or outcome.ends_turn
                 steps.append(ToolResult(call.id, call.name, outcome.content, outcome.error))
+            if ended:  # (the step's other calls ran: each has its result)
+                return Answer(response.text, usage, calls_before + 1, ended=True)
         text = (
             f"I stopped after {self.max_steps} model calls in this turn without a final "
             "answer (the turn's limit); send a message to go on."
@@ -201,6 +208,7 @@ class Steps:
         turn: str,
         who: Who,
         journal: Journal,
+        model_call: int = -1,
     ) -> ToolOutcome:
         tool = tools.get(call.name)
         if tool is None:
@@ -208,7 +216,7 @@ class Steps:
         elif call.id in journal.started and not tool.idempotent:
             outcome = ToolOutcome(INTERRUPTED, error=True)
         else:
-            outcome = await self._run_tool(task, tool, call, turn, who)
+            outcome = await self._run_tool(task, tool, call, turn, who, model_call)
         await task.journal(
             {
                 TURN: turn,
@@ -222,7 +230,7 @@ class Steps:
         return outcome
 
     async def _run_tool(
-        self, task: TaskHandle, tool: Any, call: ToolCall, turn: str, who: Who
+        self, task: TaskHandle, tool: Any, call: ToolCall, turn: str, who: Who, model_call: int
     ) -> ToolOutcome:
         arguments = call.arguments
         context = ToolInvoked(
@@ -247,7 +255,14 @@ class Steps:
         with telemetry.tool_call(call.name):
             outcome: ToolOutcome = await tool.call(
                 arguments,
-                ToolContext(task.task_id, sender=who.sender, sender_role=who.role, task=task),
+                ToolContext(
+                    task.task_id,
+                    sender=who.sender,
+                    sender_role=who.role,
+                    task=task,
+                    correlation_id=who.correlation_id,
+                    model_call=model_call,
+                ),
             )
         if hooked:
             # (the tool call is the body: ``in`` and ``post`` see its answer; an abort there
@@ -257,7 +272,7 @@ class Steps:
                 after = await self.hooks.run(post, await self.hooks.run(body, after))
             except HookAbort as abort:
                 return ToolOutcome(f"hook.abort: {abort.message}", error=True)
-            outcome = ToolOutcome(after.content, after.error)
+            outcome = ToolOutcome(after.content, after.error, outcome.ends_turn)
         return outcome.bounded()
 
 

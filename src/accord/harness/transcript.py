@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from accord.harness.channels.transcript import ChannelView
 from accord.harness.core import envelope as envelopes
 from accord.harness.core.identity import claimed
 from accord.harness.wire import COMMAND_METADATA, EVENT_MEDIA_TYPE, Effort, TaskExtension
@@ -128,6 +129,7 @@ def entries(task: Task, agent_id: str) -> tuple[Entry, ...]:
     if isinstance(decided, dict):  # (hooks judged messages: rare, so looked at apart)
         refused = {str(message_id) for message_id in decided.get("refused", ())}
         replaced = _replacements(decided.get("replaced"))
+    channels = ChannelView(task, agent_id)  # (help requests, replies, channel messages)
     seen: list[Entry] = []
     summary = metadata.get(SUMMARY_KEY)
     start = 0
@@ -146,7 +148,17 @@ def entries(task: Task, agent_id: str) -> tuple[Entry, ...]:
             if message.message_id in refused:
                 continue
             message = replaced.get(message.message_id, message)
-        seen.append(dataclasses.replace(entry(message, agent_id, first=index == 0), position=index))
+        if channels.hidden(message):
+            continue
+        said = channels.text(message)
+        if said is None:
+            seen.append(
+                dataclasses.replace(entry(message, agent_id, first=index == 0), position=index)
+            )
+        else:
+            agent = message.role is Role.AGENT
+            sender = agent_id if agent else claimed(message) or "unknown"
+            seen.append(Entry(sender, "agent" if agent else "user", said, position=index))
     return tuple(seen)
 
 

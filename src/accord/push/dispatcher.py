@@ -483,10 +483,16 @@ class PushDispatcher:
         self._wake(key[0])
 
     def backoff_s(self, failures: int) -> float:
-        """Exponential, capped, with jitter in [50 %, 100 %] so retries do not synchronise."""
         settings = self.settings
-        ceiling = min(settings.retry_max_s, settings.retry_base_s * 2.0 ** (failures - 1))
-        return ceiling * (0.5 + 0.5 * self.jitter())
+        return backoff_s(failures, settings.retry_base_s, settings.retry_max_s, self.jitter())
+
+
+def backoff_s(failures: int, base_s: float, max_s: float, jitter: float) -> float:
+    """The wait before retrying after ``failures`` failures in a row: exponential from
+    ``base_s``, capped at ``max_s``, times ``0.5 + 0.5 * jitter`` (``jitter`` in [0, 1]: a
+    random draw, so that retries do not synchronise)."""
+    ceiling = min(max_s, base_s * 2.0 ** (failures - 1))
+    return ceiling * (0.5 + 0.5 * jitter)
 
 
 __all__ = ["PushDispatcher", "PushSettings", "event_id"]

@@ -185,6 +185,9 @@ def build_app(settings: Settings, agent: Any = None) -> A2AApplication:
     )
     if settings.push_notifications:
         engine.attach_push(push_dispatcher(engine, settings))
+    attach = getattr(loaded.agent, "attach_engine", None)
+    if callable(attach):  # (an agent that works beside the engine: the harness's deliveries)
+        attach(engine)
     contract_service = None
     if identity is not None:
         contract_service = contract_setup.attach(

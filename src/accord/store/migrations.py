@@ -238,6 +238,36 @@ MIGRATIONS: list[tuple[int, tuple[str, ...]]] = [
             ) WITHOUT ROWID""",
         ),
     ),
+    (
+        9,
+        (
+            # The channel outbox (accord.store.channel_outbox): channel messages owed to the
+            # harness's agent participants, one row per (task, recipient, message event), in
+            # message order per (task, recipient); next_attempt_ms is a lease, a retry time,
+            # or when it was delivered.
+            """CREATE TABLE IF NOT EXISTS channel_deliveries (
+                task_id TEXT NOT NULL,
+                recipient TEXT NOT NULL,
+                seq INTEGER NOT NULL,
+                tenant TEXT NOT NULL,
+                state TEXT NOT NULL DEFAULT 'pending',
+                failures INTEGER NOT NULL DEFAULT 0,
+                last_error TEXT NOT NULL DEFAULT '',
+                next_attempt_ms INTEGER NOT NULL DEFAULT 0,
+                PRIMARY KEY (task_id, recipient, seq)
+            ) WITHOUT ROWID""",
+            "CREATE INDEX IF NOT EXISTS channel_deliveries_due"
+            " ON channel_deliveries (state, next_attempt_ms)",
+            # How far the outbox's follower has read the feed; it starts at the feed's end
+            # (no message stored before this version is owed to anyone).
+            """CREATE TABLE IF NOT EXISTS channel_feed (
+                name TEXT PRIMARY KEY,
+                position INTEGER NOT NULL
+            ) WITHOUT ROWID""",
+            "INSERT OR IGNORE INTO channel_feed"
+            " SELECT 'deliveries', COALESCE(MAX(pos), 0) FROM feed",
+        ),
+    ),
 ]
 
 LATEST = MIGRATIONS[-1][0]

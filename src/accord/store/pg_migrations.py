@@ -272,6 +272,36 @@ MIGRATIONS: list[tuple[int, tuple[str, ...]]] = [
             )""",
         ),
     ),
+    (
+        8,
+        (
+            # The channel outbox (accord.store.channel_outbox): channel messages owed to the
+            # harness's agent participants, one row per (task, recipient, message event), in
+            # message order per (task, recipient); next_attempt_ms is a lease, a retry time,
+            # or when it was delivered.
+            """CREATE TABLE IF NOT EXISTS channel_deliveries (
+                task_id TEXT COLLATE "C" NOT NULL,
+                recipient TEXT COLLATE "C" NOT NULL,
+                seq INTEGER NOT NULL,
+                tenant TEXT COLLATE "C" NOT NULL,
+                state TEXT NOT NULL DEFAULT 'pending',
+                failures INTEGER NOT NULL DEFAULT 0,
+                last_error TEXT NOT NULL DEFAULT '',
+                next_attempt_ms BIGINT NOT NULL DEFAULT 0,
+                PRIMARY KEY (task_id, recipient, seq)
+            )""",
+            "CREATE INDEX IF NOT EXISTS channel_deliveries_due"
+            " ON channel_deliveries (state, next_attempt_ms)",
+            # How far the outbox's follower has read the feed; it starts at the feed's end
+            # (no message stored before this version is owed to anyone).
+            """CREATE TABLE IF NOT EXISTS channel_feed (
+                name TEXT COLLATE "C" PRIMARY KEY,
+                position BIGINT NOT NULL
+            )""",
+            "INSERT INTO channel_feed SELECT 'deliveries', COALESCE(MAX(pos), 0) FROM feed"
+            " ON CONFLICT DO NOTHING",
+        ),
+    ),
 ]
 
 LATEST = MIGRATIONS[-1][0]

@@ -153,11 +153,12 @@ def _affected(status: str) -> int:
 
 async def delete_task_rows(conn: _Conn, doomed: list[str]) -> None:
     """Delete tasks (locked by the caller's transaction) with their logs, push configs,
-    claims and feed entries."""
+    channel deliveries, claims and feed entries."""
     if not doomed:
         return
     await conn.execute("DELETE FROM events WHERE task_id = ANY($1)", doomed)
     await conn.execute("DELETE FROM push_configs WHERE task_id = ANY($1)", doomed)
+    await conn.execute("DELETE FROM channel_deliveries WHERE task_id = ANY($1)", doomed)
     # A claim left on a deleted task (remote mode) would only wait to be reaped.
     await conn.execute("DELETE FROM remote_claims WHERE task_id = ANY($1)", doomed)
     await conn.execute("DELETE FROM tasks WHERE id = ANY($1)", doomed)

@@ -680,10 +680,12 @@ _DELIVERY_COLUMNS = (
 
 
 def delete_task_rows(conn: sqlite3.Connection, ids: Sequence[Sequence[Any]]) -> None:
-    """Delete tasks (rows of one id each) with their logs, push configs and feed entries, on
-    the writer's connection (a write made with ``deletes_tasks``: the row cache forgets)."""
+    """Delete tasks (rows of one id each) with their logs, push configs, channel deliveries
+    and feed entries, on the writer's connection (a write made with ``deletes_tasks``: the
+    row cache forgets)."""
     conn.executemany("DELETE FROM events WHERE task_id = ?", ids)
     conn.executemany("DELETE FROM push_configs WHERE task_id = ?", ids)
+    conn.executemany("DELETE FROM channel_deliveries WHERE task_id = ?", ids)
     conn.executemany("DELETE FROM tasks WHERE id = ?", ids)
     # Last: deleting the configs fed rows of their own. AUTOINCREMENT keeps the highest
     # position ever given in sqlite_sequence, so none is given again.

@@ -20,6 +20,7 @@ from accord.core import lifecycle
 from accord.core.events import Event
 from accord.core.outcome import Outcome, Published
 from accord.core.records import TaskRecord
+from accord.harness.channels.state import open_requests
 from accord.harness.core import subtasks
 from accord.harness.core.state import extension_of, metadata_with, sub_state_of
 from accord.harness.wire import STATUS_KEY, SubState, TaskExtension, TaskRef, status_data
@@ -37,18 +38,27 @@ def park(
     record: TaskRecord | None,
     now_ms: int,
     message: Message | str | None = None,
-    sub_state: str = SubState.AWAITING_NEXT_MESSAGE.value,
+    sub_state: str | None = None,
 ) -> Outcome:
     """INPUT_REQUIRED with ``sub_state`` and ``message`` (an answer, a reason) as its status
-    message: the turn is over and the task waits for a message. From INPUT_REQUIRED the task
-    first resumes (WORKING), as the lifecycle asks of any interrupted task that is answered."""
-    metadata = {STATUS_KEY: status_data(sub_state)}
+    message: the turn is over and the task waits for a message. The sub-state, unless given,
+    is ``awaiting-answer`` while a help request of the task waits for its answer, else
+    ``awaiting-next-message``. From INPUT_REQUIRED the task first resumes (WORKING), as the
+    lifecycle asks of any interrupted task that is answered."""
 
     def parked(rec: TaskRecord | None, now: int) -> Outcome:
         status = agent_text(rec, message) if isinstance(message, str) else message
+        metadata = {STATUS_KEY: status_data(sub_state or _waiting_for(rec))}
         return moves.move(rec, "require_input", now, status, metadata=metadata)
 
     return _resuming(record, now_ms, parked)
+
+
+def _waiting_for(record: TaskRecord | None) -> str:
+    """What a task parking now waits for: an answer to a help request, or any message."""
+    if record is not None and open_requests(record.task, extension_of(record.task)):
+        return SubState.AWAITING_ANSWER.value
+    return SubState.AWAITING_NEXT_MESSAGE.value
 
 
 def end_turn(record: TaskRecord | None, now_ms: int, answer: Message | str) -> Outcome:

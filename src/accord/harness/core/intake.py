@@ -24,6 +24,7 @@ from typing import Any
 import msgspec
 
 from accord.core._build import task_not_found
+from accord.harness.channels.state import CHANNELS_FIELD
 from accord.harness.core import envelope as envelopes
 from accord.harness.core.envelope import Envelope
 from accord.harness.core.state import extension_of
@@ -166,7 +167,7 @@ def _named_after(message: Message, sender: str, policy: Policy) -> TaskExtension
 
 def _briefed(envelope: Envelope, sender: str, policy: Policy) -> TaskExtension:
     """A new task's extension from its first message's task envelope."""
-    payload = envelope.payload
+    payload = without_channels(envelope.payload)
     trusted = policy.trusts(sender)
     server_set = sorted(SERVER_FIELDS & set(payload))
     if server_set and not trusted:
@@ -195,18 +196,27 @@ def _briefed(envelope: Envelope, sender: str, policy: Policy) -> TaskExtension:
 
 
 def updated(extension: TaskExtension, envelope: Envelope, sender: str, role: Role) -> TaskExtension:
-    payload = envelope.payload
+    payload = without_channels(envelope.payload)
     fields = set(payload)
     for name in sorted(fields - OPEN_FIELDS - ADMIN_FIELDS):
         reason = "is set by the server only" if name in SERVER_FIELDS else "cannot change"
         raise invalid_params(f"{envelope.field}.payload.{name}", f"a task envelope {reason}")
-    if fields & ADMIN_FIELDS and role is not Role.ADMIN:
+    admin_only = fields & ADMIN_FIELDS or CHANNELS_FIELD in envelope.payload
+    if admin_only and role is not Role.ADMIN:
         raise A2AError(
             ErrorKind.PERMISSION_DENIED,
-            "only an admin of the task changes its participants and their roles",
+            "only an admin of the task changes its participants, their roles and its channels",
         )
     merged = {**msgspec.to_builtins(extension), **payload}
     return _convert(merged, envelope)
+
+
+def without_channels(payload: dict[str, Any]) -> dict[str, Any]:
+    """A task envelope's payload without accord's ``channels`` field (the task's channels
+    are the harness's state, not part of the task extension: accord.harness.channels)."""
+    if CHANNELS_FIELD not in payload:
+        return payload
+    return {name: value for name, value in payload.items() if name != CHANNELS_FIELD}
 
 
 def _convert(data: dict[str, Any], envelope: Envelope) -> TaskExtension:

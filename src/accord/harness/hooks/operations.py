@@ -163,6 +163,49 @@ class ParticipantChanged(Context, frozen=True, kw_only=True):
     participants: tuple[Participant, ...]
 
 
+# --- channels and help requests -----------------------------------------------------------
+
+
+class HelpRequested(Context, frozen=True, kw_only=True):
+    """The harness is about to ask ``participant_id`` for help on ``channel_id``; a
+    replacement asks another ``question`` with other ``options`` (of the same participant)."""
+
+    participant_id: str
+    channel_id: str
+    question: str
+    options: tuple[str, ...] = ()
+
+
+class HelpAnswered(Context, frozen=True, kw_only=True):
+    """A reply from its addressee answers the help request ``request_id`` and is about to
+    resume the task (``sender`` is the addressee)."""
+
+    request_id: str
+    question: str
+    reply: str
+
+
+class ChannelSent(Context, frozen=True, kw_only=True):
+    """The harness is about to send a channel message (a help request too); a replacement
+    sends another ``text``. ``recipients``: the agent participants it is delivered to."""
+
+    channel_id: str
+    kind: str
+    text: str
+    in_reply_to: str | None = None
+    recipients: tuple[str, ...] = ()
+
+
+class ChannelReceived(Context, frozen=True, kw_only=True):
+    """A participant's channel message reached the harness (a member of its channel), stored
+    and delivered already, before the harness acts on it."""
+
+    channel_id: str
+    kind: str
+    text: str
+    in_reply_to: str | None = None
+
+
 MESSAGE_RECEIVED = register_operation(
     "message.received",
     MessageReceived,
@@ -218,4 +261,16 @@ class ToolInvoked(Context, frozen=True, kw_only=True):
 LLM_INVOKED = register_operation("llm.invoked", LlmInvoked, "each model call of a turn, around it")
 TOOL_INVOKED = register_operation(
     "tool.invoked", ToolInvoked, "each tool call the model asks for, around it"
+)
+HELP_REQUESTED = register_operation(
+    "help.requested", HelpRequested, "the harness asks a participant, before the request is sent"
+)
+HELP_ANSWERED = register_operation(
+    "help.answered", HelpAnswered, "a reply from its addressee answers a help request"
+)
+CHANNEL_SENT = register_operation(
+    "channel.sent", ChannelSent, "the harness sends a channel message, before it is stored"
+)
+CHANNEL_RECEIVED = register_operation(
+    "channel.received", ChannelReceived, "a participant's channel message reaches the harness"
 )

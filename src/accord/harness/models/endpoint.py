@@ -72,7 +72,7 @@ def parse(value: Any, where: str) -> Endpoint:
 def refuse_key_in_clear(endpoint: Endpoint, where: str) -> None:
     """ConfigError when the key would go over plain HTTP to another machine."""
     parts = urlsplit(endpoint.base_url)
-    if parts.scheme != "http" or endpoint.api_key() is None or _loopback(parts.hostname or ""):
+    if parts.scheme != "http" or endpoint.api_key() is None or is_loopback(parts.hostname or ""):
         return
     raise ConfigError(
         f"{where}.base_url: refusing to send the key in ${endpoint.api_key_env} over plain HTTP "
@@ -80,7 +80,8 @@ def refuse_key_in_clear(endpoint: Endpoint, where: str) -> None:
     )
 
 
-def _loopback(host: str) -> bool:
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` names this machine (localhost, a loopback address)."""
     if host == "localhost":
         return True
     try:

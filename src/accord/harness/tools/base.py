@@ -19,17 +19,21 @@ MAX_RESULT_CHARS = 20_000  # of a tool's answer a model sees (the rest is cut, a
 @dataclass(frozen=True, slots=True)
 class ToolOutcome:
     """A tool's answer: text for the model, and whether it is an error (a failed tool gives
-    the model an error result, never a failed turn)."""
+    the model an error result, never a failed turn). ``ends_turn``: the tool ended the turn
+    (``ask_participant`` parked the task awaiting an answer): the model is not asked again."""
 
     content: str
     error: bool = False
+    ends_turn: bool = False
 
     def bounded(self) -> ToolOutcome:
         if len(self.content) <= MAX_RESULT_CHARS:
             return self
         cut = len(self.content) - MAX_RESULT_CHARS
         return ToolOutcome(
-            f"{self.content[:MAX_RESULT_CHARS]}\n[… {cut} more characters cut]", self.error
+            f"{self.content[:MAX_RESULT_CHARS]}\n[… {cut} more characters cut]",
+            self.error,
+            self.ends_turn,
         )
 
 
@@ -42,6 +46,8 @@ class ToolContext:
     sender: str = ""
     sender_role: Role | None = None
     task: TaskHandle | None = None
+    correlation_id: str = ""  # the message the turn answers
+    model_call: int = -1  # the number of the model call that asked for this call
 
 
 class Tool(Protocol):

@@ -1,0 +1,396 @@
+"""The harness's channels at work: what it does with a participant's channel message (the
+handler intake diverts it to), and what it sends itself (help requests, messages, channel
+changes), with the hooks of each.
+
+Help requests are asked with :meth:`Channels.ask` — by the ``ask_participant`` tool of a
+turn (accord.harness.channels.tool), or by Python code — from inside a run on the task::
+
+    request = await agent.channels.ask(task, who, "bob", "Which venue?", options=("A", "B"))
+
+which parks the task in INPUT_REQUIRED (``awaiting-answer``) with the request as its status
+message; the run's turn is over. A reply from bob resumes the task with a turn of its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from functools import partial
+from typing import Any
+
+import msgspec
+
+from accord.agents.api import AgentError, ExecutorFunction, RequestContext, TaskHandle
+from accord.core import lifecycle
+from accord.core.outcome import Outcome, refused
+from accord.core.records import TaskRecord
+from accord.harness import received
+from accord.harness.channels import decisions
+from accord.harness.channels import judge as judging
+from accord.harness.channels.data import ChannelData, Kind
+from accord.harness.channels.judge import DELIVER_KEY, Judged
+from accord.harness.channels.state import (
+    Channel,
+    HelpRequest,
+    channels_from,
+    members,
+    state_of,
+    with_channels,
+)
+from accord.harness.core.conversation import chain
+from accord.harness.core.identity import claimed
+from accord.harness.core.state import extension_of
+from accord.harness.hooks.base import HookAbort
+from accord.harness.hooks.operations import (
+    CHANNEL_RECEIVED,
+    CHANNEL_SENT,
+    HELP_ANSWERED,
+    HELP_REQUESTED,
+    ChannelReceived,
+    ChannelSent,
+    HelpAnswered,
+    HelpRequested,
+)
+from accord.harness.hooks.registry import Hooks
+from accord.harness.moves import Moves, Who
+from accord.wire.errors import A2AError, ErrorKind
+from accord.wire.model import Message, Part, Role, Task, TaskState
+
+MAX_QUESTION = 10_000  # characters of a help request's question
+MAX_OPTIONS = 32
+MAX_OPTION = 500
+
+
+class ChannelError(ValueError):
+    """What the harness was asked to send cannot be sent (the reason says why: an unknown
+    participant, a channel the task does not have, a hook's refusal …); nothing changed."""
+
+
+class Channels:
+    def __init__(
+        self, hooks: Hooks, moves: Moves, agent_id: str, roster: Collection[str] = ()
+    ) -> None:
+        self.hooks = hooks
+        self.moves = moves
+        self.agent_id = agent_id
+        self.roster = frozenset(roster)
+
+    # --- a participant's message -----------------------------------------------------------
+
+    def judge(self, task: Task | None, message: Message, sender: str) -> Judged | None:
+        """Intake's judgement of ``message`` (see :mod:`accord.harness.channels.judge`)."""
+        if not judging.concerns_channels(task, message):
+            return None  # (most messages: nothing read of the task for them)
+        extension = extension_of(task) if task is not None else None
+        return judging.judge(
+            task, extension, message, sender, agent_id=self.agent_id, roster=self.roster
+        )
+
+    def handler(self, judged: Judged, then: ExecutorFunction) -> ExecutorFunction:
+        """The run of a channel message (or a reply): relayed, judged by the hooks, the
+        help request it answers marked, then ``then`` (the turn) when it starts one."""
+
+        async def handle(ctx: RequestContext, task: TaskHandle) -> None:
+            if await self.take(ctx, task, judged):
+                await then(ctx, task)
+
+        return handle
+
+    async def take(self, ctx: RequestContext, task: TaskHandle, judged: Judged) -> bool:
+        """Whether a turn runs on the message now."""
+        current = await task.current()
+        sender = claimed(ctx.message) or ""
+        who = Who.on(extension_of(current), sender, ctx.message.message_id)
+        message_id = ctx.message.message_id
+        try:
+            await self._heard(current.id, judged, who)
+        except HookAbort as abort:
+            relayed = partial(decisions.received, judged=judged, sender=sender, turn=False)
+            refusal = partial(received.refusal, message_id=message_id, reason=abort.message)
+            await self.moves.decide(task, partial(chain, steps=(relayed, refusal)), who)
+            return False
+        turns = [False]  # (whether the decision as stored, its last run, started a turn)
+
+        def decide(record: TaskRecord | None, now_ms: int) -> Outcome:
+            answered, told = _still_open(record, judged, sender)
+            turn = judged.turn and (judged.answers is None or answered is not None)
+            turns[0] = turn
+            return decisions.received(
+                record, now_ms, judged, sender, turn, answered=answered, told=told
+            )
+
+        await self.moves.decide(task, decide, who)
+        return turns[0]
+
+    async def _heard(self, task_id: str, judged: Judged, who: Who) -> None:
+        """``channel.received`` (the harness is in the channel) and ``help.answered`` (the
+        message answers a request): a HookAbort refuses the message."""
+        data = judged.data
+        if data is not None and judged.received and self.hooks.wants(CHANNEL_RECEIVED):
+            heard = ChannelReceived(
+                **who.fields(task_id),
+                channel_id=data.channel_id,
+                kind=data.kind,
+                text=data.content_text,
+                in_reply_to=data.in_reply_to,
+            )
+            await self.hooks.perform(CHANNEL_RECEIVED, heard)
+        request = judged.answers
+        if request is not None and self.hooks.wants(HELP_ANSWERED):
+            reply = data.content_text if data is not None else judged.message.text()
+            answered = HelpAnswered(
+                **who.fields(task_id), request_id=request.id, question=request.question, reply=reply
+            )
+            await self.hooks.perform(HELP_ANSWERED, answered)
+
+    # --- what the harness sends ------------------------------------------------------------
+
+    async def ask(
+        self,
+        task: TaskHandle,
+        who: Who,
+        participant_id: str,
+        question: str,
+        options: Sequence[str] = (),
+        *,
+        channel_id: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> HelpRequest:
+        """Ask ``participant_id`` for help: the request goes on ``channel_id`` (default: the
+        task's own) to its addressee, and the task parks in INPUT_REQUIRED
+        (``awaiting-answer``) with it as its status message, so the caller's turn is over
+        (a task parked already — a second question — keeps its state: the request is a
+        status update of its own). ``metadata`` joins the request message's (the model call
+        that asked, say). ``who`` is whom the turn is for
+        (the hooks' ``sender``). ChannelError when the request cannot be made: nothing is
+        sent then."""
+        current = await task.current()
+        channel = channel_id or current.id
+        self.check_ask(current, participant_id, question, options, channel_id=channel)
+        options = tuple(options)
+        if self.hooks.wants(HELP_REQUESTED):
+            asked = HelpRequested(
+                **who.fields(current.id),
+                participant_id=participant_id,
+                channel_id=channel,
+                question=question,
+                options=options,
+            )
+            try:
+                asked = await self.hooks.perform(HELP_REQUESTED, asked)
+            except HookAbort as abort:
+                raise ChannelError(f"help request refused: {abort}") from None
+            question, options = asked.question, tuple(asked.options)
+            _check_question(question, options)
+        recipients = (participant_id,) if participant_id in self.roster else ()
+        question = await self._sent(
+            current.id, who, channel, "help_request", question, None, recipients
+        )
+        made: list[HelpRequest] = []
+
+        def decide(record: TaskRecord | None, now_ms: int) -> Outcome:
+            problem = self._problem(record, channel, participant_id)
+            if problem is not None or record is None:
+                return refused("channel-refused", A2AError(ErrorKind.INVALID_PARAMS, problem or ""))
+            request = HelpRequest(
+                id=decisions.help_request_id(record),
+                channel_id=channel,
+                to=participant_id,
+                question=question,
+                options=options,
+            )
+            made[:] = [request]
+            message = decisions.help_message(request, self.agent_id, recipients, metadata)
+            return decisions.ask(record, now_ms, request, message)
+
+        await self._decide(task, decide, who)
+        return made[0]
+
+    async def send(
+        self,
+        task: TaskHandle,
+        who: Who,
+        text: str,
+        *,
+        channel_id: str | None = None,
+        kind: Kind = "message",
+        in_reply_to: str | None = None,
+        parts: Sequence[dict[str, Any]] = (),
+    ) -> Message:
+        """Send ``text`` (and content ``parts``, as the schema has them) on ``channel_id``
+        (default: the task's own) as the harness: a status update in the task's state that
+        the channel's agent members are delivered. Returns the message as stored."""
+        current = await task.current()
+        channel = channel_id or current.id
+        self._check_member(current, channel)
+        recipients = tuple(sorted(self._channel_agents(current, channel)))
+        text = await self._sent(current.id, who, channel, kind, text, in_reply_to, recipients)
+        data = ChannelData(
+            channel_id=channel,
+            sender=self.agent_id,
+            kind=kind,
+            text=text,
+            parts=tuple(parts),
+            in_reply_to=in_reply_to,
+        )
+        sent: list[Message] = []
+
+        def decide(record: TaskRecord | None, now_ms: int) -> Outcome:
+            problem = self._problem(record, channel, None)
+            if problem is not None or record is None:
+                return refused("channel-refused", A2AError(ErrorKind.INVALID_PARAMS, problem or ""))
+            marks: dict[str, Any] = {DELIVER_KEY: list(recipients)} if recipients else {}
+            message = Message(
+                message_id=f"{record.task.id}:channel:{record.seq + 1}",
+                role=Role.AGENT,
+                parts=[Part(text=text), data.as_part()],
+                metadata=marks,
+            )
+            sent[:] = [message]
+            return decisions.send(record, now_ms, message)
+
+        await self._decide(task, decide, who)
+        return sent[0]
+
+    async def set_channels(self, task: TaskHandle, who: Who, channels: Sequence[Channel]) -> None:
+        """Replace the task's further channels (the default one is always there): each
+        channel's members are participants of the task. ChannelError otherwise."""
+        current = await task.current()
+        extension = extension_of(current)
+        if extension is None:
+            raise ChannelError(f"task {current.id} is not a conversation of this harness")
+        listed = [msgspec.to_builtins(channel) for channel in channels]
+        try:
+            wanted = channels_from(listed, "channels", current.id, extension)
+        except A2AError as exc:
+            raise ChannelError(exc.message) from None
+
+        def decide(record: TaskRecord | None, now_ms: int) -> Outcome:
+            state = with_channels(state_of(record.task), wanted) if record is not None else wanted
+            return decisions.with_state(record, now_ms, state)
+
+        await self._decide(task, decide, who)
+
+    async def open_channel(
+        self, task: TaskHandle, who: Who, channel_id: str, participants: Sequence[str]
+    ) -> None:
+        """Open ``channel_id`` with ``participants`` (or change its members)."""
+        kept = [c for c in state_of(await task.current()).channels if c.channel_id != channel_id]
+        opened = Channel(channel_id=channel_id, members=tuple(participants))
+        await self.set_channels(task, who, [*kept, opened])
+
+    async def close_channel(self, task: TaskHandle, who: Who, channel_id: str) -> None:
+        kept = [c for c in state_of(await task.current()).channels if c.channel_id != channel_id]
+        await self.set_channels(task, who, kept)
+
+    # --- the parts ---------------------------------------------------------------------------
+
+    async def _sent(
+        self,
+        task_id: str,
+        who: Who,
+        channel_id: str,
+        kind: Kind,
+        text: str,
+        in_reply_to: str | None,
+        recipients: Sequence[str],
+    ) -> str:
+        """``channel.sent``: the text to send (a hook's replacement), or ChannelError."""
+        if not self.hooks.wants(CHANNEL_SENT):
+            return text
+        context = ChannelSent(
+            **who.fields(task_id),
+            channel_id=channel_id,
+            kind=kind,
+            text=text,
+            in_reply_to=in_reply_to,
+            recipients=tuple(recipients),
+        )
+        try:
+            context = await self.hooks.perform(CHANNEL_SENT, context)
+        except HookAbort as abort:
+            raise ChannelError(f"channel message refused: {abort}") from None
+        return context.text
+
+    async def _decide(self, task: TaskHandle, decision: Any, who: Who) -> None:
+        try:
+            await self.moves.decide(task, decision, who)
+        except AgentError as exc:
+            raise ChannelError(str(exc)) from None
+
+    def _channel_agents(self, task: Task, channel_id: str) -> set[str]:
+        extension = extension_of(task)
+        found = members(task, extension, channel_id) if extension is not None else None
+        return set(found or ()) & self.roster - {self.agent_id}
+
+    def _check_member(self, task: Task, channel_id: str) -> None:
+        problem = self._problem_on(task, channel_id, None)
+        if problem is not None:
+            raise ChannelError(problem)
+
+    def check_ask(
+        self,
+        task: Task,
+        participant_id: str,
+        question: str,
+        options: Sequence[str] = (),
+        *,
+        channel_id: str | None = None,
+    ) -> None:
+        """ChannelError when :meth:`ask` would refuse this request on ``task`` as it is."""
+        _check_question(question, options)
+        problem = self._problem_on(task, channel_id or task.id, participant_id)
+        if problem is not None:
+            raise ChannelError(problem)
+
+    def _problem(self, record: TaskRecord | None, channel_id: str, to: str | None) -> str | None:
+        if record is None:
+            return "the task is gone"
+        return self._problem_on(record.task, channel_id, to)
+
+    def _problem_on(self, task: Task, channel_id: str, to: str | None) -> str | None:
+        """Why the harness cannot send on ``channel_id`` (to ``to``), or None."""
+        extension = extension_of(task)
+        if extension is None:
+            return f"task {task.id} is not a conversation of this harness"
+        state = task.status.state
+        if isinstance(state, TaskState) and lifecycle.is_terminal(state):
+            return f"task {task.id} is over"
+        found = members(task, extension, channel_id)
+        if found is None:
+            return f"task {task.id} has no channel {channel_id!r}"
+        if channel_id != task.id and self.agent_id not in found:
+            return f"the harness is not a member of channel {channel_id!r}"
+        if to is None:
+            return None
+        if to == self.agent_id:
+            return "the harness does not ask itself"
+        if to not in found:
+            where = "the task" if channel_id == task.id else f"channel {channel_id!r}"
+            return f"{to!r} is not a participant of {where}"
+        return None
+
+
+def _check_question(question: str, options: Sequence[str]) -> None:
+    if not question.strip():
+        raise ChannelError("a help request needs a question")
+    if len(question) > MAX_QUESTION:
+        raise ChannelError(f"a question is at most {MAX_QUESTION} characters")
+    if len(options) > MAX_OPTIONS:
+        raise ChannelError(f"a help request offers at most {MAX_OPTIONS} options")
+    for option in options:
+        if not option.strip() or len(option) > MAX_OPTION:
+            raise ChannelError(f"an option is 1 to {MAX_OPTION} characters")
+
+
+def _still_open(record: TaskRecord | None, judged: Judged, sender: str) -> tuple[str | None, str]:
+    """The request ``judged`` answers, if it still waits for its answer when the message
+    is taken (another reply may have answered it meanwhile), and what the sender is told."""
+    request = judged.answers
+    if request is None:
+        return None, judged.told
+    current = state_of(record.task).request(request.id) if record is not None else None
+    if current is None or current.to != sender:
+        return None, f"the help request {request.id} is gone; your reply is recorded"
+    if current.answered_by is not None:
+        return None, f"the help request {request.id} was answered already; your reply is recorded"
+    return request.id, ""
