@@ -196,7 +196,7 @@ def principals(keys: dict[str, str]) -> str:
 
 def harness_a(workdir: Path, peer_url: str, script: list[dict[str, Any]], *agents: str) -> Path:
     roster = "".join(
-        f'[[harness.agents]]\nid = "{agent}"\ncard_url = "{peer_url}"\n'
+        f'[[harness.agents]]\nid = "{agent}"\ncard = "{peer_url}"\n'
         f'credentials = {{ api_key_env = "{agent.upper()}_KEY_AT_B" }}\n'
         for agent in agents
     )

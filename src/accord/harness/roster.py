@@ -4,7 +4,7 @@
 
     [[harness.agents]]
     id = "helper"                                   # its participant id on our tasks
-    card_url = "https://helper.example.com"         # its agent card (or the base URL serving it)
+    card = "https://helper.example.com"              # its agent card (or the base URL serving it)
     credentials = { bearer_env = "HELPER_TOKEN" }   # or { api_key_env = "HELPER_KEY" }, or "none"
 
 A channel message for an agent participant on the roster is delivered to it as a
@@ -38,7 +38,7 @@ from accord.harness.models.endpoint import is_loopback
 from accord.server import config_values as check
 from accord.server.config_values import ConfigError
 
-KNOWN = ("id", "card_url", "credentials")
+KNOWN = ("id", "card", "credentials")
 CREDENTIAL_KINDS = {"bearer_env": "bearer", "api_key_env": "api_key"}
 MAX_AGENTS = 256
 
@@ -68,7 +68,7 @@ class Credentials:
 @dataclass(frozen=True, slots=True)
 class RosterAgent:
     id: str
-    card_url: str
+    card: str
     credentials: Credentials = Credentials()
 
 
@@ -88,7 +88,7 @@ def parse_agents(value: Any, where: str, agent_id: str) -> tuple[RosterAgent, ..
                 raise ConfigError(f"{at}.{key}: missing")
         agent = RosterAgent(
             id=check.text(fields["id"], f"{at}.id", empty=False),
-            card_url=check.url(fields["card_url"], f"{at}.card_url"),
+            card=check.url(fields["card"], f"{at}.card"),
             credentials=_credentials(fields["credentials"], f"{at}.credentials"),
         )
         if agent.id == agent_id:
@@ -114,12 +114,12 @@ def _credentials(value: Any, where: str) -> Credentials:
 
 
 def _refuse_credentials_in_clear(agent: RosterAgent, where: str) -> None:
-    parts = urlsplit(agent.card_url)
+    parts = urlsplit(agent.card)
     if agent.credentials.kind == "none" or parts.scheme != "http":
         return
     if not is_loopback(parts.hostname or ""):
         raise ConfigError(
-            f"{where}.card_url: refusing to send credentials over plain HTTP to "
+            f"{where}.card: refusing to send credentials over plain HTTP to "
             f"{parts.hostname}: use https://, or a loopback address"
         )
 
@@ -175,7 +175,7 @@ class Roster:
             if connection is None:
                 timeout = self.timeout_s
                 client = await Client.from_url(
-                    agent.card_url,
+                    agent.card,
                     credentials=agent.credentials.provider(),
                     timeouts=Timeouts(connect=timeout, request=timeout),
                     retry=RetryPolicy(max_attempts=0),  # (the caller retries, durably)

@@ -17,7 +17,7 @@
 
     [[harness.agents]]                             # the agent roster (accord.harness.roster)
     id = "helper"
-    card_url = "https://helper.example.com"
+    card = "https://helper.example.com"
     credentials = { bearer_env = "HELPER_TOKEN" }
 
     [harness.delivery]                             # channel messages to those agents
