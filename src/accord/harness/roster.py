@@ -8,9 +8,10 @@
     credentials = { bearer_env = "HELPER_TOKEN" }   # or { api_key_env = "HELPER_KEY" }, or "none"
 
 A channel message for an agent participant on the roster is delivered to it as a
-SendMessage to its own A2A endpoint (accord.harness.channels.outbox); remote sub-tasks use
-the same roster. The card is read with accord's client (:mod:`accord.client`), which talks to
-the agent over the first interface its card lists that accord speaks, sending the agent's
+SendMessage to its own A2A endpoint (accord.harness.channels.outbox); sub-tasks delegated to
+an agent are made and followed there (accord.harness.delegation.remote). The card is read
+with accord's client (:mod:`accord.client`), which talks to the agent over the first
+interface its card lists that accord speaks (the binding it prefers), sending the agent's
 credentials: a token read from the environment when it is used, never from the file, and
 never sent in clear (a plain ``http://`` card URL to another machine is refused at start).
 """
@@ -35,6 +36,7 @@ from accord.client import (
     Timeouts,
 )
 from accord.harness.models.endpoint import is_loopback
+from accord.harness.wire import PARTICIPANT_HEADER
 from accord.server import config_values as check
 from accord.server.config_values import ConfigError
 
@@ -136,9 +138,14 @@ class Roster:
     used, reading its card then; made again after a failure: an agent that moved is found
     at its card URL)."""
 
-    def __init__(self, agents: Sequence[RosterAgent] = (), *, timeout_s: float = 10.0) -> None:
+    def __init__(
+        self, agents: Sequence[RosterAgent] = (), *, timeout_s: float = 10.0, participant: str = ""
+    ) -> None:
+        """``participant``: the harness's own id, asserted (``X-Participant-Id``) to the
+        agents it has no credentials for, as tiny-harness servers in open mode read it."""
         self.agents = {agent.id: agent for agent in agents}
         self.timeout_s = timeout_s
+        self.participant = participant
         self._connections: dict[str, _Connection] = {}
         self._making: dict[str, asyncio.Lock] = {}
 
@@ -174,8 +181,10 @@ class Roster:
             connection = self._connections.get(agent_id)
             if connection is None:
                 timeout = self.timeout_s
+                asserted = agent.credentials.kind == "none" and self.participant
                 client = await Client.from_url(
                     agent.card,
+                    headers={PARTICIPANT_HEADER: self.participant} if asserted else None,
                     credentials=agent.credentials.provider(),
                     timeouts=Timeouts(connect=timeout, request=timeout),
                     retry=RetryPolicy(max_attempts=0),  # (the caller retries, durably)
