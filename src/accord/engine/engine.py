@@ -299,9 +299,9 @@ class Engine:
         record = await self.store.get_task(task_id, tenant)
         if record is None or record.state not in (TaskState.SUBMITTED, TaskState.WORKING):
             return False
-        return await self._resume_run(record)
+        return await self._resume_run(record, restarted=False)
 
-    async def _resume_run(self, record: TaskRecord) -> bool:
+    async def _resume_run(self, record: TaskRecord, *, restarted: bool = True) -> bool:
         """Give a task a dead process left running back to the agent (its ``resume``): a run
         as for a message, on the task's newest message, as the task's own tenant."""
         assert self._resume is not None
@@ -318,7 +318,8 @@ class Engine:
         )
         live = LiveTask(task.id, record.tenant, record, durable=record)
         self._start_run(live, ctx, record, self._resume)
-        log.info("resuming task %s after a restart", task.id)
+        if restarted:
+            log.info("resuming task %s after a restart", task.id)
         return True
 
     async def _recovery_loop(self, interval_s: float) -> None:

@@ -61,6 +61,7 @@ OPEN_STATES = frozenset(
     {TaskState.SUBMITTED, TaskState.WORKING, TaskState.INPUT_REQUIRED, TaskState.AUTH_REQUIRED}
 )
 SCAN_BATCH = 500
+RUN_WAIT_S = 0.05  # a change to a parent a run works on waits this long to be tried again
 
 
 class Follower:
@@ -243,8 +244,10 @@ class Follower:
             self._forget(child_id)
             return
         if self.engine.running(parent_id) and parent.status.state is not TaskState.WORKING:
-            # A message just came to the parked parent: a change of it now would end its
-            # sender's stream before the turn; the turn's start brings us back.
+            # A message just came to the parked parent (or its turn is making its last
+            # writes): a change of it now would end its sender's stream before the turn.
+            # Looked at again in a moment.
+            asyncio.get_running_loop().call_later(RUN_WAIT_S, self.committed, child_id)
             return
         record = core.children_of(parent).get(child_id) or _unrecorded(child)
         seen = core.observed(child)
