@@ -45,7 +45,7 @@ from accord.harness.wire import (
     TaskRef,
 )
 from accord.wire.errors import A2AError, ErrorKind
-from accord.wire.model import UNSET, Message, Part, Task
+from accord.wire.model import UNSET, Message, Part, Task, TaskState
 from accord.wire.model import Role as MessageRole
 
 CHILDREN_KEY = "accord.harness/subtasks"
@@ -434,6 +434,18 @@ def meaning(kind: Kind, seen: Observed) -> Meaning:
             return "ended"
         return "asking"
     return "working"
+
+
+def child_meaning(kind: Kind, child: Task, seen: Observed) -> Meaning:
+    """:func:`meaning` for a child task as it is here: a stand-in whose remote task ended
+    is still working until it has read that end and ended itself (with the result)."""
+    found = meaning(kind, seen)
+    info = info_of(child)
+    if found == "ended" and info is not None and info.remote is not None:
+        state = child.status.state
+        if not (isinstance(state, TaskState) and lifecycle.is_terminal(state)):
+            return "working"
+    return found
 
 
 def waits_for_children(task: Task) -> bool:

@@ -236,6 +236,10 @@ class Follower:
         if child is None:
             self._forget(child_id)
             return
+        info = core.info_of(child)
+        remote = info.remote if info is not None else None
+        if remote is not None and len(child.history) > remote.forwarded:
+            self.wake_stand_in(child_id)  # (a message for the remote task)
         parent = await self._read(parent_id)
         if core.orphaned(parent, child):
             await self.cancel_child(child)
@@ -255,7 +259,7 @@ class Follower:
         stored = StoredTask(self.engine, parent_id, tenant)
         with contextlib.suppress(AgentError):
             await stored.decide(lambda rec, now: core.seen_changed(rec, now, child_id, seen))
-        meaning = core.meaning(record.kind, seen)
+        meaning = core.child_meaning(record.kind, child, seen)
         await self._withdraw(stored, parent, child_id, seen if meaning == "asking" else None)
         if meaning == "ended":
             await self._tell(parent, child, record, seen)
