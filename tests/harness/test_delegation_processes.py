@@ -223,15 +223,16 @@ def test_the_official_sdk_server_as_the_remote_agent(tmp_path: Path) -> None:
     with sdk_echo_server() as echo:
         script = [
             {"text": "", "tool_calls": [spawn_call("echo", "say hello", "echo"),
-                                        spawn_call("slow", "slow", "echo")]},
-            {"text": "Asked the echo agent twice."},
+                                        spawn_call("slow", "slow", "echo"),
+                                        spawn_call("slower", "slow", "echo")]},
+            {"text": "Asked the echo agent three times."},
             {"text": "Got an echo."},
         ]  # fmt: skip
         config = a_config(tmp_path, script, {"echo": echo.url}, credentials='"none"')
         a = start(tmp_path, f"sqlite:///{tmp_path / 'a.db'}", config, name="a", env=A_ENV)
         try:
             parent = send(a.url, [{"text": "go"}, brief()])
-            fast, slow = f"{parent['id']}.1", f"{parent['id']}.2"
+            fast, slow, slower = (f"{parent['id']}.{n}" for n in (1, 2, 3))
             done = eventually(
                 lambda: (t := get(a.url, parent["id"])) and said(t) == "Got an echo." and t,
                 "the echo's result",
@@ -239,22 +240,27 @@ def test_the_official_sdk_server_as_the_remote_agent(tmp_path: Path) -> None:
             [result] = told(done)
             assert f"Sub-task {fast} (on echo) ended: COMPLETED." in result
             assert "[artifact echo]\necho: say hello" in result
-            # The slow one is still at work there; cancelling the parent cancels it there.
-            assert refs(done)[1][1:] == ("echo", "WORKING")
-            remote = remote_of(a, slow)["task_id"]
-            canceled = rpc(a.url, "CancelTask", {"id": parent["id"]}, ALICE)
-            assert canceled["status"]["state"] == "TASK_STATE_CANCELED"
+            # The slow ones are still at work there. A stand-in canceled cancels its task
+            # there; cancelling the parent cancels the other one there.
+            assert [r[1:] for r in refs(done)[1:]] == [("echo", "WORKING")] * 2
+            remotes = {child: remote_of(a, child)["task_id"] for child in (slow, slower)}
 
-            def echo_state() -> str:
+            def echo_state(child: str) -> str:
+                params = {"id": remotes[child]}
                 found = httpx.post(
                     f"{echo.url}/a2a/jsonrpc",
-                    json={"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": remote}},
+                    json={"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": params},
                     headers={"A2A-Version": "1.0"},
                     timeout=10,
                 ).json()
                 return str(found["result"]["status"]["state"])
 
-            eventually(lambda: echo_state() == "TASK_STATE_CANCELED", "the echo task canceled")
+            rpc(a.url, "CancelTask", {"id": slower}, ALICE)
+            eventually(lambda: echo_state(slower) == "TASK_STATE_CANCELED", "slower canceled")
+            assert echo_state(slow) == "TASK_STATE_WORKING"
+            canceled = rpc(a.url, "CancelTask", {"id": parent["id"]}, ALICE)
+            assert canceled["status"]["state"] == "TASK_STATE_CANCELED"
+            eventually(lambda: echo_state(slow) == "TASK_STATE_CANCELED", "slow canceled there")
             stand_in = eventually(
                 lambda: (t := get(a.url, slow))["status"]["state"] == "TASK_STATE_CANCELED" and t,
                 "the stand-in canceled",

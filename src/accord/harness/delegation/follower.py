@@ -191,11 +191,6 @@ class Follower:
                 except Exception:
                     log.exception("following sub-task %s failed; trying again later", task_id)
 
-    async def settled(self) -> None:
-        """Wait until nothing is left to look at (tests)."""
-        while self._dirty or self._wanted.is_set():
-            await asyncio.sleep(0.01)
-
     # --- a parent --------------------------------------------------------------------------
 
     async def _parent_changed(self, parent_id: str) -> None:
@@ -238,8 +233,8 @@ class Follower:
             return
         info = core.info_of(child)
         remote = info.remote if info is not None else None
-        if remote is not None and len(child.history) > remote.forwarded:
-            self.wake_stand_in(child_id)  # (a message for the remote task)
+        if remote is not None and (len(child.history) > remote.forwarded or _ended(child)):
+            self.wake_stand_in(child_id)  # (a message for the remote task, or its end here)
         parent = await self._read(parent_id)
         if core.orphaned(parent, child):
             await self.cancel_child(child)
