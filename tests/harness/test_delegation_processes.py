@@ -242,7 +242,12 @@ def test_the_official_sdk_server_as_the_remote_agent(tmp_path: Path) -> None:
             assert "[artifact echo]\necho: say hello" in result
             # The slow ones are still at work there. A stand-in canceled cancels its task
             # there; cancelling the parent cancels the other one there.
-            assert [r[1:] for r in refs(done)[1:]] == [("echo", "WORKING")] * 2
+            eventually(
+                lambda: (
+                    [r[1:] for r in refs(get(a.url, parent["id"]))[1:]] == [("echo", "WORKING")] * 2
+                ),
+                "both at work there",
+            )
             remotes = {child: remote_of(a, child)["task_id"] for child in (slow, slower)}
 
             def echo_state(child: str) -> str:
