@@ -263,6 +263,22 @@ async def test_a_childs_question_is_relayed_to_the_parents_participant_and_answe
         assert len(model.asked_on(parent.id)) == 3  # the relay started no turn of its own
 
 
+async def test_a_relay_is_withdrawn_when_the_child_is_answered_there() -> None:
+    ask = ToolCall("ask_participant", {"participant_id": "bob", "question": "Budget?"})
+    model = Scripts(root=[[spawn("venues", "find venues")], "Working on it."], c1=[[ask], "ok"])
+    async with delegating(model) as (engine, _):
+        parent = await send(engine, ALICE, brief({"bob": "reporter"}, "go"))
+        child_id = f"{parent.id}.1"
+        await parked(engine, parent.id, "awaiting-answer")
+        await send(engine, BOB, "5k EUR", child_id)  # bob answers on the child itself
+        await ended(engine, child_id)
+        withdrawn = await answered(
+            engine, parent.id, f"Sub-task {child_id} no longer asks; its question is withdrawn."
+        )
+        assert "accord.harness/channels" not in withdrawn.metadata  # no request left
+        assert sub_state(withdrawn) != "awaiting-answer"
+
+
 async def test_subtask_spawned_fires_and_its_pre_may_refuse() -> None:
     fired: list[tuple[str, SubtaskSpawned]] = []
 

@@ -153,6 +153,9 @@ class RemoteFollow:
                 await self.follower.engine.cancel_task(self.stand_in, caller, guard=False)
             return True
         roster = self.follower.roster
+        if roster.get(remote.agent) is None:  # (the roster changed across a restart)
+            await self._end(remote, "FAILED", f"{remote.agent!r} is no longer on the agent roster")
+            return True
         if not remote.task_id:
             return await self._hand_over(stand_in, remote)
         async with roster.connect(remote.agent) as client:
