@@ -166,6 +166,8 @@ class Follower:
                 if not siblings:
                     del self._children[parent]
                     self._parent_seen.pop(parent, None)
+                    if parent not in self._parent_of:
+                        self._tenant.pop(parent, None)
 
     async def _rescan(self, interval_s: float) -> None:
         while True:

@@ -140,7 +140,9 @@ class RemoteFollow:
         remote = info.remote
         parent_id = core.parent_of(stand_in)
         parent = await self._read(parent_id) if parent_id is not None else None
-        open_there = bool(remote.task_id) and remote.state in OPEN_NAMES
+        roster = self.follower.roster
+        reachable = roster.get(remote.agent) is not None  # (the roster changed: it is not)
+        open_there = reachable and bool(remote.task_id) and remote.state in OPEN_NAMES
         if _ended(stand_in):  # ended here: the remote task does not live on
             if open_there:
                 await self._cancel(remote)
@@ -152,8 +154,7 @@ class RemoteFollow:
             with contextlib.suppress(A2AError):
                 await self.follower.engine.cancel_task(self.stand_in, caller, guard=False)
             return True
-        roster = self.follower.roster
-        if roster.get(remote.agent) is None:  # (the roster changed across a restart)
+        if not reachable:
             await self._end(remote, "FAILED", f"{remote.agent!r} is no longer on the agent roster")
             return True
         if not remote.task_id:
@@ -298,9 +299,7 @@ class RemoteFollow:
         async with self.follower.roster.connect(remote.agent) as client:
             with contextlib.suppress(TaskNotCancelableError, TaskNotFoundError):
                 await client.cancel(remote.task_id)  # (refused: it ended there already)
-        await self.stored.decide(
-            lambda rec, now: standin.mirrored(rec, now, standin.seen("CANCELED", None, None))
-        )
+        await self._change(standin.seen("CANCELED", None, None))
 
     async def _end(self, remote: RemoteState, state: str, text: str) -> None:
         final = RemoteState(agent=remote.agent, task_id=remote.task_id, state=state)
