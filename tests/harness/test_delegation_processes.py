@@ -6,9 +6,7 @@ server as the remote agent; cancelling A's parent cancels the task on the remote
 
 from __future__ import annotations
 
-import time
 import uuid
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +19,7 @@ from tests.harness.delegation_proc import (
     card_server,
     rpc,
 )
-from tests.harness.harness_proc import HarnessServer, free_port, start
+from tests.harness.harness_proc import HarnessServer, eventually, free_port, start
 
 from sdk_servers.fixtures import sdk_echo_server
 
@@ -69,16 +67,6 @@ def refs(task: dict[str, Any]) -> list[tuple[str, str | None, str | None]]:
         (r["task_id"], (r.get("agent") or {}).get("id"), r.get("state"))
         for r in task["metadata"][TASK_KEY]["sub_tasks"]
     ]
-
-
-def eventually(check: Callable[[], Any], what: str, timeout_s: float = 60.0) -> Any:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        found = check()
-        if found:
-            return found
-        time.sleep(0.05)
-    raise AssertionError(f"gave up waiting for {what}")
 
 
 def told(task: dict[str, Any]) -> list[str]:

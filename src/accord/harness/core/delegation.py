@@ -317,13 +317,9 @@ def delegated_extension(
     model settings, ``delegated`` (it completes when its turn ends)."""
     people = [_demoted(p) for p in parent.participants if p.id != agent_id]
     people.append(Participant(id=agent_id, kind="agent", role=Role.ASSIGNEE))
-    return TaskExtension(
-        name=brief.name,
-        goal=brief.goal,
-        description=brief.description,
-        acceptance_criteria=tuple(Criterion(text=c) for c in brief.acceptance_criteria),
-        participants=tuple(people),
-        parent_tasks=(TaskRef(task_id=parent_id),),
+    child = _briefed(parent_id, brief, people)
+    return msgspec.structs.replace(
+        child,
         lifecycle="delegated",
         model=parent.model,
         reasoning_effort=parent.reasoning_effort,
@@ -345,6 +341,11 @@ def participant_extension(
             people.append(_demoted(p))
     if all(p.id != agent_id for p in people):
         people.append(Participant(id=agent_id, kind="agent", role=Role.WATCHER))
+    return _briefed(parent_id, brief, people)
+
+
+def _briefed(parent_id: str, brief: Brief, people: list[Participant]) -> TaskExtension:
+    """A child's extension: its brief, its participants, its parent."""
     return TaskExtension(
         name=brief.name,
         goal=brief.goal,

@@ -45,6 +45,7 @@ from accord.client.errors import (
     UnsupportedOperationError,
 )
 from accord.core import lifecycle
+from accord.harness.channels.outbox import described
 from accord.harness.core import delegation as core
 from accord.harness.core import standin
 from accord.harness.core.delegation import Observed, Question, RemoteState
@@ -110,7 +111,7 @@ class RemoteFollow:
             except asyncio.CancelledError:
                 raise
             except (ClientError, OSError, RuntimeError) as exc:
-                error = _described(exc)
+                error = described(exc)
             except Exception as exc:  # a bug: retried like any failure, and logged
                 log.exception("following the remote task of %s broke", self.stand_in)
                 error = f"unexpected {type(exc).__name__}"
@@ -184,7 +185,7 @@ class RemoteFollow:
             return True
         except (ClientError, OSError, RuntimeError) as exc:
             if self.failures + 1 >= settings.max_attempts:
-                text = f"{remote.agent} could not be reached ({_described(exc)})"
+                text = f"{remote.agent} could not be reached ({described(exc)})"
                 await self._end(remote, "FAILED", text)
                 return True
             raise
@@ -374,8 +375,3 @@ def _observed(status: TaskStatus, metadata: object) -> Observed:
         else:
             question = Question(id=f"{state}:{status.timestamp}", text="(no question given)")
     return Observed(state, sub_state, question)
-
-
-def _described(exc: BaseException) -> str:
-    text = str(exc).splitlines()[0] if str(exc) else ""
-    return f"{type(exc).__name__}: {text}"[:300] if text else type(exc).__name__

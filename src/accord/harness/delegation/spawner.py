@@ -31,6 +31,7 @@ from accord.harness.core.delegation import (
     Brief,
     ChildInfo,
     ChildRecord,
+    Kind,
     RemoteState,
     delegated_extension,
     depth_of,
@@ -110,15 +111,7 @@ class Delegation:
             raise DelegationError(f"no agent {remote!r} on the roster (agents: {listed})")
         check_brief(brief)
         parent, extension = await _parent(task)
-        context = SubtaskSpawned(
-            **who.fields(parent.id),
-            kind="delegated",
-            name=brief.name,
-            goal=brief.goal,
-            description=brief.description,
-            acceptance_criteria=brief.acceptance_criteria,
-            agent=remote,
-        )
+        context = _spawning(who, parent.id, "delegated", brief, agent=remote)
         context, brief = await self._before(context)
         record = ChildRecord(kind="delegated", agent=remote, call=call, asked_by=who.sender)
         child_id = await self._reserve(task, record, step)
@@ -169,15 +162,7 @@ class Delegation:
             raise DelegationError("the harness does not assign itself a task: spawn_subtask")
         if extension.participant(participant_id) is None:
             raise DelegationError(f"{participant_id!r} is not a participant of the task")
-        context = SubtaskSpawned(
-            **who.fields(parent.id),
-            kind="participant",
-            name=brief.name,
-            goal=brief.goal,
-            description=brief.description,
-            acceptance_criteria=brief.acceptance_criteria,
-            assignee=participant_id,
-        )
+        context = _spawning(who, parent.id, "participant", brief, assignee=participant_id)
         context, brief = await self._before(context)
         record = ChildRecord(kind="participant", call=call, asked_by=who.sender)
         child_id = await self._reserve(task, record, step)
@@ -208,9 +193,7 @@ class Delegation:
         if problem is not None:
             raise DelegationError(problem)
         child = child_extension(parent.id, extension, goal, who.sender, self.agent_id)
-        context = SubtaskSpawned(
-            **who.fields(parent.id), kind="conversation", name=child.name, goal=goal
-        )
+        context = _spawning(who, parent.id, "conversation", Brief(child.name, goal))
         context, brief = await self._before(context)
         child = msgspec.structs.replace(child, name=brief.name, goal=brief.goal)
         info = ChildInfo(depth=depth_of(parent) + 1, kind="conversation")
@@ -280,6 +263,28 @@ class Delegation:
             await self.hooks.run(post, await self.hooks.run(body, context))
         except HookAbort as abort:
             log.warning("subtask.spawned on %s: %s (the sub-task stands)", child_id, abort)
+
+
+def _spawning(
+    who: Who,
+    parent_id: str,
+    kind: Kind,
+    brief: Brief,
+    *,
+    agent: str | None = None,
+    assignee: str | None = None,
+) -> SubtaskSpawned:
+    """The ``subtask.spawned`` context of a child about to be made."""
+    return SubtaskSpawned(
+        **who.fields(parent_id),
+        kind=kind,
+        name=brief.name,
+        goal=brief.goal,
+        description=brief.description,
+        acceptance_criteria=brief.acceptance_criteria,
+        agent=agent,
+        assignee=assignee,
+    )
 
 
 def check_brief(brief: Brief) -> None:
