@@ -91,8 +91,9 @@ class Follower:
     # --- life ------------------------------------------------------------------------------
 
     async def start(self) -> None:
-        await self.scan()
-        self._loop = asyncio.ensure_future(self._run())
+        """Follow from now on; what a restart left is found by a first scan, in the
+        background (the engine's start does not wait for it)."""
+        self._loop = asyncio.ensure_future(self._run(scan_first=True))
         if isinstance(self.engine.store, TaskHolds):  # (other nodes' tasks: read again)
             self._scans = asyncio.ensure_future(
                 self._rescan(self.engine.config.recovery_interval_s)
@@ -177,7 +178,14 @@ class Follower:
             except Exception:
                 log.exception("reading the open sub-tasks failed; trying again")
 
-    async def _run(self) -> None:
+    async def _run(self, *, scan_first: bool = False) -> None:
+        while scan_first:
+            try:
+                await self.scan()
+                break
+            except Exception:  # (the store is briefly unavailable, say)
+                log.exception("reading the open sub-tasks failed; trying again")
+                await asyncio.sleep(self.settings.poll_interval_s)
         while True:
             await self._wanted.wait()
             self._wanted.clear()
