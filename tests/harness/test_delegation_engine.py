@@ -261,6 +261,10 @@ async def test_a_childs_question_is_relayed_to_the_parents_participant_and_answe
         done = await answered(engine, parent.id, "All set.")
         assert sub_state(done) == "awaiting-next-message"
         assert len(model.asked_on(parent.id)) == 3  # the relay started no turn of its own
+        # The parent's model read the relayed question as untrusted text.
+        texts = [e.text for e in model.asked_on(parent.id)[-1].entries]
+        head = f"[help request to bob, relaying sub-task {child_id}'s question]"
+        assert f'{head}\n<untrusted source="sub-task:{child_id}">' in "\n".join(texts)
 
 
 async def test_a_relay_is_withdrawn_when_the_child_is_answered_there() -> None:
