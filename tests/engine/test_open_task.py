@@ -5,6 +5,7 @@ limit; reads see only the opener's tenant."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from accord.core.limits import Limits
 from accord.engine import Engine, EngineConfig
 from accord.store.base import TaskStore
 from accord.store.memory import MemoryStore
+from accord.store.postgres import PostgresStore
 from accord.store.sqlite import SqliteStore
 from accord.wire.model import Message, Part, Role, Task, TaskState
 
@@ -100,5 +102,71 @@ async def test_an_opened_task_counts_against_the_tenants_limit() -> None:
         await engine.send_message(message("open"), ALICE)
         assert opener.opened == []
         assert opener.errors == ["the tenant already holds 1 tasks"]
+    finally:
+        await engine.stop()
+
+
+class Naming:
+    """Opens ``<its task>.1`` with a first message twice (the second is refused), and runs
+    it at once (Engine.run_task: its ``resume``, as recovery would)."""
+
+    def __init__(self) -> None:
+        self.engine: Engine | None = None
+        self.errors: list[str] = []
+        self.started: list[bool] = []
+
+    async def execute(self, ctx: RequestContext, task: TaskHandle) -> None:
+        assert self.engine is not None
+        name = f"{task.task_id}.1"
+        brief = Message(message_id="brief", role=Role.USER, parts=[Part(text="the brief")])
+        for _ in range(2):
+            try:
+                await task.create_task(task_id=name, message=brief)
+            except AgentError as exc:
+                self.errors.append(str(exc))
+        self.started.append(await self.engine.run_task(name, ctx.tenant))
+        self.started.append(await self.engine.run_task(name, ctx.tenant))  # (runs already)
+        await task.complete()
+
+    async def cancel(self, ctx: RequestContext, task: TaskHandle) -> None:
+        return None
+
+    async def resume(self, ctx: RequestContext, task: TaskHandle) -> None:
+        await task.start_working()
+        await task.complete(f"ran on {ctx.text}")
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite", "postgres"])
+async def test_a_named_task_is_opened_once_and_run_task_starts_its_run(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    store: TaskStore
+    if kind == "memory":
+        store = MemoryStore()
+    elif kind == "sqlite":
+        store = SqliteStore(str(tmp_path / "a.db"))
+    else:
+        store = PostgresStore(request.getfixturevalue("pg_url"))
+    agent = Naming()
+    engine = Engine(store, agent)
+    agent.engine = engine
+    await engine.start()
+    try:
+        parent = await engine.send_message(message("open"), ALICE)
+        assert isinstance(parent, Task)
+        name = f"{parent.id}.1"
+        assert agent.errors == [f"a task {name!r} exists already"]
+        assert agent.started == [True, False]
+
+        async def ran() -> Task | None:
+            child = await engine.get_task(name, ALICE)
+            return child if child.status.state is TaskState.COMPLETED else None
+
+        for _ in range(500):
+            child = await ran()
+            if child is not None:
+                break
+            await asyncio.sleep(0.01)
+        assert child is not None and child.status.message.text() == "ran on the brief"  # type: ignore[union-attr]
     finally:
         await engine.stop()

@@ -93,8 +93,7 @@ class FakeRoster(Roster):
 
 def roster_of(*ids: str) -> tuple[RosterAgent, ...]:
     return tuple(
-        RosterAgent(id=i, card_url=f"http://127.0.0.1:9/{i}", credentials=Credentials())
-        for i in ids
+        RosterAgent(id=i, card=f"http://127.0.0.1:9/{i}", credentials=Credentials()) for i in ids
     )
 
 

@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,7 @@ from google.protobuf import json_format
 from google.rpc import status_pb2
 from tests.harness.harness_proc import (
     HarnessServer,
+    eventually,
     free_port,
     harness_serve,
     start,
@@ -84,17 +84,6 @@ def get(url: str, headers: dict[str, str], task_id: str) -> dict[str, Any]:
 def sub_state(task: dict[str, Any]) -> str | None:
     value = task.get("metadata", {}).get(STATUS_KEY)
     return value.get("sub_state") if isinstance(value, dict) else None
-
-
-def eventually(check: Callable[[], Any], what: str, timeout_s: float = 30.0) -> Any:
-    """``check()``'s first truthy answer (polling); fails naming ``what`` after the wait."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        found = check()
-        if found:
-            return found
-        time.sleep(0.05)
-    raise AssertionError(f"gave up waiting for {what}")
 
 
 # --- the boundary, on every binding ---------------------------------------------------------
@@ -196,7 +185,7 @@ def principals(keys: dict[str, str]) -> str:
 
 def harness_a(workdir: Path, peer_url: str, script: list[dict[str, Any]], *agents: str) -> Path:
     roster = "".join(
-        f'[[harness.agents]]\nid = "{agent}"\ncard_url = "{peer_url}"\n'
+        f'[[harness.agents]]\nid = "{agent}"\ncard = "{peer_url}"\n'
         f'credentials = {{ api_key_env = "{agent.upper()}_KEY_AT_B" }}\n'
         for agent in agents
     )

@@ -20,9 +20,9 @@ def test_a_roster_and_delivery_settings(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.setenv("HELPER_TOKEN", "t0ken")
     settings = parse(
         table(
-            {"id": "helper", "card_url": "https://helper.example",
+            {"id": "helper", "card": "https://helper.example",
              "credentials": {"bearer_env": "HELPER_TOKEN"}},
-            {"id": "local", "card_url": "http://127.0.0.1:9100", "credentials": "none"},
+            {"id": "local", "card": "http://127.0.0.1:9100", "credentials": "none"},
             delivery={"max_attempts": 3, "retry_base_s": 0.5},
         ),
         "h.toml",
@@ -38,30 +38,30 @@ def test_a_roster_and_delivery_settings(monkeypatch: pytest.MonkeyPatch) -> None
 @pytest.mark.parametrize(
     ("agents", "says"),
     [
-        ({"card_url": "https://h", "credentials": "none"}, "harness.agents[0].id: missing"),
-        ({"id": "h", "credentials": "none"}, "harness.agents[0].card_url: missing"),
-        ({"id": "h", "card_url": "https://h"}, "harness.agents[0].credentials: missing"),
-        ({"id": "h", "card_url": "ftp://h", "credentials": "none"}, "card_url: expected"),
-        ({"id": "h", "card_url": "https://h", "credentials": "yes"}, "credentials: expected"),
+        ({"card": "https://h", "credentials": "none"}, "harness.agents[0].id: missing"),
+        ({"id": "h", "credentials": "none"}, "harness.agents[0].card: missing"),
+        ({"id": "h", "card": "https://h"}, "harness.agents[0].credentials: missing"),
+        ({"id": "h", "card": "ftp://h", "credentials": "none"}, "card: expected"),
+        ({"id": "h", "card": "https://h", "credentials": "yes"}, "credentials: expected"),
         (
-            {"id": "h", "card_url": "https://h", "credentials": {"password": "x"}},
+            {"id": "h", "card": "https://h", "credentials": {"password": "x"}},
             "harness.agents[0].credentials: expected",
         ),
         (
             {
                 "id": "h",
-                "card_url": "https://h",
+                "card": "https://h",
                 "credentials": {"api_key_env": "NOT_SET_ANYWHERE"},
             },
             "harness.agents[0].credentials.api_key_env: $NOT_SET_ANYWHERE is not set",
         ),
         (
-            {"id": "accord", "card_url": "https://h", "credentials": "none"},
+            {"id": "accord", "card": "https://h", "credentials": "none"},
             "harness.agents[0].id: 'accord' is the harness's own agent_id",
         ),
         (
-            {"id": "h", "card_url": "http://helper.example", "credentials": {"bearer_env": "SET"}},
-            "harness.agents[0].card_url: refusing to send credentials over plain HTTP",
+            {"id": "h", "card": "http://helper.example", "credentials": {"bearer_env": "SET"}},
+            "harness.agents[0].card: refusing to send credentials over plain HTTP",
         ),
     ],
 )
@@ -76,7 +76,7 @@ def test_a_bad_agent_is_refused_naming_the_setting(
 
 
 def test_an_agent_listed_twice_and_bad_delivery_settings_are_refused() -> None:
-    twice = {"id": "h", "card_url": "https://h", "credentials": "none"}
+    twice = {"id": "h", "card": "https://h", "credentials": "none"}
     with pytest.raises(ConfigError, match=r"harness.agents\[1\].id: 'h' is listed twice"):
         parse(table(twice, twice), "h.toml")
     for delivery, says in (

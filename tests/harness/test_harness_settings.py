@@ -17,6 +17,13 @@ def test_a_minimal_table(tmp_path: Path) -> None:
     assert settings.openai.api == "chat"
 
 
+def test_the_sub_task_bounds() -> None:
+    settings = parse({"model": "scripted:x", "max_subtask_depth": 1, "max_subtasks": 4})
+    assert (settings.bounds.max_depth, settings.bounds.max_children) == (1, 4)
+    default = parse({"model": "scripted:x"}).bounds
+    assert (default.max_depth, default.max_children) == (3, 16)
+
+
 @pytest.mark.parametrize(
     ("table", "says"),
     [
@@ -38,6 +45,15 @@ def test_a_minimal_table(tmp_path: Path) -> None:
             {"model": "scripted:x", "system_prompt": "a", "system_prompt_file": "b"},
             "h.toml: harness.system_prompt_file: set it or system_prompt, not both",
         ),
+        (
+            {"model": "scripted:x", "max_subtask_depth": 33},
+            "h.toml: harness.max_subtask_depth: from 0 (no sub-tasks) to 32, got 33",
+        ),
+        (
+            {"model": "scripted:x", "max_subtasks": -1},
+            "h.toml: harness.max_subtasks: from 0 (no sub-tasks) to 1000, got -1",
+        ),
+        ({"model": "scripted:x", "max_subtasks": "many"}, "h.toml: harness.max_subtasks: expected"),
     ],
 )
 def test_refusals_name_the_setting(table: dict[str, object], says: str) -> None:

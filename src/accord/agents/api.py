@@ -168,13 +168,16 @@ class TaskHandle(Protocol):
         message: Message | None = None,
         context_id: str | None = None,
         then: Decision | None = None,
+        task_id: str | None = None,
     ) -> Task:
         """Open a new task of this agent in this task's tenant and (unless ``context_id``)
         context: SUBMITTED, with ``metadata`` as its Task.metadata and ``message``, if any,
         as its first history message; ``then`` decides its first moves (parking it until a
         client's first message, say) in the same append. No executor runs on it: a message
-        sent to it does. This task, if new, is stored first. Durable on return; returns the
-        new task (AgentError when it cannot be created, e.g. over the tenant's task limit)."""
+        sent to it does. ``task_id`` names it (default: a new id; a sub-task is named after
+        its parent). This task, if new, is stored first. Durable on return; returns the
+        new task (AgentError when it cannot be created, e.g. over the tenant's task limit,
+        or a task of that id exists)."""
         ...
 
     async def get_task(self, task_id: str) -> Task | None:

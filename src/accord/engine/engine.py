@@ -284,7 +284,24 @@ class Engine:
                 recovered += outcome.ok
             after = batch[-1].id
 
-    async def _resume_run(self, record: TaskRecord) -> bool:
+    def running(self, task_id: str) -> bool:
+        """Whether a run (an agent's turn, a handler) works on the task in this process."""
+        live = self._live.get(task_id)
+        return live is not None and bool(live.runs)
+
+    async def run_task(self, task_id: str, tenant: str) -> bool:
+        """Start the agent's run on a task nobody runs, as recovery would (its ``resume``):
+        an agent that opened a task with its first message (TaskHandle.create_task) starts
+        working on it. False when there is no such task, it is not SUBMITTED or WORKING, it
+        runs already, or the agent cannot resume."""
+        if self._resume is None or task_id in self._live:
+            return False
+        record = await self.store.get_task(task_id, tenant)
+        if record is None or record.state not in (TaskState.SUBMITTED, TaskState.WORKING):
+            return False
+        return await self._resume_run(record, restarted=False)
+
+    async def _resume_run(self, record: TaskRecord, *, restarted: bool = True) -> bool:
         """Give a task a dead process left running back to the agent (its ``resume``): a run
         as for a message, on the task's newest message, as the task's own tenant."""
         assert self._resume is not None
@@ -301,7 +318,8 @@ class Engine:
         )
         live = LiveTask(task.id, record.tenant, record, durable=record)
         self._start_run(live, ctx, record, self._resume)
-        log.info("resuming task %s after a restart", task.id)
+        if restarted:
+            log.info("resuming task %s after a restart", task.id)
         return True
 
     async def _recovery_loop(self, interval_s: float) -> None:
@@ -484,16 +502,18 @@ class Engine:
         metadata: dict[str, Any] | None = None,
         message: Message | None = None,
         then: Decision | None = None,
+        task_id: str | None = None,
     ) -> TaskRecord:
-        """TaskHandle.create_task: a task an agent opens in ``tenant``, with ``then``'s first
-        moves decided on it, in one append (durable on return). No executor runs on it. The
-        tenant's task limit applies (AgentError)."""
+        """TaskHandle.create_task: a task an agent opens in ``tenant`` (named ``task_id``, or
+        a new id), with ``then``'s first moves decided on it, in one append (durable on
+        return). No executor runs on it. The tenant's task limit applies, and a task of that
+        id must not exist (AgentError)."""
         limit = self.config.limits.tasks_per_tenant
         if limit is not None and await self.store.count_tasks(tenant) >= limit:
             raise AgentError(f"the tenant already holds {limit} tasks")
         now = self.clock()
         outcome = agent_commands.open_task(
-            self.new_id(), context_id, tenant, now, metadata, message
+            task_id or self.new_id(), context_id, tenant, now, metadata, message
         )
         if then is not None:
             following = then(outcome.record, now)
@@ -504,6 +524,8 @@ class Engine:
             outcome = following
         try:
             await asyncio.shield(self._commits.submit(outcome, 0))
+        except SeqConflict:  # (only a named task can meet one: a new id is new)
+            raise AgentError(f"a task {task_id!r} exists already") from None
         except StoreError as exc:
             raise AgentError(f"the task could not be created: {exc}") from None
         assert outcome.record is not None

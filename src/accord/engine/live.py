@@ -269,6 +269,7 @@ class LiveHandle:
         message: Message | None = None,
         context_id: str | None = None,
         then: Decision | None = None,
+        task_id: str | None = None,
     ) -> Task:
         if self._live.pending is not None:  # the opener is stored before what it opens
             await self._engine.commit_created(self.task_id)
@@ -278,6 +279,7 @@ class LiveHandle:
             metadata=metadata,
             message=message,
             then=then,
+            task_id=task_id,
         )
         return record.task
 

@@ -52,6 +52,7 @@ from accord.harness.compacting import Compactor
 from accord.harness.completion import Completion, register_unresolved_rule
 from accord.harness.core import conversation, identity
 from accord.harness.core import envelope as envelopes
+from accord.harness.core.delegation import assignee_of, info_of, is_participant_task
 from accord.harness.core.identity import claimed
 from accord.harness.core.intake import Complete, Continue, Policy, Start, judge, refuse_watcher
 from accord.harness.core.state import (
@@ -60,6 +61,10 @@ from accord.harness.core.state import (
     metadata_with,
     without_harness_keys,
 )
+from accord.harness.delegation import Delegation
+from accord.harness.delegation.follower import Follower
+from accord.harness.delegation.internal import is_harness
+from accord.harness.delegation.tools import CreateTaskForParticipant, SpawnSubtask
 from accord.harness.hooks.base import HookAbort
 from accord.harness.hooks.operations import (
     MESSAGE_RECEIVED,
@@ -151,9 +156,6 @@ class HarnessAgent:
         register_builtins(self.commands, settings.model, settings.selectable)
         register_unresolved_rule(self.hooks)
         self.moves = Moves(self.hooks)
-        self._command_runner = CommandRunner(
-            self.commands, self.moves, settings.agent_id, settings.selectable
-        )
         self._completion = Completion(self.hooks, self.moves)
         self._participants = ParticipantChanges(self.hooks, self.moves)
         self._names: frozenset[str] = frozenset()
@@ -164,9 +166,20 @@ class HarnessAgent:
         self.extra_tools: list[Tool] = []
         # Channels and help requests; messages for agent participants are delivered by a
         # dispatcher once an engine is attached (attach_engine).
-        self.roster = Roster(settings.agents, timeout_s=settings.delivery.timeout_s)
+        self.roster = Roster(
+            settings.agents, timeout_s=settings.delivery.timeout_s, participant=settings.agent_id
+        )
         self.channels = Channels(self.hooks, self.moves, settings.agent_id, self.roster.ids)
         self._dispatcher: ChannelDispatcher | None = None
+        # Sub-tasks: made in turns (spawn_subtask, create_task_for_participant) and followed
+        # beside the engine once it is attached (attach_engine).
+        self.delegation = Delegation(
+            self.hooks, self.moves, settings.agent_id, self.roster.ids, settings.bounds
+        )
+        self._follower: Follower | None = None
+        self._command_runner = CommandRunner(
+            self.commands, self.moves, self.delegation, settings.selectable
+        )
 
     def freeze(self) -> None:
         """No more hooks or commands: the harness serves from here on."""
@@ -207,8 +220,17 @@ class HarnessAgent:
     output_modes = OUTPUT_MODES
 
     def attach_engine(self, engine: Engine) -> None:
-        """Deliver channel messages to the roster's agents from ``engine``'s store (nothing
-        to do without a roster); the delivery starts and stops with the engine."""
+        """Work beside ``engine``: follow sub-tasks (their parents' turns, relayed questions,
+        cascades, children on other agents) and deliver channel messages to the roster's
+        agents from its store; both start and stop with the engine."""
+        self._follower = Follower(
+            engine, self.settings.agent_id, self.roster, self.channels, self.settings.delivery
+        )
+        self.delegation.attach(engine, self._follower)
+        engine.add_commit_listener(self._follower.committed)
+        add_remote_listener = getattr(engine.bus, "add_remote_listener", None)
+        if add_remote_listener is not None:  # (other nodes' changes, on PostgreSQL)
+            add_remote_listener(self._follower.committed)
         if not self.roster.ids:
             return
         self._dispatcher = ChannelDispatcher(
@@ -227,7 +249,8 @@ class HarnessAgent:
         sender = identity.sender(caller, request.message)
         judgement = judge(task, request.message, sender, self.policy)
         call = parse_command(judgement.message, self._names)
-        message = _marked(judgement.message, call)
+        own = sender == self.settings.agent_id and is_harness(caller)
+        message = _marked(judgement.message, call, own)
         judged = self.channels.judge(task, message, sender) if call is None else None
         if judged is not None:  # a channel message, or the answer to a help request
             return Divert(self.channels.handler(judged, self.execute), message=judged.message)
@@ -271,6 +294,14 @@ class HarnessAgent:
         if call is not None:  # a new conversation's first message, a command
             await self._command_runner.run(ctx, task, call)
             return
+        extension = extension_of(ctx.task) if ctx.task is not None else None
+        if extension is not None and ctx.task is not None:
+            info = info_of(ctx.task)
+            if info is not None and info.remote is not None:
+                return  # a stand-in: its follow passes the message on to the remote task
+            if is_participant_task(extension, self.settings.agent_id):
+                await self._participant_task(ctx, task, extension)
+                return
         running = self._turns.get(ctx.task_id)
         if running is not None:  # this message joins the turn running here
             running.incoming.append(ctx.message)
@@ -289,6 +320,25 @@ class HarnessAgent:
 
     async def cancel(self, ctx: RequestContext, task: TaskHandle) -> None:
         return None  # the engine cuts the run; the task's state is the canceller's
+
+    async def _participant_task(
+        self, ctx: RequestContext, task: TaskHandle, extension: TaskExtension
+    ) -> None:
+        """A task assigned to a participant runs no turn: their message completes it (its
+        text is the result its parent reads); anyone else's is noted."""
+        sender = claimed(ctx.message) or ""
+        who = Who.on(extension, sender, ctx.message.message_id)
+        assignee = assignee_of(extension)
+        if sender == assignee:
+            done = f"completed by {sender}: {ctx.message.text() or '(no text)'}"
+            await self.moves.decide(task, partial(conversation.complete_with, text=done), who)
+            return
+        noted = f"Noted. This task waits for {assignee}."
+        await self.moves.decide(
+            task,
+            lambda rec, now: conversation.say(rec, now, conversation.agent_text(rec, noted)),
+            who,
+        )
 
     async def _run(self, ctx: RequestContext, task: TaskHandle, turn: _Turn) -> None:
         current = await task.current()
@@ -375,6 +425,11 @@ class HarnessAgent:
             if extension is None:
                 await task.fail("this task carries no harness data; it cannot run here")
                 return
+            if current.status.state is TaskState.SUBMITTED and not await task.journal_entries():
+                # A task the harness opened with its first message (a sub-task's brief):
+                # its first turn, as for any message.
+                await self._run(ctx, task, turn)
+                return
             who = Who.on(extension, claimed(ctx.message) or "", ctx.message.message_id)
             if current.status.state is not TaskState.WORKING:
                 await self.moves.start_turn(task, who)
@@ -391,7 +446,12 @@ class HarnessAgent:
     def _turn_tools(self) -> ToolSet:
         """The tools a turn offers: the harness's own, the MCP servers', the plugins'."""
         if self._tools is None:
-            own: tuple[Tool, ...] = (*INTRINSICS, AskParticipant(self.channels))
+            own: tuple[Tool, ...] = (
+                *INTRINSICS,
+                AskParticipant(self.channels),
+                SpawnSubtask(self.delegation),
+                CreateTaskForParticipant(self.delegation),
+            )
             self._tools = ToolSet((*own, *self.extra_tools))
             for server in self._mcp:
                 for tool in server.tools:
@@ -411,8 +471,12 @@ class HarnessAgent:
                 ) from exc
         if self._dispatcher is not None:
             await self._dispatcher.start()
+        if self._follower is not None:
+            await self._follower.start()
 
     async def shutdown(self) -> None:
+        if self._follower is not None:
+            await self._follower.stop()
         if self._dispatcher is not None:
             await self._dispatcher.stop()
         for server in self._mcp:
@@ -536,12 +600,17 @@ class HarnessAgent:
         )
 
 
-def _marked(message: Message, call: CommandCall | None) -> Message:
+def _marked(message: Message, call: CommandCall | None, own: bool = False) -> Message:
     """The message as stored: a command names itself in its metadata (the model never sees
     it, nor its reply); no participant's message carries the harness's own marks (it could
-    hide itself from the model, or move a scripted model's place)."""
+    hide itself from the model, or move a scripted model's place) — only the harness's own
+    (``own``: a sub-task's end it tells a parent) keeps them."""
     metadata = message.metadata if isinstance(message.metadata, dict) else {}
-    forged = [key for key in metadata if key == COMMAND_METADATA or key.startswith(ACCORD_PREFIX)]
+    forged = [
+        key
+        for key in metadata
+        if key == COMMAND_METADATA or (key.startswith(ACCORD_PREFIX) and not own)
+    ]
     if call is None and not forged:
         return message
     kept = {key: value for key, value in metadata.items() if key not in forged}

@@ -1,9 +1,9 @@
-"""Reading a task's sub-tasks on this harness, for their current states."""
+"""Reading a task's sub-tasks, for their current states."""
 
 from __future__ import annotations
 
 from accord.agents.api import TaskHandle
-from accord.harness.core.subtasks import local_children, refreshed
+from accord.harness.core.delegation import observed, parent_of, with_seen
 from accord.harness.wire import TaskExtension
 from accord.wire.model import Task
 
@@ -13,13 +13,11 @@ MAX_READ = 256  # children read for their state; a task listing more keeps the r
 async def with_children_read(
     task: TaskHandle, parent: Task, extension: TaskExtension
 ) -> TaskExtension:
-    """``extension`` with its local sub-tasks' states as they stand now."""
-    ids = local_children(extension)
-    if not ids:
-        return extension
-    children = {}
-    for task_id in ids[:MAX_READ]:
-        child = await task.get_task(task_id)
-        if child is not None:
-            children[task_id] = child
-    return refreshed(parent.id, extension, children)
+    """``extension`` with its sub-tasks' states as they stand now (a child on another
+    agent as its stand-in here last saw it). A task counts only if it names the parent
+    among its parents: a reference to any other task tells nothing of it."""
+    for ref in extension.sub_tasks[:MAX_READ]:
+        child = await task.get_task(ref.task_id)
+        if child is not None and parent_of(child) == parent.id:
+            extension = with_seen(extension, ref.task_id, observed(child))
+    return extension

@@ -22,10 +22,11 @@ from accord.harness.commands.answers import Change, answer, settings_change
 from accord.harness.commands.parse import CommandCall
 from accord.harness.commands.registry import CommandRegistry
 from accord.harness.commands.spec import ArgumentError, check_arguments
-from accord.harness.core import conversation
+from accord.harness.core.delegation import observed
 from accord.harness.core.identity import claimed
-from accord.harness.core.state import extension_of, metadata_with, sub_state_of
-from accord.harness.core.subtasks import child_extension, state_name, waiting_ref, with_sub_task
+from accord.harness.core.state import extension_of, sub_state_of
+from accord.harness.core.subtasks import state_name
+from accord.harness.delegation.spawner import Delegation, DelegationError
 from accord.harness.hooks.base import HookAbort
 from accord.harness.hooks.operations import (
     COMMAND_INVOKED,
@@ -36,7 +37,7 @@ from accord.harness.hooks.operations import (
     TaskSnapshot,
 )
 from accord.harness.moves import Moves, Who
-from accord.harness.wire import Role, TaskExtension
+from accord.harness.wire import TaskExtension, TaskRef
 from accord.wire.model import Task
 
 
@@ -52,13 +53,13 @@ class CommandRunner:
         self,
         commands: CommandRegistry,
         moves: Moves,
-        agent_id: str,
+        delegation: Delegation,
         selectable: tuple[str, ...],
     ) -> None:
         self.commands = commands
         self.hooks = commands.hooks
         self.moves = moves
-        self.agent_id = agent_id
+        self.delegation = delegation
         self.selectable = selectable
 
     async def run(self, ctx: RequestContext, task: TaskHandle, call: CommandCall) -> None:
@@ -122,23 +123,13 @@ class CommandRunner:
         task_ref = None
         if result.spawn is not None:
             try:
-                child = await self._spawn(task, current, extension, result.spawn.goal, who)
-            except AgentError as exc:
+                child = await self.delegation.open_conversation(task, who, result.spawn.goal)
+            except (AgentError, DelegationError) as exc:
                 return Answer(f"{result.reply}\nThe sub-task could not be created: {exc}")
             task_ref = child.id
-            changes.append(partial(_linked, task_id=child.id))
+            changes.append(partial(_linked, child=child))
             text = (text + "\n" if text else "") + f"Created sub-task {child.id}."
         return Answer(text, _combined(changes) if changes else None, task_ref)
-
-    async def _spawn(
-        self, task: TaskHandle, parent: Task, extension: TaskExtension, goal: str, who: Who
-    ) -> Task:
-        """A child conversation, parked until its first message, before the parent's reply
-        names it."""
-        child = child_extension(parent.id, extension, goal, who.sender, self.agent_id)
-        created = await task.create_task(metadata=metadata_with({}, child), then=conversation.park)
-        await self.moves.created(created, Who(who.sender, Role.REPORTER, who.correlation_id))
-        return created
 
 
 def snapshot(task: Task, extension: TaskExtension) -> TaskSnapshot:
@@ -154,15 +145,23 @@ def snapshot(task: Task, extension: TaskExtension) -> TaskSnapshot:
         steps_done=sum(1 for step in steps if step.state == "done"),
         steps_total=len(steps),
         children=tuple(
-            ChildSnapshot(task_id=ref.task_id, state=ref.state or "UNKNOWN")
+            ChildSnapshot(
+                task_id=ref.task_id,
+                state=ref.state or "UNKNOWN",
+                agent=ref.agent.id if ref.agent is not None else None,
+                sub_state=ref.sub_state,
+            )
             for ref in extension.sub_tasks
         ),
         participants=extension.participants,
     )
 
 
-def _linked(extension: TaskExtension, task_id: str) -> TaskExtension:
-    return with_sub_task(extension, waiting_ref(task_id))
+def _linked(extension: TaskExtension, child: Task) -> TaskExtension:
+    """The parent's reference to its new child, as the child stands (parked)."""
+    seen = observed(child)
+    ref = TaskRef(task_id=child.id, state=seen.state, sub_state=seen.sub_state)
+    return msgspec.structs.replace(extension, sub_tasks=(*extension.sub_tasks, ref))
 
 
 def _combined(changes: list[Change]) -> Change:

@@ -14,7 +14,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import Any, Protocol
 
 from accord.agents.api import Decision, TaskHandle
 from accord.core.events import Event
@@ -28,6 +28,18 @@ from accord.harness.wire import STATUS_KEY, Role, TaskExtension
 from accord.wire.model import UNSET, Task, TaskState, TaskStatus, TaskStatusUpdateEvent
 
 log = logging.getLogger("accord.harness.hooks")
+
+
+class Decides(Protocol):
+    """What the harness's moves need of a task: a run's TaskHandle, or a task decided on
+    from outside any run (accord.harness.delegation.stored)."""
+
+    @property
+    def task_id(self) -> str: ...
+
+    async def current(self) -> Task: ...
+
+    async def decide(self, decide: Decision) -> Outcome: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +71,7 @@ class Moves:
         # Per task, the telling of its latest changes (the next one waits for it).
         self._telling: dict[str, asyncio.Future[None]] = {}
 
-    async def decide(self, task: TaskHandle, decision: Decision, who: Who) -> Outcome:
+    async def decide(self, task: Decides, decision: Decision, who: Who) -> Outcome:
         """``task.decide(decision)``, then ``task.state_changed`` for each change it made."""
         if not self.hooks.wants(TASK_STATE_CHANGED):
             return await task.decide(decision)

@@ -4,13 +4,14 @@
 
     [[harness.agents]]
     id = "helper"                                   # its participant id on our tasks
-    card_url = "https://helper.example.com"         # its agent card (or the base URL serving it)
+    card = "https://helper.example.com"              # its agent card (or the base URL serving it)
     credentials = { bearer_env = "HELPER_TOKEN" }   # or { api_key_env = "HELPER_KEY" }, or "none"
 
 A channel message for an agent participant on the roster is delivered to it as a
-SendMessage to its own A2A endpoint (accord.harness.channels.outbox); remote sub-tasks use
-the same roster. The card is read with accord's client (:mod:`accord.client`), which talks to
-the agent over the first interface its card lists that accord speaks, sending the agent's
+SendMessage to its own A2A endpoint (accord.harness.channels.outbox); sub-tasks delegated to
+an agent are made and followed there (accord.harness.delegation.remote). The card is read
+with accord's client (:mod:`accord.client`), which talks to the agent over the first
+interface its card lists that accord speaks (the binding it prefers), sending the agent's
 credentials: a token read from the environment when it is used, never from the file, and
 never sent in clear (a plain ``http://`` card URL to another machine is refused at start).
 """
@@ -35,10 +36,11 @@ from accord.client import (
     Timeouts,
 )
 from accord.harness.models.endpoint import is_loopback
+from accord.harness.wire import PARTICIPANT_HEADER
 from accord.server import config_values as check
 from accord.server.config_values import ConfigError
 
-KNOWN = ("id", "card_url", "credentials")
+KNOWN = ("id", "card", "credentials")
 CREDENTIAL_KINDS = {"bearer_env": "bearer", "api_key_env": "api_key"}
 MAX_AGENTS = 256
 
@@ -68,7 +70,7 @@ class Credentials:
 @dataclass(frozen=True, slots=True)
 class RosterAgent:
     id: str
-    card_url: str
+    card: str
     credentials: Credentials = Credentials()
 
 
@@ -88,7 +90,7 @@ def parse_agents(value: Any, where: str, agent_id: str) -> tuple[RosterAgent, ..
                 raise ConfigError(f"{at}.{key}: missing")
         agent = RosterAgent(
             id=check.text(fields["id"], f"{at}.id", empty=False),
-            card_url=check.url(fields["card_url"], f"{at}.card_url"),
+            card=check.url(fields["card"], f"{at}.card"),
             credentials=_credentials(fields["credentials"], f"{at}.credentials"),
         )
         if agent.id == agent_id:
@@ -114,12 +116,12 @@ def _credentials(value: Any, where: str) -> Credentials:
 
 
 def _refuse_credentials_in_clear(agent: RosterAgent, where: str) -> None:
-    parts = urlsplit(agent.card_url)
+    parts = urlsplit(agent.card)
     if agent.credentials.kind == "none" or parts.scheme != "http":
         return
     if not is_loopback(parts.hostname or ""):
         raise ConfigError(
-            f"{where}.card_url: refusing to send credentials over plain HTTP to "
+            f"{where}.card: refusing to send credentials over plain HTTP to "
             f"{parts.hostname}: use https://, or a loopback address"
         )
 
@@ -136,9 +138,14 @@ class Roster:
     used, reading its card then; made again after a failure: an agent that moved is found
     at its card URL)."""
 
-    def __init__(self, agents: Sequence[RosterAgent] = (), *, timeout_s: float = 10.0) -> None:
+    def __init__(
+        self, agents: Sequence[RosterAgent] = (), *, timeout_s: float = 10.0, participant: str = ""
+    ) -> None:
+        """``participant``: the harness's own id, asserted (``X-Participant-Id``) to the
+        agents it has no credentials for, as tiny-harness servers in open mode read it."""
         self.agents = {agent.id: agent for agent in agents}
         self.timeout_s = timeout_s
+        self.participant = participant
         self._connections: dict[str, _Connection] = {}
         self._making: dict[str, asyncio.Lock] = {}
 
@@ -174,8 +181,10 @@ class Roster:
             connection = self._connections.get(agent_id)
             if connection is None:
                 timeout = self.timeout_s
+                asserted = agent.credentials.kind == "none" and self.participant
                 client = await Client.from_url(
-                    agent.card_url,
+                    agent.card,
+                    headers={PARTICIPANT_HEADER: self.participant} if asserted else None,
                     credentials=agent.credentials.provider(),
                     timeouts=Timeouts(connect=timeout, request=timeout),
                     retry=RetryPolicy(max_attempts=0),  # (the caller retries, durably)

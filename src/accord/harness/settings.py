@@ -17,11 +17,14 @@
 
     [[harness.agents]]                             # the agent roster (accord.harness.roster)
     id = "helper"
-    card_url = "https://helper.example.com"
+    card = "https://helper.example.com"
     credentials = { bearer_env = "HELPER_TOKEN" }
 
-    [harness.delivery]                             # channel messages to those agents
-    max_attempts = 20                              # (accord.harness.channels.outbox)
+    [harness.delivery]                             # channel messages and sub-tasks to
+    max_attempts = 20                              # those agents (…channels.outbox)
+
+    max_subtask_depth = 3                          # sub-tasks below a participant's task
+    max_subtasks = 16                              # sub-tasks of one task
 
 Every error names the setting (and the file, when there is one).
 """
@@ -33,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from accord.harness.channels.outbox import DeliverySettings, parse_delivery
+from accord.harness.core.delegation import Bounds
 from accord.harness.models import Model, ScriptedModel
 from accord.harness.models import endpoint as endpoints
 from accord.harness.models.endpoint import Endpoint
@@ -63,6 +67,13 @@ class HarnessSettings:
     # Channels: the agents the harness delivers channel messages to, and how.
     agents: tuple[RosterAgent, ...] = ()
     delivery: DeliverySettings = field(default_factory=DeliverySettings)
+    # Sub-tasks: how deep they nest below a task participants started, how many one task has
+    max_subtask_depth: int = 3
+    max_subtasks: int = 16
+
+    @property
+    def bounds(self) -> Bounds:
+        return Bounds(max_depth=self.max_subtask_depth, max_children=self.max_subtasks)
 
     @property
     def selectable(self) -> tuple[str, ...]:
@@ -86,6 +97,8 @@ KNOWN = (
     "context_tokens",
     "agents",
     "delivery",
+    "max_subtask_depth",
+    "max_subtasks",
 )
 
 
@@ -126,6 +139,12 @@ def parse(value: Any, source: str = "") -> HarnessSettings:
     max_steps = check.integer(fields.get("max_steps", 20), f"{where}.max_steps")
     if not 1 <= max_steps <= 1000:
         raise ConfigError(f"{where}.max_steps: from 1 to 1000, got {max_steps}")
+    depth = check.integer(fields.get("max_subtask_depth", 3), f"{where}.max_subtask_depth")
+    if not 0 <= depth <= 32:
+        raise ConfigError(f"{where}.max_subtask_depth: from 0 (no sub-tasks) to 32, got {depth}")
+    fanout = check.integer(fields.get("max_subtasks", 16), f"{where}.max_subtasks")
+    if not 0 <= fanout <= 1000:
+        raise ConfigError(f"{where}.max_subtasks: from 0 (no sub-tasks) to 1000, got {fanout}")
     budget = check.integer(fields.get("context_tokens", 0), f"{where}.context_tokens")
     if budget and budget < 2_000:
         raise ConfigError(f"{where}.context_tokens: 0 (no compaction) or at least 2000")
@@ -155,6 +174,8 @@ def parse(value: Any, source: str = "") -> HarnessSettings:
         context_tokens=budget,
         agents=parse_agents(fields.get("agents", []), f"{where}.agents", agent_id),
         delivery=parse_delivery(fields.get("delivery", {}), f"{where}.delivery"),
+        max_subtask_depth=depth,
+        max_subtasks=fanout,
     )
     for name in settings.selectable:
         if name.partition(":")[0] not in MODEL_KINDS:

@@ -262,6 +262,7 @@ class Steps:
                     task=task,
                     correlation_id=who.correlation_id,
                     model_call=model_call,
+                    call_id=call.id,
                 ),
             )
         if hooked:

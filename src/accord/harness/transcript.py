@@ -15,7 +15,9 @@ from typing import Any, Literal
 
 from accord.harness.channels.transcript import ChannelView
 from accord.harness.core import envelope as envelopes
+from accord.harness.core.delegation import TOLD_KEY
 from accord.harness.core.identity import claimed
+from accord.harness.untrusted import untrusted
 from accord.harness.wire import COMMAND_METADATA, EVENT_MEDIA_TYPE, Effort, TaskExtension
 from accord.wire.codec import WireError, convert
 from accord.wire.errors import A2AError
@@ -150,6 +152,10 @@ def entries(task: Task, agent_id: str) -> tuple[Entry, ...]:
             message = replaced.get(message.message_id, message)
         if channels.hidden(message):
             continue
+        told = marks.get(TOLD_KEY) if isinstance(marks, dict) else None
+        if isinstance(told, dict) and claimed(message) == agent_id:
+            seen.append(Entry(agent_id, "user", _told(message, told), position=index))
+            continue
         said = channels.text(message)
         if said is None:
             seen.append(
@@ -160,6 +166,15 @@ def entries(task: Task, agent_id: str) -> tuple[Entry, ...]:
             sender = agent_id if agent else claimed(message) or "unknown"
             seen.append(Entry(sender, "agent" if agent else "user", said, position=index))
     return tuple(seen)
+
+
+def _told(message: Message, told: dict[str, Any]) -> str:
+    """A sub-task's end as its parent's model reads it: the heading, and the sub-task's
+    result as untrusted text (another agent, a participant or a model wrote it)."""
+    texts = [part.text for part in message.parts if isinstance(part.text, str)]
+    head, result = (texts[0], "\n".join(texts[1:])) if texts else ("", "")
+    source = f"sub-task:{told.get('task_id', '')}"
+    return f"{head}\n{untrusted(source, result)}"
 
 
 def _replacements(recorded: Any) -> dict[str, Message]:

@@ -52,6 +52,9 @@ class SubState(enum.StrEnum):
 
     AWAITING_NEXT_MESSAGE = "awaiting-next-message"
     AWAITING_ANSWER = "awaiting-answer"
+    # accord's: the turn is over and the task waits for sub-tasks working for it (a child
+    # on this harness or another agent, a participant's task) to end
+    AWAITING_SUBTASKS = "awaiting-subtasks"
 
 
 # Every object below is closed (an unknown field is an error naming it) and frozen.

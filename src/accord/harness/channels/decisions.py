@@ -55,10 +55,13 @@ def received(
     turn: bool,
     answered: str | None = None,
     told: str = "",
+    relayed: bool = False,
 ) -> Outcome:
     """A participant's message on a channel, after the harness judged it: relayed on the
     task's streams (as the turn's WORKING status message when ``turn``), the help request
-    it ``answered`` marked so, and what its sender is ``told`` said to them."""
+    it ``answered`` marked so, and what its sender is ``told`` said to them. A request that
+    ``relayed`` a sub-task's question is answered without a turn: the task parks again on
+    what it now waits for, saying where the answer goes."""
     if record is None:
         return _gone()
     steps: list[Decision] = []
@@ -72,6 +75,10 @@ def received(
         steps.append(_work)
     if answered is not None:
         steps.append(partial(_answered, request_id=answered, by=judged.message.message_id))
+        if relayed:
+            steps.append(
+                partial(_passed_on, request_id=answered, message_id=judged.message.message_id)
+            )
     if told:
         steps.append(partial(tell, message_id=judged.message.message_id, text=told))
     return conversation.chain(record, now_ms, tuple(steps))
@@ -88,6 +95,42 @@ def tell(record: TaskRecord | None, now_ms: int, message_id: str, text: str) -> 
         metadata={NOTE_KEY: {"told": message_id}},
     )
     return conversation.say(record, now_ms, note)
+
+
+def _passed_on(record: TaskRecord | None, now_ms: int, request_id: str, message_id: str) -> Outcome:
+    """The answer to a relayed question goes on to the sub-task that asked: the task, still
+    interrupted, now waits for whatever else it waits for."""
+    request = state_of(record.task).request(request_id) if record is not None else None
+    child = (request.relay or "").partition("#")[0] if request is not None else ""
+    return reparked(record, now_ms, f"The answer goes to sub-task {child}.", {"told": message_id})
+
+
+def reparked(
+    record: TaskRecord | None, now_ms: int, text: str, note: dict[str, str] | None = None
+) -> Outcome:
+    """A note in the task's interrupted state, with the sub-state of what it waits for now
+    (a help request answered or withdrawn, say); a task not interrupted is left as it is."""
+    if record is None or record.state not in (TaskState.INPUT_REQUIRED, TaskState.AUTH_REQUIRED):
+        return Outcome("unchanged", record=record)
+    message = Message(
+        message_id=f"{record.task.id}:status:{record.seq + 1}",
+        role=Role.AGENT,
+        parts=[Part(text=text)],
+        metadata={NOTE_KEY: note} if note else {},
+    )
+    metadata = {STATUS_KEY: status_data(conversation.waiting_for(record))}
+    return moves.note(record, now_ms, message, metadata=metadata)
+
+
+def withdrawn(record: TaskRecord | None, now_ms: int, request_ids: set[str], text: str) -> Outcome:
+    """Help requests no longer asked (a sub-task's question that went away) taken out, the
+    task parked again on what it now waits for."""
+    if record is None:
+        return _gone()
+    state = state_of(record.task).without_requests(request_ids)
+    return conversation.chain(
+        record, now_ms, (partial(with_state, state=state), partial(reparked, text=text))
+    )
 
 
 def _work(record: TaskRecord | None, now_ms: int, message: Message | None = None) -> Outcome:

@@ -51,7 +51,7 @@ from accord.harness.hooks.operations import (
     HelpRequested,
 )
 from accord.harness.hooks.registry import Hooks
-from accord.harness.moves import Moves, Who
+from accord.harness.moves import Decides, Moves, Who
 from accord.wire.errors import A2AError, ErrorKind
 from accord.wire.model import Message, Part, Role, Task, TaskState
 
@@ -113,9 +113,18 @@ class Channels:
         def decide(record: TaskRecord | None, now_ms: int) -> Outcome:
             answered, told = _still_open(record, judged, sender)
             turn = judged.turn and (judged.answers is None or answered is not None)
-            turns[0] = turn
+            relayed = answered is not None and judged.answers is not None and judged.answers.relay
+            # (a relayed question's answer goes to the sub-task that asked: no turn here)
+            turns[0] = turn and not relayed
             return decisions.received(
-                record, now_ms, judged, sender, turn, answered=answered, told=told
+                record,
+                now_ms,
+                judged,
+                sender,
+                turns[0],
+                answered=answered,
+                told=told,
+                relayed=bool(relayed),
             )
 
         await self.moves.decide(task, decide, who)
@@ -146,7 +155,7 @@ class Channels:
 
     async def ask(
         self,
-        task: TaskHandle,
+        task: Decides,
         who: Who,
         participant_id: str,
         question: str,
@@ -154,6 +163,7 @@ class Channels:
         *,
         channel_id: str | None = None,
         metadata: dict[str, Any] | None = None,
+        relay: str | None = None,
     ) -> HelpRequest:
         """Ask ``participant_id`` for help: the request goes on ``channel_id`` (default: the
         task's own) to its addressee, and the task parks in INPUT_REQUIRED
@@ -161,8 +171,9 @@ class Channels:
         (a task parked already — a second question — keeps its state: the request is a
         status update of its own). ``metadata`` joins the request message's (the model call
         that asked, say). ``who`` is whom the turn is for
-        (the hooks' ``sender``). ChannelError when the request cannot be made: nothing is
-        sent then."""
+        (the hooks' ``sender``). ``relay`` marks a sub-task's question asked on its behalf
+        (its answer goes to the sub-task and starts no turn here). ChannelError when the
+        request cannot be made: nothing is sent then."""
         current = await task.current()
         channel = channel_id or current.id
         self.check_ask(current, participant_id, question, options, channel_id=channel)
@@ -197,6 +208,7 @@ class Channels:
                 to=participant_id,
                 question=question,
                 options=options,
+                relay=relay,
             )
             made[:] = [request]
             message = decisions.help_message(request, self.agent_id, recipients, metadata)
@@ -311,7 +323,7 @@ class Channels:
             raise ChannelError(f"channel message refused: {abort}") from None
         return context.text
 
-    async def _decide(self, task: TaskHandle, decision: Any, who: Who) -> None:
+    async def _decide(self, task: Decides, decision: Any, who: Who) -> None:
         try:
             await self.moves.decide(task, decision, who)
         except AgentError as exc:

@@ -230,7 +230,7 @@ class ChannelDispatcher:
             async with self.roster.connect(delivery.recipient) as client:
                 await client.send(message, return_immediately=True)
         except (ClientError, OSError, RuntimeError) as exc:
-            return _described(exc)
+            return described(exc)
         log.debug("delivered %s to %s", message.message_id, delivery.recipient)
         return None
 
@@ -311,7 +311,7 @@ def outgoing(event: Event, agent: RosterAgent, agent_id: str) -> Message | None:
     )
 
 
-def _described(exc: BaseException) -> str:
+def described(exc: BaseException) -> str:
     """A failure in a line, free of secrets (an error's text from the client names no
     credential; the class says what went wrong)."""
     text = str(exc).splitlines()[0] if str(exc) else ""

@@ -48,6 +48,9 @@ class HelpRequest(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_on
     question: str
     options: tuple[str, ...] = ()
     answered_by: str | None = None
+    # A sub-task's question relayed (``<child>#<its question's id>``): its answer goes to
+    # the child and starts no turn here.
+    relay: str | None = None
 
 
 class ChannelState(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
@@ -72,6 +75,10 @@ class ChannelState(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_o
             answered = [r for r in kept if r.answered_by is not None]
             kept.remove(answered[0] if answered else kept[0])
         return msgspec.structs.replace(self, requests=(*kept, request))
+
+    def without_requests(self, request_ids: set[str]) -> ChannelState:
+        kept = tuple(r for r in self.requests if r.id not in request_ids)
+        return msgspec.structs.replace(self, requests=kept)
 
     def answered(self, request_id: str, by: str) -> ChannelState:
         requests = tuple(

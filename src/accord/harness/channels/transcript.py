@@ -1,6 +1,7 @@
 """How channel messages read to the model.
 
-- the harness's help request: ``[help request to bob] Which venue? (options: A, B)``;
+- the harness's help request: ``[help request to bob] Which venue? (options: A, B)`` (one
+  that relays a sub-task's question: its text in an untrusted block);
 - the reply that answered it: ``Reply from bob to "Which venue?": A`` (tiny-harness's words);
 - a reply that answered nothing: ``[help reply from carol, not the answer to "Which venue?"]
   B``;
@@ -19,6 +20,7 @@ from accord.harness.channels.decisions import HELP_KEY, NOTE_KEY
 from accord.harness.channels.state import HelpRequest, members, state_of
 from accord.harness.core.identity import claimed
 from accord.harness.core.state import extension_of
+from accord.harness.untrusted import untrusted
 from accord.harness.wire import TaskExtension
 from accord.wire.model import Message, Role, Task
 
@@ -57,6 +59,11 @@ class ChannelView:
         if message.role is Role.AGENT:
             asked = marks.get(HELP_KEY)
             if isinstance(asked, dict) and data is not None:
+                request = self.requests.get(message.message_id)
+                if request is not None and request.relay:
+                    child = request.relay.partition("#")[0]
+                    head = f"[help request to {request.to}, relaying sub-task {child}'s question]"
+                    return f"{head}\n{untrusted(f'sub-task:{child}', data.text)}"
                 return _asked(data.text, asked)
         elif answered is not None:
             reply = data.content_text if data is not None else message.text()

@@ -20,6 +20,7 @@ from accord.harness.commands.spec import Argument, CommandSpec
 from accord.harness.hooks.base import BODY_PRIORITY, FunctionExecutor, HookAbort
 from accord.harness.hooks.operations import (
     COMMAND_INVOKED,
+    ChildSnapshot,
     CommandInvoked,
     CommandResult,
     CommandSettings,
@@ -123,10 +124,17 @@ def status_text(context: CommandInvoked, default_model: str) -> str:
     ]
     if task.children:
         lines.append("Sub-tasks:")
-        lines.extend(f"- {child.task_id} · {child.state}" for child in task.children)
+        lines.extend(_child_line(child) for child in task.children)
     else:
         lines.append("Sub-tasks: none")
     return "\n".join(lines)
+
+
+def _child_line(child: ChildSnapshot) -> str:
+    """A sub-task: its id, the agent it runs on, its state and sub-state."""
+    where = child.agent or "this agent"
+    state = f"{child.state} · {child.sub_state}" if child.sub_state else child.state
+    return f"- {child.task_id} · {where} · {state}"
 
 
 def help_text(commands: CommandRegistry, role: Role | None) -> str:

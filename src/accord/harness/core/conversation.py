@@ -22,6 +22,7 @@ from accord.core.outcome import Outcome, Published
 from accord.core.records import TaskRecord
 from accord.harness.channels.state import open_requests
 from accord.harness.core import subtasks
+from accord.harness.core.delegation import waits_for_children
 from accord.harness.core.state import extension_of, metadata_with, sub_state_of
 from accord.harness.wire import STATUS_KEY, SubState, TaskExtension, TaskRef, status_data
 from accord.wire.model import UNSET, Message, Part, Role, TaskState
@@ -42,34 +43,52 @@ def park(
 ) -> Outcome:
     """INPUT_REQUIRED with ``sub_state`` and ``message`` (an answer, a reason) as its status
     message: the turn is over and the task waits for a message. The sub-state, unless given,
-    is ``awaiting-answer`` while a help request of the task waits for its answer, else
+    is ``awaiting-answer`` while a help request of the task waits for its answer,
+    ``awaiting-subtasks`` while sub-tasks working for it are under way, else
     ``awaiting-next-message``. From INPUT_REQUIRED the task first resumes (WORKING), as the
     lifecycle asks of any interrupted task that is answered."""
 
     def parked(rec: TaskRecord | None, now: int) -> Outcome:
         status = agent_text(rec, message) if isinstance(message, str) else message
-        metadata = {STATUS_KEY: status_data(sub_state or _waiting_for(rec))}
+        metadata = {STATUS_KEY: status_data(sub_state or waiting_for(rec))}
         return moves.move(rec, "require_input", now, status, metadata=metadata)
 
     return _resuming(record, now_ms, parked)
 
 
-def _waiting_for(record: TaskRecord | None) -> str:
-    """What a task parking now waits for: an answer to a help request, or any message."""
+def waiting_for(record: TaskRecord | None) -> str:
+    """What a task parking now waits for: an answer to a help request, its sub-tasks
+    working for it, or any message."""
     if record is not None and open_requests(record.task, extension_of(record.task)):
         return SubState.AWAITING_ANSWER.value
+    if record is not None and waits_for_children(record.task):
+        return SubState.AWAITING_SUBTASKS.value
     return SubState.AWAITING_NEXT_MESSAGE.value
 
 
 def end_turn(record: TaskRecord | None, now_ms: int, answer: Message | str) -> Outcome:
-    """A turn's answer: a conversation parks, a delegated task completes."""
+    """A turn's answer: a conversation parks; a delegated task completes, unless sub-tasks
+    working for it are under way (it parks awaiting them, and completes at the end of the
+    turn their results give it)."""
     extension = extension_of(record.task) if record is not None else None
     if extension is None or extension.lifecycle != "delegated":
+        return park(record, now_ms, answer)
+    if record is not None and waits_for_children(record.task):
         return park(record, now_ms, answer)
 
     def completed(rec: TaskRecord | None, now: int) -> Outcome:
         status = agent_text(rec, answer) if isinstance(answer, str) else answer
         return moves.move(rec, "complete", now, status)
+
+    return _resuming(record, now_ms, completed)
+
+
+def complete_with(record: TaskRecord | None, now_ms: int, text: str) -> Outcome:
+    """COMPLETED with ``text`` as its status message (from INPUT_REQUIRED, by way of
+    WORKING): a participant's task done by their message, say."""
+
+    def completed(rec: TaskRecord | None, now: int) -> Outcome:
+        return moves.move(rec, "complete", now, agent_text(rec, text))
 
     return _resuming(record, now_ms, completed)
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import msgspec
 
-from accord.harness.wire import Plan, Step
+from accord.harness.wire import Plan, Step, TaskRef
 
 MAX_STEPS = 50
 
@@ -77,6 +77,17 @@ def complete(plan: Plan | None, name: str, output: str) -> Plan:
                 raise PlanError(f"step {step.name!r} waits for {', '.join(waiting)}")
             finished = msgspec.structs.replace(step, state="done", output=output)
             return Plan(steps=tuple(finished if s is step else s for s in plan.steps))
+    raise PlanError(f"the plan has no step {name!r}")
+
+
+def linked(plan: Plan | None, name: str, ref: TaskRef) -> Plan:
+    """The plan with a sub-task linked to step ``name`` (its name or id)."""
+    if plan is None:
+        raise PlanError("there is no plan: make one with create_plan first")
+    for step in plan.steps:
+        if name in (step.name, step.id):
+            tied = msgspec.structs.replace(step, linked_tasks=(*step.linked_tasks, ref))
+            return Plan(steps=tuple(tied if s is step else s for s in plan.steps))
     raise PlanError(f"the plan has no step {name!r}")
 
 

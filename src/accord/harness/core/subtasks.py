@@ -5,18 +5,16 @@ A ``/sub-task`` child is a conversation of this harness in the parent's context,
 sender as its reporter and the harness as its assignee, the parent's model settings, and
 the parent in its ``parent_tasks``; the parent lists it in ``sub_tasks`` with the state it
 was last seen in. That state is read again from the child whenever it matters (a
-completion, ``/status``), so a child completed, canceled or failed by anyone is seen as such.
+completion, ``/status``: accord.harness.children), so a child completed, canceled or failed
+by anyone is seen as such. Sub-tasks of every kind: accord.harness.core.delegation.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import msgspec
 
-from accord.harness.core.state import extension_of, sub_state_of
-from accord.harness.wire import Participant, Role, SubState, TaskExtension, TaskRef
-from accord.wire.model import Task, TaskState
+from accord.harness.wire import Participant, Role, TaskExtension, TaskRef
+from accord.wire.model import TaskState
 
 NAME_LENGTH = 60
 TERMINAL_NAMES = frozenset({"COMPLETED", "FAILED", "CANCELED", "REJECTED"})
@@ -45,47 +43,6 @@ def child_extension(
         model=parent.model,
         reasoning_effort=parent.reasoning_effort,
     )
-
-
-def waiting_ref(task_id: str) -> TaskRef:
-    """A new child, parked until its first message."""
-    return TaskRef(
-        task_id=task_id, state="INPUT_REQUIRED", sub_state=SubState.AWAITING_NEXT_MESSAGE.value
-    )
-
-
-def with_sub_task(extension: TaskExtension, ref: TaskRef) -> TaskExtension:
-    return msgspec.structs.replace(extension, sub_tasks=(*extension.sub_tasks, ref))
-
-
-def local_children(extension: TaskExtension) -> list[str]:
-    """The sub-tasks on this harness (no other agent), whose state can be read here."""
-    return [ref.task_id for ref in extension.sub_tasks if ref.agent is None]
-
-
-def refreshed(
-    parent_id: str, extension: TaskExtension, children: Mapping[str, Task]
-) -> TaskExtension:
-    """``extension`` with each sub-task's state as ``children`` (read just now) show it. A
-    task counts only if it names ``parent_id`` among its parents: a reference to any other
-    task tells nothing of it."""
-    refs = []
-    for ref in extension.sub_tasks:
-        child = children.get(ref.task_id)
-        child_extension_ = extension_of(child) if child is not None else None
-        if (
-            child is None
-            or child_extension_ is None
-            or all(p.task_id != parent_id for p in child_extension_.parent_tasks)
-        ):
-            refs.append(ref)
-            continue
-        refs.append(
-            msgspec.structs.replace(
-                ref, state=state_name(child.status.state), sub_state=sub_state_of(child)
-            )
-        )
-    return msgspec.structs.replace(extension, sub_tasks=tuple(refs))
 
 
 def with_states(extension: TaskExtension, refs: tuple[TaskRef, ...]) -> TaskExtension:

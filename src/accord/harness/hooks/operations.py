@@ -82,6 +82,8 @@ class CommandResult(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_
 class ChildSnapshot(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
     task_id: str
     state: str  # without the TASK_STATE_ prefix
+    agent: str | None = None  # the roster agent it runs on (None: this harness)
+    sub_state: str | None = None
 
 
 class TaskSnapshot(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
@@ -231,6 +233,26 @@ PARTICIPANT_CHANGED = register_operation(
 )
 
 
+# --- sub-tasks ---------------------------------------------------------------------------
+
+
+class SubtaskSpawned(Context, frozen=True, kw_only=True):
+    """A sub-task of the task is being created (``pre``: before, a replacement changes its
+    ``name``, ``goal``, ``description`` and ``acceptance_criteria``; ``in`` and ``post``:
+    after, ``child_id`` set). ``kind`` is ``delegated`` (``spawn_subtask``: on this harness,
+    or on roster agent ``agent``), ``participant`` (``create_task_for_participant``:
+    assigned to ``assignee``) or ``conversation`` (``/sub-task``)."""
+
+    kind: Literal["delegated", "participant", "conversation"]
+    name: str
+    goal: str
+    description: str = ""
+    acceptance_criteria: tuple[str, ...] = ()
+    agent: str | None = None
+    assignee: str | None = None
+    child_id: str = ""
+
+
 # --- model calls and tools (the model-driven turn) ------------------------------------------
 
 
@@ -273,4 +295,7 @@ CHANNEL_SENT = register_operation(
 )
 CHANNEL_RECEIVED = register_operation(
     "channel.received", ChannelReceived, "a participant's channel message reaches the harness"
+)
+SUBTASK_SPAWNED = register_operation(
+    "subtask.spawned", SubtaskSpawned, "a sub-task is created: pre before, in and post after"
 )

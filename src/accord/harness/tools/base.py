@@ -48,6 +48,7 @@ class ToolContext:
     task: TaskHandle | None = None
     correlation_id: str = ""  # the message the turn answers
     model_call: int = -1  # the number of the model call that asked for this call
+    call_id: str = ""  # the call's id (the same when a turn runs again after a crash)
 
 
 class Tool(Protocol):
