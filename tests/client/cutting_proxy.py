@@ -12,7 +12,7 @@ import contextlib
 import threading
 from collections.abc import Iterator
 
-from sdk_servers.fixtures import free_port
+from tests.ports import free_port
 
 
 class CuttingProxy:

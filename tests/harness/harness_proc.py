@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from tests.ports import free_port
 
 ACCORD = Path(sys.executable).with_name("accord")
 HERE = Path(__file__).resolve().parent
@@ -32,12 +32,6 @@ def eventually(check: Callable[[], Any], what: str, timeout_s: float = 30.0) -> 
             return found
         time.sleep(0.05)
     raise AssertionError(f"gave up waiting for {what}")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass

@@ -5,7 +5,6 @@ failure as an error result, a server that is gone, and the settings' refusals.""
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
 import time
@@ -14,6 +13,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from tests.ports import free_port
 
 from accord.harness.tools import ToolContext
 from accord.harness.tools.mcp import McpServer, McpServerSettings, parse
@@ -21,12 +21,6 @@ from accord.server.config_values import ConfigError
 
 ORDERS = Path(__file__).resolve().parents[2] / "examples" / "harness" / "orders_server.py"
 CONTEXT = ToolContext(task_id="t1", sender="alice")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.fixture

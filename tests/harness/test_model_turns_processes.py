@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import socket
 import subprocess
 import sys
 import threading
@@ -27,15 +26,10 @@ import httpx
 import pytest
 from tests.harness.fake_openai import FakeOpenAI, Reply
 from tests.harness.harness_proc import HarnessServer, start
+from tests.ports import free_port
 
 ORDERS = Path(__file__).resolve().parents[2] / "examples" / "harness" / "orders_server.py"
 HEADERS = {"A2A-Version": "1.0", "Content-Type": "application/json", "X-Participant-Id": "alice"}
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def settings(tmp: Path, model: str, base_url: str = "", api: str = "chat", extra: str = "") -> Path:

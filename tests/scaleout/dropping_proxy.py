@@ -6,14 +6,9 @@ out), so a retry can land on another node. It runs in a thread with its own even
 from __future__ import annotations
 
 import asyncio
-import socket
 import threading
 
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+from tests.ports import free_port
 
 
 class DroppingProxy:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
 import tempfile
@@ -13,14 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+from tests.ports import free_port
 
 ECHO_SERVER = Path(__file__).with_name("echo_server.py")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass(frozen=True)
