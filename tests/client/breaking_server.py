@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import uvicorn
-from tests.ports import free_port
+from tests.processes import free_port
 
 TASK_ID = "task-1"
 CONTEXT_ID = "ctx-1"

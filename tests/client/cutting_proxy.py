@@ -12,7 +12,7 @@ import contextlib
 import threading
 from collections.abc import Iterator
 
-from tests.ports import free_port
+from tests.processes import free_port
 
 
 class CuttingProxy:

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from tests.harness.harness_proc import HarnessServer, start
-from tests.ports import free_port
+from tests.processes import free_port
 
 from accord.client import ApiKey, Client, PermissionDeniedError
 from accord.contracts.wire import TRUST_URI, under_contract

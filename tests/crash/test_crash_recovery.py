@@ -22,7 +22,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from tests.ports import free_port
+from tests.processes import free_port
 
 from accord.core.events import fold
 from accord.store.sqlite import SqliteStore

@@ -31,7 +31,7 @@ from a2a.utils.errors import (
     TaskNotFoundError,
     UnsupportedOperationError,
 )
-from tests.ports import free_port as _free_port
+from tests.processes import free_port as _free_port
 
 TOKEN = "grpc-interop-token"
 CONFIG = f"""

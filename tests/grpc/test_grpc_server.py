@@ -20,7 +20,7 @@ import pytest
 from a2a.types import a2a_pb2 as pb
 from a2a.types import a2a_pb2_grpc
 from google.rpc import error_details_pb2, status_pb2
-from tests.ports import free_port as _free_port
+from tests.processes import free_port as _free_port
 
 from accord.agents.api import RequestContext, TaskHandle
 from accord.grpc.server import WithGrpc, rich_status, start_server

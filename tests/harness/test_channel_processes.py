@@ -26,7 +26,7 @@ from tests.harness.harness_proc import (
     start,
     write_settings,
 )
-from tests.ports import free_port
+from tests.processes import free_port
 
 CHANNEL_MEDIA_TYPE = "application/vnd.tiny-harness.channel+json"
 EVENT_MEDIA_TYPE = "application/vnd.tiny-harness.event+json"

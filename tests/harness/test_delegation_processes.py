@@ -20,7 +20,7 @@ from tests.harness.delegation_proc import (
     rpc,
 )
 from tests.harness.harness_proc import HarnessServer, eventually, start
-from tests.ports import free_port
+from tests.processes import free_port
 
 from sdk_servers.fixtures import sdk_echo_server
 

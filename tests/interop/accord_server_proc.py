@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
-from tests.ports import free_port
+from tests.processes import free_port
 
 HERE = Path(__file__).resolve().parent
 ACCORD = Path(sys.executable).with_name("accord")

@@ -11,7 +11,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import httpx
-from tests.ports import free_port
+from tests.processes import free_port
 
 ACCORD = Path(sys.executable).with_name("accord")
 HERE = Path(__file__).resolve().parent

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import threading
 
-from tests.ports import free_port
+from tests.processes import free_port
 
 
 class DroppingProxy:

@@ -13,7 +13,7 @@ import msgspec
 import pytest
 from cluster import Node, start_node, stop_node, wait_ready
 from dropping_proxy import DroppingProxy
-from tests.ports import free_port
+from tests.processes import free_port
 
 from accord.client import Client
 from accord.wire.codec import decode

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
-from tests.ports import free_port
+from tests.processes import free_port
 
 ECHO_SERVER = Path(__file__).with_name("echo_server.py")
 

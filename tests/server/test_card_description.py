@@ -13,7 +13,7 @@ import pytest
 from a2a.client import A2ACardResolver, ClientConfig, create_client
 from a2a.types import Message, Part, Role, SendMessageRequest
 from serve_process import serve_fails, serving
-from tests.ports import free_port
+from tests.processes import free_port
 
 from accord.server.settings import Settings, load
 

@@ -18,7 +18,7 @@ from tests.interop.accord_server_proc import (
     serve_env,
 )
 from tests.interop.sse_events import events, payload
-from tests.ports import free_port
+from tests.processes import free_port
 
 HEADERS = {"A2A-Version": "1.0"}
 

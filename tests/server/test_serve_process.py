@@ -13,7 +13,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from tests.ports import free_port
+from tests.processes import free_port
 
 from accord.store import SqliteStore
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from serve_process import serve_fails, serving
-from tests.ports import free_port
+from tests.processes import free_port
 
 PLAIN_DEF = "def agent(ctx, task):\n    return None\n"
 ASYNC_DEF = (

@@ -12,7 +12,7 @@ import httpx
 import pytest
 import uvicorn
 from server_helpers import message
-from tests.ports import free_port
+from tests.processes import free_port
 
 from accord.agents.api import RequestContext, TaskHandle
 from accord.server.app import A2AApplication

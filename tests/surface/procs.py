@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from tests.ports import free_port
+from tests.processes import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 ACCORD = Path(sys.executable).with_name("accord")

@@ -19,7 +19,7 @@ from schemathesis.checks import (
     response_schema_conformance,
     status_code_conformance,
 )
-from tests.ports import free_port
+from tests.processes import free_port
 
 
 @schemathesis.check

@@ -13,7 +13,7 @@ import httpx
 import pytest
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind
-from tests.ports import free_port as _free_port
+from tests.processes import free_port as _free_port
 
 from accord.agents.api import RequestContext, TaskHandle
 from accord.client import Client
