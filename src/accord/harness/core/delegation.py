@@ -58,6 +58,7 @@ MAX_RESULT = 20_000  # characters of a child's result its parent's model reads
 Kind = Literal["delegated", "participant", "conversation"]
 Meaning = Literal["working", "waiting", "asking", "ended"]
 INTERRUPTED_NAMES = frozenset({"INPUT_REQUIRED", "AUTH_REQUIRED"})
+OPEN_NAMES = frozenset({"SUBMITTED", "WORKING", *INTERRUPTED_NAMES})
 
 
 class ChildRecord(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
@@ -78,11 +79,22 @@ class Question(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=
     text: str
 
 
+class PushState(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
+    """The push config a stand-in registered on its remote task: the SHA-256 (hex) of the
+    secret token the agent sends with each push (the token itself is kept nowhere), when
+    the registration began (ms), whether the agent took it, and why it refused it."""
+
+    token_sha256: str
+    since_ms: int = 0
+    registered: bool = False
+    refused: str = ""
+
+
 class RemoteState(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
     """A stand-in's remote task as last seen: on roster agent ``agent``, ``task_id`` there
     (empty until the agent took the brief), its state and sub-state, the question it asks,
-    how many of the stand-in's messages were sent on to it (the brief is the first), and
-    why it could not be reached lately."""
+    how many of the stand-in's messages were sent on to it (the brief is the first), why
+    it could not be reached lately, and the push config registered there (if any)."""
 
     agent: str
     task_id: str = ""
@@ -91,6 +103,7 @@ class RemoteState(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_on
     question: Question | None = None
     forwarded: int = 1
     error: str = ""
+    push: PushState | None = None
 
 
 class ChildInfo(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
