@@ -64,7 +64,7 @@ def test_b_pushes_a_back_to_its_sub_task_after_a_restart_while_a_waits(tmp_path:
         {"b": b.url},
         harness=f'push_url = "{a_url}"\n',
         delivery=SLOW,
-        top="access_log = true\n",
+        top="access_log = true\nmax_body_bytes = 1048576\n",
     )
     a = start(tmp_path, f"sqlite:///{tmp_path / 'a.db'}", config, name="a", port=a_port,
               env=A_ENV)  # fmt: skip
@@ -101,7 +101,14 @@ def test_b_pushes_a_back_to_its_sub_task_after_a_restart_while_a_waits(tmp_path:
             answer = push(url, forged)
             assert answer.status_code == 401
             assert answer.json() == REFUSED
-        assert push(doorbell, token, body=[1, 2]).status_code == 400  # (B down: no read)
+        # The right token with a body that is no JSON object, too large, not JSON, or not
+        # POSTed: refused too, with nothing read.
+        assert push(doorbell, token, body=[1, 2]).status_code == 400
+        large = push(doorbell, token, body={"task": {"id": "x" * 2_000_000}})
+        assert large.status_code == 413
+        headers = {"X-A2A-Notification-Token": token, "Content-Type": "text/plain"}
+        assert httpx.post(doorbell, content=b"{}", headers=headers).status_code == 415
+        assert httpx.get(doorbell, headers=headers).status_code == 405
         time.sleep(0.5)
         assert remote_of(a, child) == cut
         assert token not in a.log()
