@@ -7,6 +7,7 @@ crash finding its child."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from tests.harness.delegation_kit import Scripts, delegating, read, spawn, until
@@ -317,16 +318,33 @@ async def test_subtask_spawned_fires_and_its_pre_may_refuse() -> None:
         }
 
 
-class SpawnTwice:
-    """A tool that spawns twice with one call id, as a turn resumed after a crash runs a
-    spawn whose result was not journaled again."""
+class SpawningTool:
+    """A test tool making sub-tasks through ``agent.delegation``; ``made``: their ids."""
 
-    spec = ToolSpec("spawn_twice", "", {"type": "object"})
+    spec = ToolSpec("spawning", "", {"type": "object"})
     idempotent = True
 
     def __init__(self, agent: HarnessAgent) -> None:
         self.agent = agent
         self.made: list[str] = []
+
+    @classmethod
+    def installed(cls) -> tuple[list[Any], Callable[[HarnessAgent], None]]:
+        """A ``delegating`` setup installing this tool, and where to find it then."""
+        tools: list[Any] = []
+
+        def setup(agent: HarnessAgent) -> None:
+            tools.append(cls(agent))
+            agent.extra_tools.append(tools[0])
+
+        return tools, setup
+
+
+class SpawnTwice(SpawningTool):
+    """A tool that spawns twice with one call id, as a turn resumed after a crash runs a
+    spawn whose result was not journaled again."""
+
+    spec = ToolSpec("spawn_twice", "", {"type": "object"})
 
     async def call(self, arguments: dict[str, Any], context: ToolContext) -> ToolOutcome:
         assert context.task is not None
@@ -340,12 +358,7 @@ class SpawnTwice:
 
 
 async def test_a_spawn_run_again_finds_the_child_it_made() -> None:
-    tools: list[SpawnTwice] = []
-
-    def setup(agent: HarnessAgent) -> None:
-        tools.append(SpawnTwice(agent))
-        agent.extra_tools.append(tools[0])
-
+    tools, setup = SpawnTwice.installed()
     model = Scripts(root=[[ToolCall("spawn_twice", {})], "spawned"])
     async with delegating(model, setup=setup) as (engine, _):
         parent = await send(engine, ALICE, brief({}, "go"))
@@ -372,16 +385,11 @@ async def test_sub_task_children_are_numbered_with_the_spawned_ones() -> None:
         assert extension(third)["goal"] == "another"
 
 
-class SideThenSpawn:
+class SideThenSpawn(SpawningTool):
     """Opens a conversation child (as ``/sub-task`` does: made before its parent lists it),
     then spawns: the spawn's reservation lands on the conversation's id."""
 
     spec = ToolSpec("side_then_spawn", "", {"type": "object"})
-    idempotent = True
-
-    def __init__(self, agent: HarnessAgent) -> None:
-        self.agent = agent
-        self.made: list[str] = []
 
     async def call(self, arguments: dict[str, Any], context: ToolContext) -> ToolOutcome:
         assert context.task is not None
@@ -394,12 +402,7 @@ class SideThenSpawn:
 
 
 async def test_a_spawn_whose_id_a_conversation_took_meanwhile_takes_the_next() -> None:
-    tools: list[SideThenSpawn] = []
-
-    def setup(agent: HarnessAgent) -> None:
-        tools.append(SideThenSpawn(agent))
-        agent.extra_tools.append(tools[0])
-
+    tools, setup = SideThenSpawn.installed()
     model = Scripts(root=[[ToolCall("side_then_spawn", {})], "spawned"])
     async with delegating(model, setup=setup) as (engine, _):
         parent = await send(engine, ALICE, brief({}, "go"))

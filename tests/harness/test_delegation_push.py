@@ -16,7 +16,7 @@ from typing import Any
 
 import httpx
 from tests.harness.delegation_proc import A_ENV, a_config, b_config, rpc
-from tests.harness.harness_proc import eventually, free_port, start
+from tests.harness.harness_proc import HarnessServer, eventually, free_port, start
 from tests.harness.test_delegation_processes import (
     B_AS_A,
     brief,
@@ -43,6 +43,27 @@ def configs_on(url: str, task_id: str, headers: dict[str, str]) -> list[dict[str
     return configs
 
 
+def a_with_push_url(
+    tmp_path: Path, script: list[dict[str, Any]], agents: dict[str, str], **more: Any
+) -> tuple[HarnessServer, str]:
+    """A, on a port chosen first so that its ``push_url`` can name it, its access log on;
+    and its URL."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    top = "access_log = true\n" + more.pop("top", "")
+    config = a_config(tmp_path, script, agents, harness=f'push_url = "{url}"\n', top=top, **more)
+    a = start(tmp_path, f"sqlite:///{tmp_path / 'a.db'}", config, name="a", port=port, env=A_ENV)
+    return a, url
+
+
+def registered(a: HarnessServer, child: str) -> dict[str, Any]:
+    """The stand-in's remote state once its push config is registered there."""
+    return eventually(  # type: ignore[no-any-return]
+        lambda: ((r := remote_of(a, child)).get("push") or {}).get("registered") and r,
+        f"{child}'s push config registered",
+    )
+
+
 def push(url: str, token: str | None, body: Any = None) -> httpx.Response:
     headers = {"Content-Type": "application/json"}
     if token is not None:
@@ -51,37 +72,26 @@ def push(url: str, token: str | None, body: Any = None) -> httpx.Response:
 
 
 def test_b_pushes_a_back_to_its_sub_task_after_a_restart_while_a_waits(tmp_path: Path) -> None:
-    b_port, a_port = free_port(), free_port()
-    a_url = f"http://127.0.0.1:{a_port}"
+    b_port = free_port()
     b_store = f"sqlite:///{tmp_path / 'b.db'}"
     b_settings = b_config(tmp_path, [], top=LOOPBACK_PUSH)
     b = start(tmp_path, b_store, b_settings, name="b1", port=b_port, agent="harness_agents:agent")
     script = [{"text": "", "tool_calls": [spawn_call("venue", "think 5", "b")]},
               {"text": "B is on it."}, {"text": "All booked."}]  # fmt: skip
-    config = a_config(
-        tmp_path,
-        script,
-        {"b": b.url},
-        harness=f'push_url = "{a_url}"\n',
-        delivery=SLOW,
-        top="access_log = true\nmax_body_bytes = 1048576\n",
+    a, a_url = a_with_push_url(
+        tmp_path, script, {"b": b.url}, delivery=SLOW, top="max_body_bytes = 1048576\n"
     )
-    a = start(tmp_path, f"sqlite:///{tmp_path / 'a.db'}", config, name="a", port=a_port,
-              env=A_ENV)  # fmt: skip
     try:
         parent = send(a.url, [{"text": "plan"}, brief()])
         child = f"{parent['id']}.1"
         doorbell = f"{a_url}/harness/push/{child}"
         # A's stand-in registered its push config on B's task: at our doorbell, with a
         # token whose hash alone A keeps.
-        remote = eventually(
-            lambda: ((r := remote_of(a, child)).get("push") or {}).get("registered") and r,
-            "the push config registered on B",
-        )
-        [registered] = configs_on(b.url, remote["task_id"], B_AS_A)
-        assert registered["id"] == f"accord-follow-{child}"
-        assert registered["url"] == doorbell
-        token = registered["token"]
+        remote = registered(a, child)
+        [config] = configs_on(b.url, remote["task_id"], B_AS_A)
+        assert config["id"] == f"accord-follow-{child}"
+        assert config["url"] == doorbell
+        token = config["token"]
         assert len(token) >= 32
         assert remote["push"]["token_sha256"] == hashlib.sha256(token.encode()).hexdigest()
         assert token not in str(get(a.url, child))
@@ -160,27 +170,13 @@ def test_the_official_sdk_server_pushes_to_the_doorbell(tmp_path: Path) -> None:
     """The SDK's push sender POSTs each event (its StreamResponse JSON) with the token: the
     doorbell takes it as a ring only, and the config is deleted there at the end."""
     with sdk_echo_server(push_sender=True) as echo:
-        a_port = free_port()
-        a_url = f"http://127.0.0.1:{a_port}"
         script = [{"text": "", "tool_calls": [spawn_call("echo", "slow:3", "echo")]},
                   {"text": "Asked the echo agent."}, {"text": "Got an echo."}]  # fmt: skip
-        config = a_config(
-            tmp_path,
-            script,
-            {"echo": echo.url},
-            credentials='"none"',
-            harness=f'push_url = "{a_url}"\n',
-            top="access_log = true\n",
-        )
-        a = start(tmp_path, f"sqlite:///{tmp_path / 'a.db'}", config, name="a", port=a_port,
-                  env=A_ENV)  # fmt: skip
+        a, a_url = a_with_push_url(tmp_path, script, {"echo": echo.url}, credentials='"none"')
         try:
             parent = send(a.url, [{"text": "go"}, brief()])
             child = f"{parent['id']}.1"
-            remote = eventually(
-                lambda: ((r := remote_of(a, child)).get("push") or {}).get("registered") and r,
-                "the push config registered on the SDK server",
-            )
+            remote = registered(a, child)
 
             def echo_rpc(method: str, params: dict[str, Any]) -> dict[str, Any]:
                 body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
