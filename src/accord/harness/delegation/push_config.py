@@ -17,8 +17,9 @@ from urllib.parse import quote
 
 from accord.client import Client
 from accord.client.errors import A2AClientError, ClientError, InternalError
+from accord.harness.core import delegation as core
 from accord.harness.core import standin
-from accord.harness.core.delegation import OPEN_NAMES, RemoteState
+from accord.harness.core.delegation import OPEN_NAMES, Observed, RemoteState
 from accord.harness.delegation.doorbell import PREFIX, digest
 from accord.harness.roster import Roster
 
@@ -51,12 +52,14 @@ def new_token() -> tuple[str, str]:
 
 def wanted(client: Client, remote: RemoteState, base_url: str) -> bool:
     """Whether a push config is to be registered now: a push URL of ours, a remote task
-    still open, none registered or refused yet, and a card that offers push."""
+    still open (and not done for its parent), none registered or refused yet, and a card
+    that offers push."""
     push = remote.push
     return (
         bool(base_url)
         and bool(remote.task_id)
         and remote.state in OPEN_NAMES
+        and core.meaning("delegated", Observed(remote.state, remote.sub_state)) != "ended"
         and (push is None or not (push.registered or push.refused))
         and bool(client.card.capabilities.push_notifications)
     )
