@@ -25,12 +25,17 @@ class RunningServer:
 
 
 @contextmanager
-def sdk_echo_server(startup_timeout: float = 30.0) -> Iterator[RunningServer]:
+def sdk_echo_server(
+    startup_timeout: float = 30.0, *, push_sender: bool = False
+) -> Iterator[RunningServer]:
     port, grpc_port = free_port(), free_port()
+    command = [sys.executable, str(ECHO_SERVER), "--port", str(port), "--grpc-port", str(grpc_port)]
+    if push_sender:
+        command.append("--push-sender")
     # the log goes to a file, not a pipe: a full pipe would block the server
     with tempfile.TemporaryFile() as log:
         process = subprocess.Popen(
-            [sys.executable, str(ECHO_SERVER), "--port", str(port), "--grpc-port", str(grpc_port)],
+            command,
             stdout=log,
             stderr=subprocess.STDOUT,
         )
