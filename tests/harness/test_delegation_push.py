@@ -16,7 +16,7 @@ from typing import Any
 
 import httpx
 from tests.harness.delegation_proc import A_ENV, a_config, b_config, rpc
-from tests.harness.harness_proc import HarnessServer, eventually, free_port, start
+from tests.harness.harness_proc import HarnessServer, eventually, start
 from tests.harness.test_delegation_processes import (
     B_AS_A,
     brief,
@@ -28,6 +28,7 @@ from tests.harness.test_delegation_processes import (
     spawn_call,
     told,
 )
+from tests.processes import free_port
 
 from sdk_servers.fixtures import sdk_echo_server
 
