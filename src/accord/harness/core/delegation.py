@@ -263,28 +263,15 @@ def reserve(
     return _with_child(record, now_ms, extension, new_id, child, records=records)
 
 
-def link(
-    record: TaskRecord | None, now_ms: int, task_id: str, child: ChildRecord, state: str
-) -> Outcome:
-    """A child made meanwhile (``/sub-task``) linked to the parent with its record."""
-    if record is None:
-        return moves.set_metadata(record, {}, now_ms)
-    extension = extension_of(record.task)
-    if extension is None:
-        return _refusal(f"task {record.task.id} is not a conversation of this harness")
-    return _with_child(record, now_ms, extension, task_id, child, state)
-
-
 def _with_child(
     record: TaskRecord,
     now_ms: int,
     extension: TaskExtension,
     task_id: str,
     child: ChildRecord,
-    state: str = "SUBMITTED",
     records: Mapping[str, ChildRecord] | None = None,
 ) -> Outcome:
-    refs = (*extension.sub_tasks, child_ref(task_id, child.agent, state))
+    refs = (*extension.sub_tasks, child_ref(task_id, child.agent))
     changed = msgspec.structs.replace(extension, sub_tasks=refs)
     kept = children_of(record.task) if records is None else records
     children = {**kept, task_id: child}
