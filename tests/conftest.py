@@ -10,16 +10,39 @@ from __future__ import annotations
 import asyncio
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import asyncpg
 import pytest
 from hypothesis import settings as hypothesis_settings
+from tests import processes
 
 # A shared 2-core machine makes wall-clock deadlines meaningless: no test fails for being slow.
 hypothesis_settings.register_profile("accord", deadline=None)
 hypothesis_settings.load_profile("accord")
+
+LOG_TAIL_CHARS = 6000
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, None]:
+    """A failing test's report ends with the last lines of each server process it started,
+    so that a failure seen once (on a loaded machine, say) can be read after the fact."""
+    outcome = yield
+    report: pytest.TestReport = outcome.get_result()  # type: ignore[attr-defined]
+    if report.failed and call.when in ("setup", "call"):
+        for server in processes.started:
+            try:
+                tail = server.log()[-LOG_TAIL_CHARS:]
+            except OSError as exc:
+                tail = f"(its log could not be read: {exc})"
+            report.sections.append((f"log of {server.log_path.name}", tail))
+    if call.when == "teardown":
+        processes.started.clear()
+
 
 ADMIN_DSN = os.environ.get("ACCORD_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
 

@@ -17,10 +17,17 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(sock.getsockname()[1])
 
 
+# The servers the running test started: a failing test's report shows the end of their logs.
+started: list[ServerProcess] = []
+
+
 @dataclass
 class ServerProcess:
     process: subprocess.Popen[bytes]
     log_path: Path
+
+    def __post_init__(self) -> None:
+        started.append(self)
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")

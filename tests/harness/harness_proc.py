@@ -70,7 +70,7 @@ def start(
         "--config", str(config),
         "--store", store,
         "--port", str(port),
-        "--log-level", "warning",
+        "--log-level", "info",
     ]  # fmt: skip
     if grpc:
         command += ["--grpc-port", str(grpc_port)]
