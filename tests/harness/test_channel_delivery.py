@@ -94,9 +94,9 @@ async def test_a_channel_message_reaches_every_agent_member_but_its_sender() -> 
             ("scout", "alice", "hi"),
             ("scout", "helper", "yo"),
         ]
-        # A participant's message goes by its place in the task's log: one id per message.
+        # A participant's message goes as its relay, by the relay's id: one id per message.
         ids = {m.message_id for _, m in agents.got}
-        assert len(ids) == 2 and all(i.startswith(f"{task.id}:") for i in ids)
+        assert len(ids) == 2 and all(i.startswith(f"{task.id}:channel:") for i in ids)
 
 
 async def test_an_agent_down_for_a_while_gets_every_message_once_in_order() -> None:

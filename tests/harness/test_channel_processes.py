@@ -311,7 +311,7 @@ def test_kill_9_after_the_append_and_before_the_delivery_delivers_once_after_res
         )
         got = peer_log(tmp_path)
         assert sorted(g["caller"] for g in got) == ["accord-a", "accord-a2"]  # helper, scout
-        assert {g["id"] for g in got} == {f"{task['id']}:{outbox(db)[0][1]}"}
+        assert {g["id"] for g in got} == {f"{task['id']}:channel:{outbox(db)[0][1]}"}
         assert {g["channel"]["text"] for g in got} == {"hello, agents"}
         history = get(a.url, ALICE, task["id"])["history"]
         assert (
