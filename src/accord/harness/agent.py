@@ -448,7 +448,7 @@ class HarnessAgent:
                 except HookAbort as abort:
                     text = ANSWER_WITHHELD + abort.message
                 more = await self._take_joined(task, turn) or more
-            answer = self._answer(ctx, view.model_calls + answered.calls - 1, text, answered.usage)
+            answer = self._answer(ctx, view.model_calls + answered.calls - 1, text, answered.used)
             if more:  # messages came in while the model worked: answer them too
                 await task.start_working(answer)
                 fresh = self._conversation(await task.current(), extension)
@@ -640,12 +640,14 @@ class HarnessAgent:
         return parse_command(message, self._names)
 
     @staticmethod
-    def _answer(ctx: RequestContext, call: int, text: str, used: Usage | None = None) -> Message:
+    def _answer(
+        ctx: RequestContext, call: int, text: str, used: Mapping[str, Usage] | None = None
+    ) -> Message:
         """The turn's answer, numbered with the model call that gave it, with the tokens the
         turn's model calls took (when the model said)."""
         metadata: dict[str, Any] = {MODEL_CALL_KEY: call}
-        if used is not None and used != Usage():
-            metadata[usage.USAGE_KEY] = dataclasses.asdict(used)
+        if used:
+            metadata[usage.USAGE_KEY] = usage.metadata_of(used)
         return Message(
             message_id=os.urandom(16).hex(),
             role=Role.AGENT,
