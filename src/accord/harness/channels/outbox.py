@@ -7,9 +7,9 @@ Nothing is queued in memory that is not also in the store (accord.store.channel_
   (``accord.harness/deliver_to``: its help requests and messages, and the relays of the
   participants' messages the hooks let through); the dispatcher reads the store's global
   feed — written in the appending transaction itself — and adds a row per (message,
-  recipient), moving its feed position in the same transaction. It reads right away when anything commits in this
-  process, every ``poll_interval_s`` for what other nodes commit, and on start for what a
-  crash left unread;
+  recipient), moving its feed position in the same transaction. It reads right away when
+  anything commits in this process, every ``poll_interval_s`` for what other nodes commit,
+  and on start for what a crash left unread;
 - **delivering**: it claims due rows (a lease, so no other node sends the same row at the
   same time), in message order per (task, recipient), and sends each as a SendMessage to
   the recipient's own A2A endpoint through accord's client, with the roster's credentials

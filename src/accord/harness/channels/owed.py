@@ -32,7 +32,7 @@ from accord.core.records import TaskRecord
 from accord.harness.channels.decisions import NOTE_KEY
 from accord.harness.channels.judge import OWED_KEY
 from accord.harness.channels.state import state_of
-from accord.harness.transcript import RECEIVED_KEY
+from accord.harness.core.state import RECEIVED_KEY
 from accord.store.base import TaskHolds
 from accord.wire.model import Message, Role, Task, TaskState
 
