@@ -14,8 +14,7 @@ from pathlib import Path
 
 import httpx
 from cutting_proxy import CuttingProxy, cutting_proxy
-
-from sdk_servers.fixtures import free_port
+from tests.processes import free_port
 
 HERE = Path(__file__).resolve().parent
 ACCORD = str(Path(sys.executable).with_name("accord"))

@@ -26,8 +26,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import uvicorn
-
-from sdk_servers.fixtures import free_port
+from tests.processes import free_port
 
 TASK_ID = "task-1"
 CONTEXT_ID = "ctx-1"

@@ -8,8 +8,7 @@ import subprocess
 import pytest
 from accord_server import ACCORD, TOKEN, AccordServer
 from cli_run import accord, json_out
-
-from sdk_servers.fixtures import free_port
+from tests.processes import free_port
 
 
 def test_card(accord_server: AccordServer) -> None:

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.harness.harness_proc import HarnessServer, free_port, start
+from tests.harness.harness_proc import HarnessServer, start
+from tests.processes import free_port
 
 from accord.client import ApiKey, Client, PermissionDeniedError
 from accord.contracts.wire import TRUST_URI, under_contract

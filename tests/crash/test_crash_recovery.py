@@ -14,7 +14,6 @@ import json
 import os
 import random
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -23,6 +22,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from tests.processes import free_port
 
 from accord.core.events import fold
 from accord.store.sqlite import SqliteStore
@@ -31,12 +31,6 @@ from accord.wire.model import StreamResponse, TaskState
 
 HEADERS = {"A2A-Version": "1.0", "Content-Type": "application/json"}
 SLOW_AGENT = "crash_agents:steps"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def start_server(db: Path, port: int, log: Path) -> subprocess.Popen[bytes]:

@@ -10,7 +10,6 @@ answers with a message, ``tck-stream-001`` works, streams an artifact and comple
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -32,6 +31,7 @@ from a2a.utils.errors import (
     TaskNotFoundError,
     UnsupportedOperationError,
 )
+from tests.processes import free_port as _free_port
 
 TOKEN = "grpc-interop-token"
 CONFIG = f"""
@@ -43,13 +43,6 @@ require_auth = false
 "{TOKEN}" = "tester"
 """
 BINDINGS = ["JSONRPC", "HTTP+JSON", "GRPC"]
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 @pytest.fixture(scope="module")

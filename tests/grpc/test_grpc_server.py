@@ -20,6 +20,7 @@ import pytest
 from a2a.types import a2a_pb2 as pb
 from a2a.types import a2a_pb2_grpc
 from google.rpc import error_details_pb2, status_pb2
+from tests.processes import free_port as _free_port
 
 from accord.agents.api import RequestContext, TaskHandle
 from accord.grpc.server import WithGrpc, rich_status, start_server
@@ -488,13 +489,6 @@ async def test_with_grpc_fails_startup_when_the_port_is_taken() -> None:
         address = f"127.0.0.1:{taken.getsockname()[1]}"
         answers = await _lifespan(WithGrpc(app, address), "lifespan.startup")
     assert answers == ["lifespan.startup.failed"]  # and the app has shut its engine down
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 async def test_bytes_that_are_not_the_request_are_invalid_argument(srv: Server) -> None:

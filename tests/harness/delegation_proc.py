@@ -32,12 +32,13 @@ def principals(keys: dict[str, str]) -> str:
     )
 
 
-def b_config(workdir: Path, script: list[dict[str, Any]]) -> Path:
-    """B: a harness answering with ``script``, A known as ``accord-a``."""
+def b_config(workdir: Path, script: list[dict[str, Any]], top: str = "") -> Path:
+    """B: a harness answering with ``script``, A known as ``accord-a``; ``top``: settings
+    outside the ``[harness]`` table."""
     folder = workdir / "b"
     folder.mkdir(exist_ok=True)
     config = write_settings(folder, "", script=script)
-    config.write_text(config.read_text() + principals({"accord-a": A_AT_B}))
+    config.write_text(top + config.read_text() + principals({"accord-a": A_AT_B}))
     return config
 
 
@@ -46,17 +47,22 @@ def a_config(
     script: list[dict[str, Any]],
     agents: dict[str, str],
     credentials: str = '{ api_key_env = "B_KEY" }',
+    *,
+    harness: str = "",
+    delivery: str = FAST,
+    top: str = "",
 ) -> Path:
     """A: a harness answering with ``script``, whose roster names each of ``agents`` (id:
-    card URL) with ``credentials``; alice and bob are its users."""
+    card URL) with ``credentials``; alice and bob are its users. ``harness``: more of the
+    ``[harness]`` table, ``delivery`` its ``[harness.delivery]``, ``top`` settings outside."""
     folder = workdir / "a"
     folder.mkdir(exist_ok=True)
     roster = "".join(
         f'[[harness.agents]]\nid = "{agent}"\ncard = "{card}"\ncredentials = {credentials}\n'
         for agent, card in agents.items()
     )
-    config = write_settings(folder, roster + FAST, script=script)
-    config.write_text(config.read_text() + principals(KEYS))
+    config = write_settings(folder, harness + roster + delivery, script=script)
+    config.write_text(top + config.read_text() + principals(KEYS))
     return config
 
 

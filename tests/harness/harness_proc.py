@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import socket
 import subprocess
 import sys
 import time
@@ -17,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from tests.processes import ServerProcess, free_port
 
 ACCORD = Path(sys.executable).with_name("accord")
 HERE = Path(__file__).resolve().parent
@@ -34,34 +33,10 @@ def eventually(check: Callable[[], Any], what: str, timeout_s: float = 30.0) -> 
     raise AssertionError(f"gave up waiting for {what}")
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @dataclass
-class HarnessServer:
+class HarnessServer(ServerProcess):
     url: str
     grpc_port: int
-    process: subprocess.Popen[bytes]
-    log_path: Path
-
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace")
-
-    def kill(self) -> None:
-        """SIGKILL: no shutdown at all, like a machine that died."""
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait(10)
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.kill()
 
 
 def write_settings(
@@ -104,7 +79,7 @@ def start(
         paths = [str(HERE), environ.get("PYTHONPATH")]
         environ["PYTHONPATH"] = os.pathsep.join(filter(None, paths))
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=environ)
-    server = HarnessServer(f"http://127.0.0.1:{port}", grpc_port, process, log_path)
+    server = HarnessServer(process, log_path, f"http://127.0.0.1:{port}", grpc_port)
     deadline = time.monotonic() + 30
     while True:
         if process.poll() is not None:

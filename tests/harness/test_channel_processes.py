@@ -22,11 +22,11 @@ from google.rpc import status_pb2
 from tests.harness.harness_proc import (
     HarnessServer,
     eventually,
-    free_port,
     harness_serve,
     start,
     write_settings,
 )
+from tests.processes import free_port
 
 CHANNEL_MEDIA_TYPE = "application/vnd.tiny-harness.channel+json"
 EVENT_MEDIA_TYPE = "application/vnd.tiny-harness.event+json"

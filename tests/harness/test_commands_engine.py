@@ -188,6 +188,7 @@ async def test_sub_task_opens_a_child_conversation_waiting_for_its_first_message
         parent = await send(engine, ALICE, brief({"bob": "watcher"}))
         answered = await send(engine, ALICE, "/sub-task book the venue\nby Friday", parent.id)
         child_id = said_metadata(answered)["task_ref"]
+        assert child_id == f"{parent.id}.1"  # (numbered as spawn_subtask's children)
         assert said_metadata(answered) == {"command": "sub-task", "task_ref": child_id}
         assert said(answered) == f"Starting a sub-task.\nCreated sub-task {child_id}."
         assert answered.status.state is TaskState.INPUT_REQUIRED

@@ -7,6 +7,7 @@ crash finding its child."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from tests.harness.delegation_kit import Scripts, delegating, read, spawn, until
@@ -23,7 +24,7 @@ from tests.harness.engine_kit import (
 )
 
 from accord.harness import HarnessAgent, ToolCall
-from accord.harness.core.delegation import Brief
+from accord.harness.core.delegation import Brief, children_of, info_of
 from accord.harness.hooks import FunctionExecutor, HookAbort, SubtaskSpawned, TaskComplete
 from accord.harness.models.prompt import chat_messages
 from accord.harness.moves import Who
@@ -317,16 +318,33 @@ async def test_subtask_spawned_fires_and_its_pre_may_refuse() -> None:
         }
 
 
-class SpawnTwice:
-    """A tool that spawns twice with one call id, as a turn resumed after a crash runs a
-    spawn whose result was not journaled again."""
+class SpawningTool:
+    """A test tool making sub-tasks through ``agent.delegation``; ``made``: their ids."""
 
-    spec = ToolSpec("spawn_twice", "", {"type": "object"})
+    spec = ToolSpec("spawning", "", {"type": "object"})
     idempotent = True
 
     def __init__(self, agent: HarnessAgent) -> None:
         self.agent = agent
         self.made: list[str] = []
+
+    @classmethod
+    def installed(cls) -> tuple[list[Any], Callable[[HarnessAgent], None]]:
+        """A ``delegating`` setup installing this tool, and where to find it then."""
+        tools: list[Any] = []
+
+        def setup(agent: HarnessAgent) -> None:
+            tools.append(cls(agent))
+            agent.extra_tools.append(tools[0])
+
+        return tools, setup
+
+
+class SpawnTwice(SpawningTool):
+    """A tool that spawns twice with one call id, as a turn resumed after a crash runs a
+    spawn whose result was not journaled again."""
+
+    spec = ToolSpec("spawn_twice", "", {"type": "object"})
 
     async def call(self, arguments: dict[str, Any], context: ToolContext) -> ToolOutcome:
         assert context.task is not None
@@ -340,12 +358,7 @@ class SpawnTwice:
 
 
 async def test_a_spawn_run_again_finds_the_child_it_made() -> None:
-    tools: list[SpawnTwice] = []
-
-    def setup(agent: HarnessAgent) -> None:
-        tools.append(SpawnTwice(agent))
-        agent.extra_tools.append(tools[0])
-
+    tools, setup = SpawnTwice.installed()
     model = Scripts(root=[[ToolCall("spawn_twice", {})], "spawned"])
     async with delegating(model, setup=setup) as (engine, _):
         parent = await send(engine, ALICE, brief({}, "go"))
@@ -353,3 +366,52 @@ async def test_a_spawn_run_again_finds_the_child_it_made() -> None:
         assert [r[0] for r in refs(await read(engine, parent.id))] == [f"{parent.id}.1"]
         assert await engine.store.get_task(f"{parent.id}.2", None) is None
         await ended(engine, f"{parent.id}.1")
+
+
+async def test_sub_task_children_are_numbered_with_the_spawned_ones() -> None:
+    """``/sub-task`` conversations take ``<parent>.<n>`` from the allocator spawns use."""
+    model = Scripts(root=[[spawn("venues", "three venues")], "One sub-task."])
+    async with delegating(model) as (engine, _):
+        parent = await send(engine, ALICE, brief({}, "go"))
+        await answered(engine, parent.id, "done root")  # (its turn on the child's result)
+        side = await send(engine, ALICE, "/sub-task a side chat", parent.id)
+        assert side.status.message.metadata["task_ref"] == f"{parent.id}.2"  # type: ignore[union-attr]
+        assert said(side).endswith(f"Created sub-task {parent.id}.2.")
+        again = await send(engine, ALICE, "/sub-task another", parent.id)
+        assert said(again).endswith(f"Created sub-task {parent.id}.3.")
+        ids = [r[0] for r in refs(await read(engine, parent.id))]
+        assert ids == [f"{parent.id}.1", f"{parent.id}.2", f"{parent.id}.3"]
+        third = await read(engine, f"{parent.id}.3")
+        assert extension(third)["goal"] == "another"
+
+
+class SideThenSpawn(SpawningTool):
+    """Opens a conversation child (as ``/sub-task`` does: made before its parent lists it),
+    then spawns: the spawn's reservation lands on the conversation's id."""
+
+    spec = ToolSpec("side_then_spawn", "", {"type": "object"})
+
+    async def call(self, arguments: dict[str, Any], context: ToolContext) -> ToolOutcome:
+        assert context.task is not None
+        who = Who(context.sender, context.sender_role)
+        side = await self.agent.delegation.open_conversation(context.task, who, "a side chat")
+        self.made.append(side.id)
+        child = await self.agent.delegation.spawn(context.task, who, Brief("n", "g"), call="c-9")
+        self.made.append(child)
+        return ToolOutcome("ok")
+
+
+async def test_a_spawn_whose_id_a_conversation_took_meanwhile_takes_the_next() -> None:
+    tools, setup = SideThenSpawn.installed()
+    model = Scripts(root=[[ToolCall("side_then_spawn", {})], "spawned"])
+    async with delegating(model, setup=setup) as (engine, _):
+        parent = await send(engine, ALICE, brief({}, "go"))
+        side, child = f"{parent.id}.1", f"{parent.id}.2"
+        assert tools[0].made == [side, child]
+        assert info_of(await read(engine, side)).kind == "conversation"  # type: ignore[union-attr]
+        done = await ended(engine, child)
+        assert done.status.state is TaskState.COMPLETED
+        current = await read(engine, parent.id)
+        # The spawn's record moved to the id it made; the side chat keeps its reference.
+        assert sorted(children_of(current)) == [child]
+        assert [r[0] for r in refs(current)] == [side, child]

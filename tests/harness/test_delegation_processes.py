@@ -19,7 +19,8 @@ from tests.harness.delegation_proc import (
     card_server,
     rpc,
 )
-from tests.harness.harness_proc import HarnessServer, eventually, free_port, start
+from tests.harness.harness_proc import HarnessServer, eventually, start
+from tests.processes import free_port
 
 from sdk_servers.fixtures import sdk_echo_server
 

@@ -10,7 +10,8 @@ import time
 from pathlib import Path
 
 import httpx
-from tests.harness.harness_proc import ACCORD, free_port
+from tests.harness.harness_proc import ACCORD
+from tests.processes import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 HEADERS = {"A2A-Version": "1.0", "Content-Type": "application/json", "X-Participant-Id": "alice"}

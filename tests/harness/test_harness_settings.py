@@ -24,6 +24,14 @@ def test_the_sub_task_bounds() -> None:
     assert (default.max_depth, default.max_children) == (3, 16)
 
 
+def test_the_push_url_is_a_base_url_of_this_server() -> None:
+    assert parse({"model": "scripted:x"}).push_url == ""
+    given = parse({"model": "scripted:x", "push_url": "https://accord.example/base/"})
+    assert given.push_url == "https://accord.example/base"
+    local = parse({"model": "scripted:x", "push_url": "http://127.0.0.1:8000"})
+    assert local.push_url == "http://127.0.0.1:8000"
+
+
 @pytest.mark.parametrize(
     ("table", "says"),
     [
@@ -54,6 +62,15 @@ def test_the_sub_task_bounds() -> None:
             "h.toml: harness.max_subtasks: from 0 (no sub-tasks) to 1000, got -1",
         ),
         ({"model": "scripted:x", "max_subtasks": "many"}, "h.toml: harness.max_subtasks: expected"),
+        (
+            {"model": "scripted:x", "push_url": "http://accord.example.com"},
+            "h.toml: harness.push_url: the push token would travel in clear to accord.example.com",
+        ),
+        (
+            {"model": "scripted:x", "push_url": "https://a.example/?x=1"},
+            "h.toml: harness.push_url: a base URL, without a query or a fragment",
+        ),
+        ({"model": "scripted:x", "push_url": "a.example"}, "h.toml: harness.push_url: expected"),
     ],
 )
 def test_refusals_name_the_setting(table: dict[str, object], says: str) -> None:

@@ -5,28 +5,18 @@ failure as an error result, a server that is gone, and the settings' refusals.""
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
-import httpx
 import pytest
+from tests.harness.orders_mcp import ORDERS, orders_over_http
 
 from accord.harness.tools import ToolContext
 from accord.harness.tools.mcp import McpServer, McpServerSettings, parse
 from accord.server.config_values import ConfigError
 
-ORDERS = Path(__file__).resolve().parents[2] / "examples" / "harness" / "orders_server.py"
 CONTEXT = ToolContext(task_id="t1", sender="alice")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.fixture
@@ -38,22 +28,8 @@ def ledger(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.fixture
 def http_server(ledger: Path) -> Iterator[str]:
-    port = free_port()
-    process = subprocess.Popen([sys.executable, str(ORDERS), "--http", str(port)])
-    url = f"http://127.0.0.1:{port}/mcp"
-    try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                httpx.get(url, timeout=0.5)
-                break
-            except httpx.HTTPError:
-                assert time.monotonic() < deadline, "the MCP server did not start"
-                time.sleep(0.1)
+    with orders_over_http(ledger) as url:
         yield url
-    finally:
-        process.terminate()
-        process.wait(10)
 
 
 @pytest.fixture(params=["stdio", "http"])

@@ -12,9 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
-import socket
-import subprocess
 import sys
 import threading
 import time
@@ -27,15 +24,9 @@ import httpx
 import pytest
 from tests.harness.fake_openai import FakeOpenAI, Reply
 from tests.harness.harness_proc import HarnessServer, start
+from tests.harness.orders_mcp import ORDERS, orders_over_http
 
-ORDERS = Path(__file__).resolve().parents[2] / "examples" / "harness" / "orders_server.py"
 HEADERS = {"A2A-Version": "1.0", "Content-Type": "application/json", "X-Participant-Id": "alice"}
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def settings(tmp: Path, model: str, base_url: str = "", api: str = "chat", extra: str = "") -> Path:
@@ -139,25 +130,8 @@ def test_tokens_reach_the_client_as_the_model_writes_them(
 @pytest.fixture
 def orders_http(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     ledger = tmp_path / "http-ledger.jsonl"
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, str(ORDERS), "--http", str(port)],
-        env={**os.environ, "ORDERS_LEDGER": str(ledger)},
-    )
-    url = f"http://127.0.0.1:{port}/mcp"
-    try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                httpx.get(url, timeout=0.5)
-                break
-            except httpx.HTTPError:
-                assert time.monotonic() < deadline, "the MCP server did not start"
-                time.sleep(0.1)
+    with orders_over_http(ledger) as url:
         yield url, ledger
-    finally:
-        process.terminate()
-        process.wait(10)
 
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -13,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+from tests.processes import free_port
 
 HERE = Path(__file__).resolve().parent
 ACCORD = Path(sys.executable).with_name("accord")
@@ -27,12 +27,6 @@ heartbeat_s = 1.0
 [bearer_tokens]
 "{BEARER_TOKEN}" = {{ identity = "interop-tester" }}
 """
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import os
-import signal
-import socket
 import subprocess
 import sys
 import time
@@ -14,30 +12,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+from tests.processes import ServerProcess, free_port
 
 HERE = Path(__file__).resolve().parent
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @dataclass
-class Node:
+class Node(ServerProcess):
     name: str
     url: str
-    process: subprocess.Popen[bytes]
-    log_path: Path
-
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace")
-
-    def kill(self) -> None:
-        """SIGKILL: no shutdown, no cleanup, like a machine that died."""
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait(10)
 
 
 def start_node(name: str, store: str, workdir: Path, agent: str, config: str) -> Node:
@@ -57,7 +40,7 @@ def start_node(name: str, store: str, workdir: Path, agent: str, config: str) ->
     ]  # fmt: skip
     with log_path.open("wb") as log:  # a file, not a pipe: a full pipe would block the node
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
-    return Node(name, f"http://127.0.0.1:{port}", process, log_path)
+    return Node(process, log_path, name, f"http://127.0.0.1:{port}")
 
 
 def wait_ready(node: Node, timeout: float) -> None:
@@ -75,13 +58,7 @@ def wait_ready(node: Node, timeout: float) -> None:
 
 
 def stop_node(node: Node) -> None:
-    if node.process.poll() is None:
-        node.process.terminate()
-        try:
-            node.process.wait(15)
-        except subprocess.TimeoutExpired:
-            node.process.kill()
-            node.process.wait(5)
+    node.stop()
 
 
 @contextmanager

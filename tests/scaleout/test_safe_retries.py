@@ -11,8 +11,9 @@ from pathlib import Path
 import httpx
 import msgspec
 import pytest
-from cluster import Node, free_port, start_node, stop_node, wait_ready
+from cluster import Node, start_node, stop_node, wait_ready
 from dropping_proxy import DroppingProxy
+from tests.processes import free_port
 
 from accord.client import Client
 from accord.wire.codec import decode

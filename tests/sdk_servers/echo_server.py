@@ -7,7 +7,8 @@ plain ``slow`` waits 60 (long enough to cancel it).
 
 JSON-RPC (``/a2a/jsonrpc``) and HTTP+JSON (``/a2a/rest``) are served by one uvicorn app, gRPC on
 its own port; tasks and push configs live in memory; the card declares streaming, push
-notifications and the extended card.
+notifications and the extended card. With ``--push-sender`` the SDK's own push sender POSTs
+each event to the push configs registered (without it configs are kept, nothing is sent).
 
     python tests/sdk_servers/echo_server.py --port 8765 --grpc-port 50561
 """
@@ -20,12 +21,18 @@ import contextlib
 from collections.abc import AsyncIterator
 
 import grpc
+import httpx
 import uvicorn
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler, GrpcHandler
 from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes, create_rest_routes
-from a2a.server.tasks import InMemoryPushNotificationConfigStore, InMemoryTaskStore, TaskUpdater
+from a2a.server.tasks import (
+    BasePushNotificationSender,
+    InMemoryPushNotificationConfigStore,
+    InMemoryTaskStore,
+    TaskUpdater,
+)
 from a2a.types import (
     AgentCapabilities,
     AgentCard,
@@ -106,16 +113,22 @@ def make_card(host: str, port: int, grpc_port: int) -> AgentCard:
     )
 
 
-async def serve(host: str, port: int, grpc_port: int) -> None:
+async def serve(host: str, port: int, grpc_port: int, push_sender: bool = False) -> None:
     card = make_card(host, port, grpc_port)
     extended = AgentCard()
     extended.CopyFrom(card)
     extended.description = "Extended card of the SDK echo agent."
+    push_configs = InMemoryPushNotificationConfigStore()
+    # With --push-sender, the SDK's own sender POSTs each event to the configs registered.
+    push_client = httpx.AsyncClient(timeout=10) if push_sender else None
     handler = DefaultRequestHandler(
         agent_executor=EchoAgent(),
         task_store=InMemoryTaskStore(),
         agent_card=card,
-        push_config_store=InMemoryPushNotificationConfigStore(),
+        push_config_store=push_configs,
+        push_sender=BasePushNotificationSender(push_client, push_configs)
+        if push_client is not None
+        else None,
         extended_agent_card=extended,
     )
 
@@ -123,6 +136,8 @@ async def serve(host: str, port: int, grpc_port: int) -> None:
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         yield
         await handler.aclose()
+        if push_client is not None:
+            await push_client.aclose()
 
     app = Starlette(
         routes=[
@@ -148,8 +163,9 @@ def main() -> None:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--grpc-port", type=int, default=50561)
+    parser.add_argument("--push-sender", action="store_true", help="POST events to push configs")
     args = parser.parse_args()
-    asyncio.run(serve(args.host, args.port, args.grpc_port))
+    asyncio.run(serve(args.host, args.port, args.grpc_port, args.push_sender))
 
 
 if __name__ == "__main__":

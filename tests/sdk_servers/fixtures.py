@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
 import tempfile
@@ -13,14 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+from tests.processes import free_port
 
 ECHO_SERVER = Path(__file__).with_name("echo_server.py")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass(frozen=True)
@@ -31,12 +25,17 @@ class RunningServer:
 
 
 @contextmanager
-def sdk_echo_server(startup_timeout: float = 30.0) -> Iterator[RunningServer]:
+def sdk_echo_server(
+    startup_timeout: float = 30.0, *, push_sender: bool = False
+) -> Iterator[RunningServer]:
     port, grpc_port = free_port(), free_port()
+    command = [sys.executable, str(ECHO_SERVER), "--port", str(port), "--grpc-port", str(grpc_port)]
+    if push_sender:
+        command.append("--push-sender")
     # the log goes to a file, not a pipe: a full pipe would block the server
     with tempfile.TemporaryFile() as log:
         process = subprocess.Popen(
-            [sys.executable, str(ECHO_SERVER), "--port", str(port), "--grpc-port", str(grpc_port)],
+            command,
             stdout=log,
             stderr=subprocess.STDOUT,
         )

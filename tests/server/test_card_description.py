@@ -12,7 +12,8 @@ import httpx
 import pytest
 from a2a.client import A2ACardResolver, ClientConfig, create_client
 from a2a.types import Message, Part, Role, SendMessageRequest
-from serve_process import free_port, serve_fails, serving
+from serve_process import serve_fails, serving
+from tests.processes import free_port
 
 from accord.server.settings import Settings, load
 

@@ -14,11 +14,11 @@ from tests.interop.accord_server_proc import (
     ACCORD,
     AccordServer,
     accord_serve,
-    free_port,
     serve_command,
     serve_env,
 )
 from tests.interop.sse_events import events, payload
+from tests.processes import free_port
 
 HEADERS = {"A2A-Version": "1.0"}
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -14,14 +13,9 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from tests.processes import free_port
 
 from accord.store import SqliteStore
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def post(port: int, body: dict[str, object]) -> dict[str, object]:

@@ -11,7 +11,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from serve_process import free_port, serve_fails, serving
+from serve_process import serve_fails, serving
+from tests.processes import free_port
 
 PLAIN_DEF = "def agent(ctx, task):\n    return None\n"
 ASYNC_DEF = (

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import socket
 from collections.abc import AsyncIterator
 
 import httpx
 import pytest
 import uvicorn
 from server_helpers import message
+from tests.processes import free_port
 
 from accord.agents.api import RequestContext, TaskHandle
 from accord.server.app import A2AApplication
@@ -22,12 +22,6 @@ from accord.server.settings import Settings
 
 async def asking_agent(ctx: RequestContext, task: TaskHandle) -> None:
     await task.require_input("and then?")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import queue
-import socket
 import subprocess
 import sys
 import threading
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from tests.processes import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 ACCORD = Path(sys.executable).with_name("accord")
@@ -53,12 +53,6 @@ tenant = "other"
 actors = ["a2a.tasks.Agent"]
 api_key = "{OTHER_WORKER_KEY}"
 """
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @contextmanager

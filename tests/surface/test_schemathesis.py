@@ -13,12 +13,13 @@ import httpx
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, given, settings
-from procs import ACCORD, free_port
+from procs import ACCORD
 from schemathesis.checks import (
     content_type_conformance,
     response_schema_conformance,
     status_code_conformance,
 )
+from tests.processes import free_port
 
 
 @schemathesis.check

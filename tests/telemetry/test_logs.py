@@ -14,7 +14,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from tests.scaleout.dropping_proxy import free_port
+from tests.processes import free_port
 
 TOKEN = "bearer-secret-0123456789abcdef"
 API_KEY = "api-key-secret-0123456789abcdef"

@@ -13,6 +13,7 @@ import httpx
 import pytest
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind
+from tests.processes import free_port as _free_port
 
 from accord.agents.api import RequestContext, TaskHandle
 from accord.client import Client
@@ -52,14 +53,6 @@ async def served(agent: Any = None, **settings: Any) -> AsyncIterator[tuple[str,
 async def _wait_started(app: A2AApplication) -> None:
     while not app.service.engine._started:
         await asyncio.sleep(0.01)
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.fixture(autouse=True)

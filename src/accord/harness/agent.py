@@ -65,6 +65,7 @@ from accord.harness.core.state import (
     without_harness_keys,
 )
 from accord.harness.delegation import Delegation
+from accord.harness.delegation.doorbell import Doorbell
 from accord.harness.delegation.follower import Follower
 from accord.harness.delegation.internal import is_harness
 from accord.harness.delegation.tools import CreateTaskForParticipant, SpawnSubtask
@@ -230,7 +231,12 @@ class HarnessAgent:
         cascades, children on other agents) and deliver channel messages to the roster's
         agents from its store; both start and stop with the engine."""
         self._follower = Follower(
-            engine, self.settings.agent_id, self.roster, self.channels, self.settings.delivery
+            engine,
+            self.settings.agent_id,
+            self.roster,
+            self.channels,
+            self.settings.delivery,
+            push_url=self.settings.push_url,
         )
         self.delegation.attach(engine, self._follower)
         engine.add_commit_listener(self._follower.committed)
@@ -277,6 +283,13 @@ class HarnessAgent:
             told = "no help request is waiting for your answer; your message is recorded"
             judged = Judged(None, message, told=told)
         return self.channels.handler(judged, self._heard_turn)
+
+    def inbound_endpoint(self, max_body: int) -> Doorbell | None:
+        """The endpoint the agents it delegates to push to (``/harness/push/…``), bodies of
+        at most ``max_body`` bytes; None without ``push_url`` or an engine."""
+        if not self.settings.push_url or self._follower is None:
+            return None
+        return Doorbell(self._follower.engine, self._follower, max_body)
 
     # --- intake and access ---------------------------------------------------------------
 

@@ -158,10 +158,12 @@ def snapshot(task: Task, extension: TaskExtension) -> TaskSnapshot:
 
 
 def _linked(extension: TaskExtension, child: Task) -> TaskExtension:
-    """The parent's reference to its new child, as the child stands (parked)."""
+    """The parent's reference to its new child, as the child stands (parked); in place of
+    a spawn's reservation of the same id, which gave the id up on finding it taken."""
     seen = observed(child)
     ref = TaskRef(task_id=child.id, state=seen.state, sub_state=seen.sub_state)
-    return msgspec.structs.replace(extension, sub_tasks=(*extension.sub_tasks, ref))
+    others = tuple(r for r in extension.sub_tasks if r.task_id != child.id)
+    return msgspec.structs.replace(extension, sub_tasks=(*others, ref))
 
 
 def _combined(changes: list[Change]) -> Change:

@@ -25,6 +25,7 @@
 
     max_subtask_depth = 3                          # sub-tasks below a participant's task
     max_subtasks = 16                              # sub-tasks of one task
+    push_url = "https://accord.example"            # where delegated agents push to us
 
 Every error names the setting (and the file, when there is one).
 """
@@ -34,12 +35,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from accord.harness.channels.outbox import DeliverySettings, parse_delivery
 from accord.harness.core.delegation import Bounds
 from accord.harness.models import Model, ScriptedModel
 from accord.harness.models import endpoint as endpoints
-from accord.harness.models.endpoint import Endpoint
+from accord.harness.models.endpoint import Endpoint, is_loopback
 from accord.harness.plugins.manifest import is_path
 from accord.harness.roster import RosterAgent, parse_agents
 from accord.harness.tools.mcp import McpServerSettings
@@ -70,6 +72,9 @@ class HarnessSettings:
     # Sub-tasks: how deep they nest below a task participants started, how many one task has
     max_subtask_depth: int = 3
     max_subtasks: int = 16
+    # Where the agents the harness delegates to reach this server (its external base URL):
+    # set, a stand-in registers a push config with an agent whose card offers push.
+    push_url: str = ""
 
     @property
     def bounds(self) -> Bounds:
@@ -99,6 +104,7 @@ KNOWN = (
     "delivery",
     "max_subtask_depth",
     "max_subtasks",
+    "push_url",
 )
 
 
@@ -176,6 +182,7 @@ def parse(value: Any, source: str = "") -> HarnessSettings:
         delivery=parse_delivery(fields.get("delivery", {}), f"{where}.delivery"),
         max_subtask_depth=depth,
         max_subtasks=fanout,
+        push_url=push_url(fields["push_url"], f"{where}.push_url") if "push_url" in fields else "",
     )
     for name in settings.selectable:
         if name.partition(":")[0] not in MODEL_KINDS:
@@ -183,6 +190,21 @@ def parse(value: Any, source: str = "") -> HarnessSettings:
             kinds = " or ".join(f"{kind}:…" for kind in MODEL_KINDS)
             raise ConfigError(f"{where}.{key}: {name!r} is no model: a model is {kinds}")
     return settings
+
+
+def push_url(value: Any, where: str) -> str:
+    """``[harness] push_url``: this server's base URL as the agents it delegates to reach
+    it; https (or a loopback http one), neither query nor fragment (paths go under it)."""
+    url = check.url(value, where)
+    parts = urlsplit(url)
+    if parts.query or parts.fragment:
+        raise ConfigError(f"{where}: a base URL, without a query or a fragment")
+    if parts.scheme == "http" and not is_loopback(parts.hostname or ""):
+        raise ConfigError(
+            f"{where}: the push token would travel in clear to {parts.hostname}: use "
+            "https://, or a loopback address"
+        )
+    return url.rstrip("/")
 
 
 class ModelFactory:

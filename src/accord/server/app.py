@@ -52,6 +52,7 @@ class A2AApplication:
         metrics: MetricsEndpoint | None = None,
         metrics_path: str = "/metrics",
         dashboard: Any = None,
+        inbound: Any = None,
     ) -> None:
         self.service = service
         auth = auth or NoAuthentication()
@@ -72,6 +73,9 @@ class A2AApplication:
         # agent makes contracts ([identity] is set)
         self.contracts = contracts
         self.dashboard = dashboard  # accord.dashboard.DashboardApp: /ui, or None when off
+        # The agent's own endpoint (``handles(path)``, ``handle(request, send)``): the
+        # harness's doorbell for pushes from the agents it delegates to; or None.
+        self.inbound = inbound
         engine = service.engine
         self.health = Health({"store": engine.store.ping, "bus": engine.bus.ping})
         # Off, the access log and tracing cost nothing: requests go straight to the handler.
@@ -123,6 +127,9 @@ class A2AApplication:
             path == DASHBOARD_PREFIX or path.startswith(DASHBOARD_PREFIX + "/")
         ):
             await self.dashboard.handle(request, send)
+            return
+        if self.inbound is not None and self.inbound.handles(path):
+            await self.inbound.handle(request, send)
             return
         routed = route(method, path)
         if routed is not None:

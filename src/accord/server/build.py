@@ -252,7 +252,14 @@ def build_app(settings: Settings, agent: Any = None) -> A2AApplication:
         metrics=metrics_endpoint(settings, engine, auth),
         metrics_path=settings.metrics_path,
         dashboard=dashboard,
+        inbound=_inbound(loaded.agent, settings.max_body_bytes),
     )
+
+
+def _inbound(agent: Any, max_body: int) -> Any:
+    """The agent's own HTTP endpoint, if it has one (the harness's push doorbell)."""
+    inbound = getattr(agent, "inbound_endpoint", None)
+    return inbound(max_body) if callable(inbound) else None
 
 
 def metrics_endpoint(settings: Settings, engine: Engine, auth: Any) -> MetricsEndpoint | None:

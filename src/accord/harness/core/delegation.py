@@ -20,7 +20,7 @@ What lives where (accord's own keys: the tiny-harness task extension is a closed
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -58,6 +58,7 @@ MAX_RESULT = 20_000  # characters of a child's result its parent's model reads
 Kind = Literal["delegated", "participant", "conversation"]
 Meaning = Literal["working", "waiting", "asking", "ended"]
 INTERRUPTED_NAMES = frozenset({"INPUT_REQUIRED", "AUTH_REQUIRED"})
+OPEN_NAMES = frozenset({"SUBMITTED", "WORKING", *INTERRUPTED_NAMES})
 
 
 class ChildRecord(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
@@ -78,11 +79,22 @@ class Question(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=
     text: str
 
 
+class PushState(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
+    """The push config a stand-in registered on its remote task: the SHA-256 (hex) of the
+    secret token the agent sends with each push (the token itself is kept nowhere), when
+    the registration began (ms), whether the agent took it, and why it refused it."""
+
+    token_sha256: str
+    since_ms: int = 0
+    registered: bool = False
+    refused: str = ""
+
+
 class RemoteState(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
     """A stand-in's remote task as last seen: on roster agent ``agent``, ``task_id`` there
     (empty until the agent took the brief), its state and sub-state, the question it asks,
-    how many of the stand-in's messages were sent on to it (the brief is the first), and
-    why it could not be reached lately."""
+    how many of the stand-in's messages were sent on to it (the brief is the first), why
+    it could not be reached lately, and the push config registered there (if any)."""
 
     agent: str
     task_id: str = ""
@@ -91,6 +103,7 @@ class RemoteState(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_on
     question: Question | None = None
     forwarded: int = 1
     error: str = ""
+    push: PushState | None = None
 
 
 class ChildInfo(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
@@ -177,15 +190,20 @@ def child_id(parent_id: str, n: int) -> str:
     return f"{parent_id}.{n}"
 
 
-def next_child_id(parent_id: str, extension: TaskExtension) -> str:
-    """``<parent>.<n>`` for the next n: one past the highest its children took."""
+def next_child_id(parent_id: str, extension: TaskExtension, taken: Collection[str] = ()) -> str:
+    """``<parent>.<n>`` for the next n: one past the highest its children took, and none of
+    ``taken`` (ids a task was found to hold already: a ``/sub-task`` made before its parent
+    lists it). Every kind of child is named by it."""
     prefix = parent_id + "."
-    taken = [
+    numbers = [
         int(ref.task_id[len(prefix) :])
         for ref in extension.sub_tasks
         if ref.task_id.startswith(prefix) and ref.task_id[len(prefix) :].isdigit()
     ]
-    return child_id(parent_id, max(taken, default=0) + 1)
+    n = max(numbers, default=0) + 1
+    while child_id(parent_id, n) in taken:
+        n += 1
+    return child_id(parent_id, n)
 
 
 def child_ref(task_id: str, agent: str | None, state: str = "SUBMITTED") -> TaskRef:
@@ -210,11 +228,14 @@ def reserve(
     bounds: Bounds,
     made: list[str],
     step: str | None = None,
+    taken: Collection[str] = (),
 ) -> Outcome:
     """A new child's place in the parent: its reference (SUBMITTED) in ``sub_tasks`` (and
     in the plan's ``step``, when given) and its record, under the next ``<parent>.<n>``
     (put in ``made``). A call that reserved a child already gets that one again, unchanged;
-    past the bounds, or for a step the plan lacks, the refusal says why."""
+    past the bounds, or for a step the plan lacks, the refusal says why. ``taken``: ids
+    another child holds (the reservation of one of them is given up: its reference stays,
+    naming that child)."""
     if record is None:
         return moves.set_metadata(record, {}, now_ms)  # (the refusal: no such task)
     task = record.task
@@ -224,13 +245,14 @@ def reserve(
     if lifecycle.is_terminal(record.state):
         return _refusal(f"task {task.id} is over")
     again = reserved_for(task, child.call)
-    if again is not None:
+    if again is not None and again not in taken:
         made[:] = [again]
         return Outcome("unchanged", record=record)
+    records = {k: v for k, v in children_of(task).items() if k not in taken or v != child}
     problem = over_bounds(task, bounds)
     if problem is not None:
         return _refusal(problem)
-    new_id = next_child_id(task.id, extension)
+    new_id = next_child_id(task.id, extension, taken)
     if step is not None:
         try:
             plan = plans.linked(extension.plan, step, child_ref(new_id, child.agent))
@@ -238,19 +260,7 @@ def reserve(
             return _refusal(str(exc))
         extension = msgspec.structs.replace(extension, plan=plan)
     made[:] = [new_id]
-    return _with_child(record, now_ms, extension, new_id, child)
-
-
-def link(
-    record: TaskRecord | None, now_ms: int, task_id: str, child: ChildRecord, state: str
-) -> Outcome:
-    """A child made meanwhile (``/sub-task``) linked to the parent with its record."""
-    if record is None:
-        return moves.set_metadata(record, {}, now_ms)
-    extension = extension_of(record.task)
-    if extension is None:
-        return _refusal(f"task {record.task.id} is not a conversation of this harness")
-    return _with_child(record, now_ms, extension, task_id, child, state)
+    return _with_child(record, now_ms, extension, new_id, child, records=records)
 
 
 def _with_child(
@@ -259,11 +269,12 @@ def _with_child(
     extension: TaskExtension,
     task_id: str,
     child: ChildRecord,
-    state: str = "SUBMITTED",
+    records: Mapping[str, ChildRecord] | None = None,
 ) -> Outcome:
-    refs = (*extension.sub_tasks, child_ref(task_id, child.agent, state))
+    refs = (*extension.sub_tasks, child_ref(task_id, child.agent))
     changed = msgspec.structs.replace(extension, sub_tasks=refs)
-    children = {**children_of(record.task), task_id: child}
+    kept = children_of(record.task) if records is None else records
+    children = {**kept, task_id: child}
     metadata = with_children(metadata_with(_metadata(record), changed), children)
     return moves.set_metadata(record, metadata, now_ms)
 

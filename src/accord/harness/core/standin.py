@@ -17,7 +17,14 @@ from accord.core import lifecycle
 from accord.core.outcome import Outcome
 from accord.core.records import TaskRecord
 from accord.harness.core import conversation
-from accord.harness.core.delegation import ChildInfo, Question, RemoteState, info_of, with_info
+from accord.harness.core.delegation import (
+    ChildInfo,
+    PushState,
+    Question,
+    RemoteState,
+    info_of,
+    with_info,
+)
 from accord.wire.model import Artifact
 
 Change = Callable[[RemoteState], RemoteState]
@@ -69,6 +76,37 @@ def passed_on(count: int) -> Change:
 
     def change(remote: RemoteState) -> RemoteState:
         return msgspec.structs.replace(remote, forwarded=max(remote.forwarded, count))
+
+    return change
+
+
+def push_begun(token_sha256: str, now_ms: int, stale_ms: int) -> Change:
+    """A push registration begins with a new token's hash — unless one is registered or
+    refused already, or another began less than ``stale_ms`` ago (another node's, under
+    way: a registration whose node died is taken over after that)."""
+
+    def change(remote: RemoteState) -> RemoteState:
+        push = remote.push
+        if push is not None and (
+            push.registered or push.refused or now_ms - push.since_ms < stale_ms
+        ):
+            return remote
+        begun = PushState(token_sha256=token_sha256, since_ms=now_ms)
+        return msgspec.structs.replace(remote, push=begun)
+
+    return change
+
+
+def push_ended(token_sha256: str, refused: str = "") -> Change:
+    """The registration of the token ``token_sha256`` is over: taken by the agent, or
+    refused saying why (unchanged when another registration replaced it meanwhile)."""
+
+    def change(remote: RemoteState) -> RemoteState:
+        push = remote.push
+        if push is None or push.token_sha256 != token_sha256:
+            return remote
+        ended = msgspec.structs.replace(push, registered=not refused, refused=refused)
+        return msgspec.structs.replace(remote, push=ended)
 
     return change
 

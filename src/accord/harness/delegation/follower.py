@@ -72,12 +72,16 @@ class Follower:
         roster: Roster,
         channels: Channels,
         settings: DeliverySettings,
+        push_url: str = "",
     ) -> None:
+        """``push_url``: where the agents followed reach this server (``[harness]
+        push_url``); empty, no push config is registered with them."""
         self.engine = engine
         self.agent_id = agent_id
         self.roster = roster
         self.channels = channels
         self.settings = settings
+        self.push_url = push_url
         self._parent_of: dict[str, str] = {}  # child -> parent
         self._children: dict[str, set[str]] = {}  # parent -> children
         self._tenant: dict[str, str] = {}
@@ -336,6 +340,21 @@ class Follower:
         with contextlib.suppress(A2AError):
             await self.engine.cancel_task(child.id, as_harness(self.agent_id, tenant), guard=False)
         self._forget(child.id)
+
+    async def pushed(self, stand_in: str) -> None:
+        """The agent of ``stand_in`` pushed a change (its token checked): its follow reads
+        the task there now — one started first if this process follows it not yet (its
+        first scan not done, another node's stand-in)."""
+        follow = self._remote.get(stand_in)
+        if follow is None:
+            record = await self.engine.store.get_task(stand_in, None)
+            parent = core.parent_of(record.task) if record is not None else None
+            if record is None or parent is None or _ended(record.task):
+                return
+            self._index(record.task, parent, record.tenant)
+            follow = self._remote.get(stand_in)
+        if follow is not None:
+            follow.ring()
 
     def wake_stand_in(self, task_id: str) -> None:
         """A stand-in changed in a way its follow acts on (a message to pass on)."""

@@ -14,14 +14,18 @@ restarting (the follower starts one for every open stand-in it finds):
 3. **follow**: SubscribeToTask — resumed after a break (``Last-Event-ID``, else a fresh
    subscription the client filters) — with every status mirrored into the stand-in; an agent
    that ends the stream in an interrupted state is read again (GetTask) every
-   ``poll_interval_s``; a broken connection is retried with backoff, for as long as it takes;
+   ``poll_interval_s``; a broken connection is retried with backoff, for as long as it takes.
+   With ``[harness] push_url`` set and an agent whose card offers push, a push config on the
+   remote task rings our doorbell (accord.harness.delegation.doorbell) at each change: the
+   follow then reads the task there (GetTask) at once, whatever it was waiting for, and
+   applies it as the stream and the poll do (:meth:`RemoteFollow.apply`);
 4. **end**: once the remote task ended for its parent (terminal, or a peer's conversation
    parked awaiting its next message: it is then completed there with the control envelope),
    its artifacts and final status are read and the stand-in ends as it did.
 
 A stand-in whose parent is over cancels its remote task first (CancelTask, retried until the
 agent answers), then ends itself; one ended here directly (canceled by a participant)
-cancels the remote task too.
+cancels the remote task too. A stand-in over deletes its push config there (best effort).
 """
 
 from __future__ import annotations
@@ -48,9 +52,10 @@ from accord.core import lifecycle
 from accord.harness.channels.outbox import described
 from accord.harness.core import delegation as core
 from accord.harness.core import standin
-from accord.harness.core.delegation import Observed, Question, RemoteState
+from accord.harness.core.delegation import OPEN_NAMES, Observed, Question, RemoteState
 from accord.harness.core.state import extension_of
 from accord.harness.core.subtasks import TERMINAL_NAMES, state_name
+from accord.harness.delegation import push_config
 from accord.harness.delegation.internal import as_harness
 from accord.harness.delegation.stored import StoredTask
 from accord.harness.wire import (
@@ -79,8 +84,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("accord.harness.delegation")
 
-OPEN_NAMES = frozenset({"SUBMITTED", "WORKING", "INPUT_REQUIRED", "AUTH_REQUIRED"})
-
 
 class RemoteFollow:
     def __init__(self, follower: Follower, stand_in: str, tenant: str) -> None:
@@ -91,6 +94,7 @@ class RemoteFollow:
         self.task: asyncio.Task[None] | None = None
         self.failures = 0  # in a row
         self._woken = asyncio.Event()
+        self._pushed = False  # the agent rang: the task there is read first thing
         self._jitter = random.random
 
     def start(self, done: Callable[[], object]) -> None:
@@ -100,11 +104,17 @@ class RemoteFollow:
     def wake(self) -> None:
         self._woken.set()
 
+    def ring(self) -> None:
+        """The agent pushed a change of the task there: it is read (GetTask) at once."""
+        self._pushed = True
+        self._woken.set()
+
     async def _run(self) -> None:
         settings = self.follower.settings
         while True:
             try:
                 if await self._step():
+                    await self._forget_push()
                     return
                 self.failures = 0
                 continue
@@ -120,7 +130,7 @@ class RemoteFollow:
                               self._jitter())  # fmt: skip
             log.info("sub-task %s: %s; trying again in %.1f s", self.stand_in, error, delay)
             with contextlib.suppress(Exception):  # (noted only: the follow goes on anyway)
-                await self._change(standin.unreachable(error))
+                await self.change(standin.unreachable(error))
             await self._sleep(delay)
 
     async def _sleep(self, seconds: float) -> None:
@@ -161,7 +171,12 @@ class RemoteFollow:
         if not remote.task_id:
             return await self._hand_over(stand_in, remote)
         async with roster.connect(remote.agent) as client:
-            remote = await self._pass_on(client, stand_in, remote)
+            await push_config.register(self, client, remote, self.follower.push_url)
+            if self._pushed:
+                self._pushed = False
+                await self.apply(await client.get_task(remote.task_id))
+                stand_in = await self._read(self.stand_in) or stand_in
+            remote = await self._pass_on(client, stand_in, await self.remote_now() or remote)
             return await self._follow(client, remote)
 
     # --- 1. the brief -------------------------------------------------------------------------
@@ -210,10 +225,8 @@ class RemoteFollow:
                     f"{self.stand_in}:{index}", parts, remote.agent, remote.task_id
                 )
                 await client.send(outgoing, return_immediately=True)
-            await self._change(standin.passed_on(index + 1))
-        current = await self._read(self.stand_in)
-        info = core.info_of(current) if current is not None else None
-        return info.remote if info is not None and info.remote is not None else remote
+            await self.change(standin.passed_on(index + 1))
+        return await self.remote_now() or remote
 
     # --- 3. following ---------------------------------------------------------------------------
 
@@ -239,8 +252,8 @@ class RemoteFollow:
             return True
         # The agent ended the stream in an interrupted state: it is read again in a while.
         await self._sleep(self.follower.settings.poll_interval_s)
-        task = await client.get_task(remote.task_id)
-        await self._mirror(_observed(task.status, task.metadata))
+        if not self._pushed:  # (a push: the next pass reads it)
+            await self.apply(await client.get_task(remote.task_id))
         return False
 
     async def _watch(self, client: Client, remote: RemoteState) -> Observed:
@@ -257,9 +270,7 @@ class RemoteFollow:
                 if core.meaning("delegated", seen) == "ended":
                     return seen
         except UnsupportedOperationError:  # (a task over cannot be subscribed to: read it)
-            task = await client.get_task(remote.task_id)
-            seen = _observed(task.status, task.metadata)
-            await self._mirror(seen)
+            seen = await self.apply(await client.get_task(remote.task_id))
         return seen
 
     # --- 4. the end ------------------------------------------------------------------------------
@@ -300,18 +311,37 @@ class RemoteFollow:
         async with self.follower.roster.connect(remote.agent) as client:
             with contextlib.suppress(TaskNotCancelableError, TaskNotFoundError):
                 await client.cancel(remote.task_id)  # (refused: it ended there already)
-        await self._change(standin.seen("CANCELED", None, None))
+        await self.change(standin.seen("CANCELED", None, None))
 
     async def _end(self, remote: RemoteState, state: str, text: str) -> None:
         final = RemoteState(agent=remote.agent, task_id=remote.task_id, state=state)
         await self.stored.decide(lambda rec, now: standin.finished(rec, now, final, text))
 
+    async def _forget_push(self) -> None:
+        """The stand-in is over: its push config there is deleted (best effort)."""
+        remote = await self.remote_now()
+        if remote is not None:
+            await push_config.unregister(self.follower.roster, self.stand_in, remote)
+
     # --- the parts ---------------------------------------------------------------------------
 
-    async def _mirror(self, seen: Observed, task_id: str = "") -> None:
-        await self._change(standin.seen(seen.state, seen.sub_state, seen.question, task_id))
+    async def apply(self, task: Task) -> Observed:
+        """The remote task as read (GetTask: a poll, a push, a stream that cannot be had),
+        mirrored into the stand-in; what was seen."""
+        seen = _observed(task.status, task.metadata)
+        await self._mirror(seen)
+        return seen
 
-    async def _change(self, change: standin.Change) -> None:
+    async def remote_now(self) -> RemoteState | None:
+        """The remote task as the stand-in records it now (None: no stand-in any more)."""
+        current = await self._read(self.stand_in)
+        info = core.info_of(current) if current is not None else None
+        return info.remote if info is not None else None
+
+    async def _mirror(self, seen: Observed, task_id: str = "") -> None:
+        await self.change(standin.seen(seen.state, seen.sub_state, seen.question, task_id))
+
+    async def change(self, change: standin.Change) -> None:
         await self.stored.decide(partial(standin.mirrored, change=change))
 
     async def _read(self, task_id: str) -> Task | None:

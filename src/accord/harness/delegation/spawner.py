@@ -18,7 +18,7 @@ participant's child waits for its assignee's message.
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -35,7 +35,10 @@ from accord.harness.core.delegation import (
     RemoteState,
     delegated_extension,
     depth_of,
+    info_of,
+    next_child_id,
     over_bounds,
+    parent_of,
     participant_extension,
     reserve,
     with_info,
@@ -60,6 +63,7 @@ SELF = "self"  # spawn_subtask's name for this harness (tiny-harness's)
 MAX_NAME = 200
 MAX_TEXT = 20_000
 MAX_CRITERIA = 32
+MAX_TAKEN = 8  # ids found taken by other children, in a row, before giving up
 
 
 class DelegationError(ValueError):
@@ -114,26 +118,22 @@ class Delegation:
         context = _spawning(who, parent.id, "delegated", brief, agent=remote)
         context, brief = await self._before(context)
         record = ChildRecord(kind="delegated", agent=remote, call=call, asked_by=who.sender)
-        child_id = await self._reserve(task, record, step)
-        created = await task.get_task(child_id) is None
-        if created:
-            child = delegated_extension(parent.id, extension, brief, self.agent_id)
-            info = ChildInfo(
-                depth=depth_of(parent) + 1,
-                kind="delegated",
-                remote=RemoteState(agent=remote) if remote is not None else None,
-            )
-            then = None
-            if remote is not None:  # (parked: the follower hands it to the agent)
-                waiting = SubState.AWAITING_SUBTASKS.value
-                then = partial(conversation.park, message=f"Sent to {remote}.", sub_state=waiting)
-            made = await self._create(
-                task, child_id, child, info, _brief_message(child_id, brief, self.agent_id), then
-            )
-            if made is None:
-                created = False
-            else:
-                await self.moves.created(made, Who(who.sender, Role.ASSIGNEE, who.correlation_id))
+        child = delegated_extension(parent.id, extension, brief, self.agent_id)
+        info = ChildInfo(
+            depth=depth_of(parent) + 1,
+            kind="delegated",
+            remote=RemoteState(agent=remote) if remote is not None else None,
+        )
+        then = None
+        if remote is not None:  # (parked: the follower hands it to the agent)
+            waiting = SubState.AWAITING_SUBTASKS.value
+            then = partial(conversation.park, message=f"Sent to {remote}.", sub_state=waiting)
+        child_id, made = await self._reserve_and_create(
+            task, record, step, child, info, lambda i: _brief_message(i, brief, self.agent_id), then
+        )
+        created = made is not None
+        if made is not None:
+            await self.moves.created(made, Who(who.sender, Role.ASSIGNEE, who.correlation_id))
         await self._after(context, child_id)
         tenant = await self.follower.track(child_id, parent.id)
         if created and remote is None and tenant is not None:
@@ -165,18 +165,14 @@ class Delegation:
         context = _spawning(who, parent.id, "participant", brief, assignee=participant_id)
         context, brief = await self._before(context)
         record = ChildRecord(kind="participant", call=call, asked_by=who.sender)
-        child_id = await self._reserve(task, record, step)
-        if await task.get_task(child_id) is None:
-            child = participant_extension(
-                parent.id, extension, brief, participant_id, self.agent_id
-            )
-            info = ChildInfo(depth=depth_of(parent) + 1, kind="participant")
-            asked = f"@{participant_id} {brief.text()}"
-            made = await self._create(
-                task, child_id, child, info, None, partial(conversation.park, message=asked)
-            )
-            if made is not None:
-                await self.moves.created(made, Who(who.sender, Role.REPORTER, who.correlation_id))
+        child = participant_extension(parent.id, extension, brief, participant_id, self.agent_id)
+        info = ChildInfo(depth=depth_of(parent) + 1, kind="participant")
+        asked = f"@{participant_id} {brief.text()}"
+        child_id, made = await self._reserve_and_create(
+            task, record, step, child, info, None, partial(conversation.park, message=asked)
+        )
+        if made is not None:
+            await self.moves.created(made, Who(who.sender, Role.REPORTER, who.correlation_id))
         await self._after(context, child_id)
         await self.follower.track(child_id, parent.id)
         return child_id
@@ -187,7 +183,9 @@ class Delegation:
         """A child conversation of ``task`` on this harness, parked until its first message
         (``/sub-task``): ``who`` its reporter, the harness its assignee. The caller links it
         to the parent (after its answer: a change of a parked task before the answer would
-        end the stream of whoever asked), so it takes a new id, not a reserved one."""
+        end the stream of whoever asked), so it is not reserved first: it takes the next
+        ``<parent>.<n>`` no task holds yet (a spawn that reserved the same id meanwhile
+        finds it taken and reserves another)."""
         parent, extension = await _parent(task)
         problem = over_bounds(parent, self.bounds)
         if problem is not None:
@@ -198,7 +196,21 @@ class Delegation:
         child = msgspec.structs.replace(child, name=brief.name, goal=brief.goal)
         info = ChildInfo(depth=depth_of(parent) + 1, kind="conversation")
         metadata = with_info(metadata_with({}, child), info)
-        made = await task.create_task(metadata=metadata, then=conversation.park)
+        taken: set[str] = set()
+        for _ in range(MAX_TAKEN):
+            current, now = await _parent(task)
+            child_id = next_child_id(current.id, now, taken)
+            try:
+                made = await task.create_task(
+                    task_id=child_id, metadata=metadata, then=conversation.park
+                )
+                break
+            except AgentError as exc:
+                if await task.get_task(child_id) is None:
+                    raise DelegationError(f"the sub-task could not be made: {exc}") from None
+                taken.add(child_id)
+        else:
+            raise DelegationError("no free sub-task id was found; try again")
         await self.moves.created(made, Who(who.sender, Role.REPORTER, who.correlation_id))
         await self._after(context, made.id)
         if self.follower is not None:
@@ -207,11 +219,43 @@ class Delegation:
 
     # --- the parts ---------------------------------------------------------------------------
 
-    async def _reserve(self, task: TaskHandle, record: ChildRecord, step: str | None) -> str:
+    async def _reserve_and_create(
+        self,
+        task: TaskHandle,
+        record: ChildRecord,
+        step: str | None,
+        extension: TaskExtension,
+        info: ChildInfo,
+        message: Callable[[str], Message] | None,
+        then: conversation.Decision | None,
+    ) -> tuple[str, Task | None]:
+        """The child reserved on its parent, then made under its id; its id, and the child
+        (None: a call run again found it made already). An id a ``/sub-task`` took meanwhile
+        is given up for the next."""
+        taken: set[str] = set()
+        for _ in range(MAX_TAKEN):
+            child_id = await self._reserve(task, record, step, taken)
+            existing = await task.get_task(child_id)
+            if existing is None:
+                first = message(child_id) if message is not None else None
+                made = await self._create(task, child_id, extension, info, first, then)
+                if made is not None:
+                    return child_id, made
+                existing = await task.get_task(child_id)
+            if existing is not None and _made_by(existing, task.task_id, record):
+                return child_id, None
+            taken.add(child_id)
+        raise DelegationError("no free sub-task id was found; try again")
+
+    async def _reserve(
+        self, task: TaskHandle, record: ChildRecord, step: str | None, taken: Collection[str]
+    ) -> str:
         made: list[str] = []
         try:
             await task.decide(
-                partial(reserve, child=record, bounds=self.bounds, made=made, step=step)
+                partial(
+                    reserve, child=record, bounds=self.bounds, made=made, step=step, taken=taken
+                )
             )
         except AgentError as exc:
             raise DelegationError(str(exc)) from None
@@ -285,6 +329,13 @@ def _spawning(
         agent=agent,
         assignee=assignee,
     )
+
+
+def _made_by(existing: Task, parent_id: str, record: ChildRecord) -> bool:
+    """Whether ``existing`` is the child ``record`` reserved (made by the same call before
+    a crash), not another child that took its id."""
+    info = info_of(existing)
+    return info is not None and info.kind == record.kind and parent_of(existing) == parent_id
 
 
 def check_brief(brief: Brief) -> None:
