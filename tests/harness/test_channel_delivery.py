@@ -6,12 +6,17 @@ they are sent; tests/harness/test_channel_processes.py has real ones."""
 from __future__ import annotations
 
 import asyncio
+import json
 
+import msgspec
 from tests.harness.channel_kit import asking, channel, with_agents
 from tests.harness.engine_kit import ALICE, Recorder, brief, said, send, sub_state
 
 from accord.core.caller import Caller
+from accord.harness import Conversation, HarnessAgent
 from accord.harness.channels.outbox import TASK_REF_KEY, DeliverySettings
+from accord.harness.hooks import HookAbort
+from accord.harness.hooks.operations import ChannelReceived, MessageReceived
 from accord.harness.wire import CHANNEL_MEDIA_TYPE, EVENT_MEDIA_TYPE, TASK_KEY
 from accord.store.base import TaskStore
 from accord.store.channel_outbox import channel_outbox
@@ -94,9 +99,9 @@ async def test_a_channel_message_reaches_every_agent_member_but_its_sender() -> 
             ("scout", "alice", "hi"),
             ("scout", "helper", "yo"),
         ]
-        # A participant's message goes by its place in the task's log: one id per message.
+        # A participant's message goes as its relay, by the relay's id: one id per message.
         ids = {m.message_id for _, m in agents.got}
-        assert len(ids) == 2 and all(i.startswith(f"{task.id}:") for i in ids)
+        assert len(ids) == 2 and all(i.startswith(f"{task.id}:channel:") for i in ids)
 
 
 async def test_an_agent_down_for_a_while_gets_every_message_once_in_order() -> None:
@@ -176,3 +181,70 @@ async def test_a_participant_cannot_have_its_message_delivered_by_naming_recipie
         await agents.wait(1)
         await settled(task, engine.store)
         assert [m.parts[-1].data["text"] for m in agents.of("helper")] == ["real"]
+
+
+async def test_a_message_a_hook_refuses_is_relayed_and_delivered_to_nobody() -> None:
+    """``message.received`` and ``channel.received`` judge a channel message before anyone
+    is given it: refused, no agent member is sent it, no relay shows it to people, the model
+    never reads it, and its sender is told; the message let through next goes everywhere."""
+    recorder = Recorder()
+    ops = {"channel_id": "ops", "members": ["alice", "helper", "accord"]}
+
+    def setup(agent: HarnessAgent) -> None:
+        @agent.hooks.on("message.received.pre")
+        def no_card_numbers(point: str, context: MessageReceived) -> MessageReceived:
+            text = json.dumps(context.message["parts"])
+            if "4111" in text:
+                raise HookAbort("no card numbers", "policy")
+            if "shh" in text:  # (the model reads a replacement; people the message as sent)
+                part = context.message["parts"][0]
+                hushed = {**part, "data": {**part["data"], "text": "lunch at noon"}}
+                return msgspec.structs.replace(
+                    context, message={**context.message, "parts": [hushed]}
+                )
+            return context
+
+        @agent.hooks.on("channel.received.pre")
+        def no_secrets(point: str, context: ChannelReceived) -> None:
+            if "secret" in context.text:
+                raise HookAbort("no secrets on channels", "policy")
+
+    async with with_agents(asking(recorder), "helper", "scout", setup=setup) as (
+        engine,
+        _,
+        agents,
+    ):
+        task = await send(engine, ALICE, team(ops))
+        calls = len(recorder.seen)
+        card = channel(channel_id=task.id, sender="alice", text="card 4111 1111")
+        refused = await send(engine, ALICE, [card], task.id)
+        assert said(refused) == "message not accepted: no card numbers"
+        secret = channel(channel_id="ops", sender="alice", text="the secret plan")
+        refused = await send(engine, ALICE, [secret], task.id)
+        assert said(refused) == "message not accepted: no secrets on channels"
+        assert len(recorder.seen) == calls  # no turn for either
+        fine = channel(channel_id=task.id, sender="alice", text="lunch at noon, shh")
+        task = await send(engine, ALICE, [fine], task.id)
+        await agents.wait(2)
+        await settled(task, engine.store)
+        await asyncio.sleep(0.2)  # (anything more the outbox would send has had its chance)
+        # Only the message let through reached the agents, each once.
+        assert sorted((w, m.parts[-1].data["text"]) for w, m in agents.got) == [
+            ("helper", "lunch at noon, shh"),
+            ("scout", "lunch at noon, shh"),
+        ]
+        rows = await channel_outbox(engine.store).deliveries(task.id)
+        assert len(rows) == 2
+        # People: the refused messages are recorded as sent (stored before the hooks judged
+        # them), and no status message of the task repeats them.
+        task = await engine.get_task(task.id, ALICE)
+        relays = [m for m in task.history if m.role is Role.AGENT and m.parts and m.text()]
+        assert not any("4111" in m.text() or "secret plan" in m.text() for m in relays)
+        assert any(m.text() == "alice: lunch at noon, shh" for m in relays)
+        # The model read neither refused message, and the replacement of the third.
+        assert recorder.last_users[-1] == "lunch at noon"
+        assert not any("4111" in t or "secret" in t for c in recorder.seen for t in _users(c))
+
+
+def _users(conversation: Conversation) -> list[str]:
+    return [entry.text for entry in conversation.entries if entry.role == "user"]

@@ -311,7 +311,7 @@ def test_kill_9_after_the_append_and_before_the_delivery_delivers_once_after_res
         )
         got = peer_log(tmp_path)
         assert sorted(g["caller"] for g in got) == ["accord-a", "accord-a2"]  # helper, scout
-        assert {g["id"] for g in got} == {f"{task['id']}:{outbox(db)[0][1]}"}
+        assert {g["id"] for g in got} == {f"{task['id']}:channel:{outbox(db)[0][1]}"}
         assert {g["channel"]["text"] for g in got} == {"hello, agents"}
         history = get(a.url, ALICE, task["id"])["history"]
         assert (
@@ -321,3 +321,81 @@ def test_kill_9_after_the_append_and_before_the_delivery_delivers_once_after_res
     finally:
         a.stop()
         b.stop()
+
+
+@pytest.mark.parametrize("store_kind", ["sqlite", "postgresql"])
+def test_kill_9_between_the_append_and_the_handling_handles_the_message_once_after_restart(
+    tmp_path: Path, store_kind: str, request: pytest.FixtureRequest
+) -> None:
+    """A channel message stored, then ``kill -9`` before its handler decided anything (the
+    test-only stall holds every handler): the restarted harness relays it, starts its turn
+    and delivers it to the agent member, each once; a further restart does nothing again."""
+    b_port = free_port()
+    peer_url = f"http://127.0.0.1:{b_port}"
+    store = (
+        f"sqlite:///{tmp_path / 'a.db'}"
+        if store_kind == "sqlite"
+        else str(request.getfixturevalue("pg_url"))
+    )
+    config = harness_a(
+        tmp_path, peer_url, [{"text": f"answer {n}"} for n in range(1, 10)], "helper"
+    )
+    stalled = {**A_ENV, "ACCORD_TEST_STALL_CHANNEL_HANDLING": "1"}
+    b = peer(tmp_path, b_port, "http://unused")
+    a = start(tmp_path, store, config, name="a1", grpc=False, env=stalled)
+    try:
+        team = {"alice": ("human", "reporter"), "helper": ("agent", "watcher")}
+        task = send(a.url, ALICE, [{"text": "plan"}, brief(team)])
+        assert task["status"]["message"]["parts"][0]["text"] == "answer 1"
+        hello = message([channel(channel_id=task["id"], sender="alice", text="hello, agents")])
+        hello["taskId"] = task["id"]
+        params = {"message": hello, "configuration": {"returnImmediately": True}}
+        assert "result" in rpc(a.url, ALICE, "SendMessage", params)
+        stored = get(a.url, ALICE, task["id"])
+        assert stored["history"][-1]["messageId"] == hello["messageId"]  # stored, not handled
+        assert stored["status"]["message"]["parts"][0]["text"] == "answer 1"
+    finally:
+        a.kill()
+    assert peer_log(tmp_path) == []  # nothing relayed, so nothing owed to the agent yet
+    try:
+        for round_ in (2, 3):  # restarted; then once more, with nothing left owed
+            a = start(tmp_path, store, config, name=f"a{round_}", grpc=False, env=A_ENV)
+            try:
+                done = eventually(
+                    lambda url=a.url: (
+                        (t := get(url, ALICE, task["id"]))
+                        and t["status"]["message"]["parts"][0]["text"] == "answer 2"
+                        and sub_state(t) == "awaiting-next-message"
+                        and t
+                    ),
+                    "the owed turn",
+                )
+                eventually(lambda: peer_log(tmp_path), "the delivery")
+                relays = [
+                    m for m in done["history"]
+                    if m.get("metadata", {}).get("accord.harness/channel_note", {}).get("relay")
+                    == hello["messageId"]
+                ]  # fmt: skip
+                assert len(relays) == 1
+                [got] = peer_log(tmp_path)  # once, as the relay
+                assert (got["id"], got["caller"]) == (relays[0]["messageId"], "accord-a")
+                assert got["channel"]["text"] == "hello, agents"
+            finally:
+                a.kill() if round_ == 2 else a.stop()
+        final = get_stopped_history(tmp_path, store, config)
+        texts = [m["parts"][0].get("text") for m in final if m["role"] == "ROLE_AGENT"]
+        assert texts.count("answer 2") == 1 and "answer 3" not in texts  # one turn, once
+    finally:
+        b.stop()
+
+
+def get_stopped_history(workdir: Path, store: str, config: Path) -> list[dict[str, Any]]:
+    """The history of the only task a stopped harness's store holds (read by a new one)."""
+    server = start(workdir, store, config, name="reader", grpc=False, env=A_ENV)
+    try:
+        listed = rpc(server.url, ALICE, "ListTasks", {})
+        [task] = listed["result"]["tasks"]
+        history: list[dict[str, Any]] = get(server.url, ALICE, task["id"])["history"]
+        return history
+    finally:
+        server.stop()

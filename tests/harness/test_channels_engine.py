@@ -465,7 +465,9 @@ async def test_hooks_may_refuse_what_reaches_the_harness_and_change_what_it_asks
         refused = await send(engine, BOB, [secret], task.id)
         assert len(recorder.seen) == calls  # no turn, and the model never reads it
         assert said(refused) == "message not accepted: no secrets on channels"
-        assert refused.history[-2].parts[0].text == "bob: a secret"  # relayed all the same
+        # Recorded as sent (it was stored before the hooks judged it), relayed to nobody.
+        assert refused.history[-2].parts[0].data["text"] == "a secret"
+        assert not any("a secret" in (m.text() or "") for m in refused.history)
         task = await send(engine, ALICE, "ask bob Which venue?", task.id)
         assert request_of(task).parts[1].data["text"] == "Which venue? please"
         maybe = await send(engine, BOB, "maybe", task.id)

@@ -122,7 +122,9 @@ def test_tokens_reach_the_client_as_the_model_writes_them(
     assert final["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
     assert final["status"]["message"]["parts"][0]["text"] == "Two days in June."
     usage = final["status"]["message"]["metadata"]["accord.harness/usage"]
+    calls = usage.pop("calls")
     assert usage == {"input_tokens": 10, "output_tokens": 5, "cached_tokens": 0}
+    assert list(calls.values()) == [[10, 5, 0]]  # the one model call, by its id
 
 
 @pytest.fixture

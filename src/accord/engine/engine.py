@@ -301,6 +301,31 @@ class Engine:
             return False
         return await self._resume_run(record, restarted=False)
 
+    async def run_stored(
+        self, record: TaskRecord, message: Message, body: ExecutorFunction
+    ) -> bool:
+        """Run ``body`` on ``message``, stored on the task already, as a diverted message's
+        handler runs (beside the task's other runs in this process): what an agent finishes
+        of a message a dead process stored and did not handle. False when another node holds
+        the task (it runs there, or its recovery gives it back first)."""
+        if self._holds is not None and record.id not in self._live:
+            if await self._holds.task_held_elsewhere(record.id):
+                return False
+            if not await self._holds.hold_task(record.id):
+                return False
+        ctx = RequestContext(
+            message=message,
+            task_id=record.id,
+            context_id=record.task.context_id,
+            caller=Caller(identity="accord.recovery", tenant=record.tenant),
+            task=record.task,
+        )
+        live = self._live.get(record.id) or LiveTask(
+            record.id, record.tenant, record, durable=record
+        )
+        self._start_run(live, ctx, record, body)
+        return True
+
     async def _resume_run(self, record: TaskRecord, *, restarted: bool = True) -> bool:
         """Give a task a dead process left running back to the agent (its ``resume``): a run
         as for a message, on the task's newest message, as the task's own tenant."""

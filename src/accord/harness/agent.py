@@ -33,6 +33,7 @@ from accord.agents.api import (
     Access,
     Admit,
     Divert,
+    ExecutorFunction,
     RequestContext,
     TaskHandle,
     Verdict,
@@ -41,7 +42,9 @@ from accord.core._build import task_not_found
 from accord.core.caller import Caller
 from accord.harness import received, usage
 from accord.harness.channels.desk import Channels
+from accord.harness.channels.judge import Judged
 from accord.harness.channels.outbox import ChannelDispatcher
+from accord.harness.channels.owed import OwedScan
 from accord.harness.channels.state import changed_by as channels_changed_by
 from accord.harness.channels.tool import AskParticipant
 from accord.harness.command_run import CommandRunner
@@ -99,6 +102,7 @@ from accord.harness.wire import (
 )
 from accord.store.channel_outbox import channel_outbox
 from accord.telemetry import agents as telemetry
+from accord.wire.errors import A2AError
 from accord.wire.model import (
     UNSET,
     AgentExtension,
@@ -131,6 +135,7 @@ class _Turn:
 
     incoming: list[Message] = field(default_factory=list)
     done: asyncio.Event = field(default_factory=asyncio.Event)
+    heard: set[str] = field(default_factory=set)  # joined messages the hooks judged already
 
 
 class HarnessAgent:
@@ -172,6 +177,7 @@ class HarnessAgent:
         )
         self.channels = Channels(self.hooks, self.moves, settings.agent_id, self.roster.ids)
         self._dispatcher: ChannelDispatcher | None = None
+        self._owed: OwedScan | None = None
         # Sub-tasks: made in turns (spawn_subtask, create_task_for_participant) and followed
         # beside the engine once it is attached (attach_engine).
         self.delegation = Delegation(
@@ -237,6 +243,10 @@ class HarnessAgent:
         add_remote_listener = getattr(engine.bus, "add_remote_listener", None)
         if add_remote_listener is not None:  # (other nodes' changes, on PostgreSQL)
             add_remote_listener(self._follower.committed)
+        # Channel messages a dead process stored and did not handle: handled once the
+        # engine's recovery has given back the turns it cut.
+        self._owed = OwedScan(engine, self._owed_run)
+        engine.on_start(self._start_owed_scan)
         if not self.roster.ids:
             return
         self._dispatcher = ChannelDispatcher(
@@ -247,6 +257,32 @@ class HarnessAgent:
             self.settings.delivery,
         )
         engine.add_commit_listener(self._dispatcher.committed)
+
+    async def _start_owed_scan(self) -> None:
+        if self._owed is not None:
+            self._owed.start()
+
+    def _owed_run(self, task: Task, messages: list[Message]) -> ExecutorFunction:
+        """The run that handles ``messages`` of ``task`` (owed their handling), in order."""
+
+        async def run(ctx: RequestContext, handle: TaskHandle) -> None:
+            for message in messages:
+                current = await handle.current()
+                here = dataclasses.replace(ctx, message=message, task=current)
+                await self._owed_handler(current, message)(here, handle)
+
+        return run
+
+    def _owed_handler(self, task: Task, message: Message) -> ExecutorFunction:
+        """A stored message's handler, judged again on the task as it is now."""
+        try:
+            judged = self.channels.judge(task, message, claimed(message) or "")
+        except A2AError as refusal:  # (its sender left the channel meanwhile, say)
+            return self.channels.refusing(refusal.message)
+        if judged is None:  # a plain reply whose request went away meanwhile
+            told = "no help request is waiting for your answer; your message is recorded"
+            judged = Judged(None, message, told=told)
+        return self.channels.handler(judged, self._heard_turn)
 
     def inbound_endpoint(self, max_body: int) -> Doorbell | None:
         """The endpoint the agents it delegates to push to (``/harness/push/…``), bodies of
@@ -266,7 +302,7 @@ class HarnessAgent:
         message = _marked(judgement.message, call, own)
         judged = self.channels.judge(task, message, sender) if call is None else None
         if judged is not None:  # a channel message, or the answer to a help request
-            return Divert(self.channels.handler(judged, self.execute), message=judged.message)
+            return Divert(self.channels.handler(judged, self._heard_turn), message=judged.message)
         if isinstance(judgement, Complete):
             return Divert(self._completion.handler(judgement.requested_by), True, judgement.message)
         if isinstance(judgement, Start):
@@ -303,6 +339,13 @@ class HarnessAgent:
     # --- turns ---------------------------------------------------------------------------
 
     async def execute(self, ctx: RequestContext, task: TaskHandle) -> None:
+        await self._execute(ctx, task)
+
+    async def _heard_turn(self, ctx: RequestContext, task: TaskHandle) -> None:
+        """The turn of a channel message (or reply) whose handler ran the hooks on it."""
+        await self._execute(ctx, task, heard=True)
+
+    async def _execute(self, ctx: RequestContext, task: TaskHandle, heard: bool = False) -> None:
         call = self._stored_command(ctx.message)
         if call is not None:  # a new conversation's first message, a command
             await self._command_runner.run(ctx, task, call)
@@ -318,6 +361,8 @@ class HarnessAgent:
         running = self._turns.get(ctx.task_id)
         if running is not None:  # this message joins the turn running here
             running.incoming.append(ctx.message)
+            if heard:
+                running.heard.add(ctx.message.message_id)
             await running.done.wait()
             return
         turn = self._turns[ctx.task_id] = _Turn()
@@ -326,7 +371,7 @@ class HarnessAgent:
             with telemetry.turn(
                 self.settings.agent_id, conversation_id=ctx.context_id, task_id=ctx.task_id
             ):
-                await self._run(ctx, task, turn)
+                await self._run(ctx, task, turn, heard)
         finally:
             del self._turns[ctx.task_id]
             turn.done.set()
@@ -353,7 +398,9 @@ class HarnessAgent:
             who,
         )
 
-    async def _run(self, ctx: RequestContext, task: TaskHandle, turn: _Turn) -> None:
+    async def _run(
+        self, ctx: RequestContext, task: TaskHandle, turn: _Turn, heard: bool = False
+    ) -> None:
         current = await task.current()
         extension = extension_of(current)
         if extension is None:
@@ -364,7 +411,7 @@ class HarnessAgent:
             # A brief and nothing else: the task waits for its first message.
             await self.moves.decide(task, conversation.park, who)
             return
-        if not await self._start(task, ctx.message, who):
+        if not await self._start(task, ctx.message, who, heard):
             return
         view = self._conversation(await task.current(), extension)
         if self.hooks.wants(TURN_STARTED):
@@ -414,7 +461,7 @@ class HarnessAgent:
                 except HookAbort as abort:
                     text = ANSWER_WITHHELD + abort.message
                 more = await self._take_joined(task, turn) or more
-            answer = self._answer(ctx, view.model_calls + answered.calls - 1, text, answered.usage)
+            answer = self._answer(ctx, view.model_calls + answered.calls - 1, text, answered.used)
             if more:  # messages came in while the model worked: answer them too
                 await task.start_working(answer)
                 fresh = self._conversation(await task.current(), extension)
@@ -488,6 +535,8 @@ class HarnessAgent:
             await self._follower.start()
 
     async def shutdown(self) -> None:
+        if self._owed is not None:
+            await self._owed.stop()
         if self._follower is not None:
             await self._follower.stop()
         if self._dispatcher is not None:
@@ -505,11 +554,14 @@ class HarnessAgent:
             await self.moves.decide(task, refusal, who)
             return None
 
-    async def _start(self, task: TaskHandle, message: Message, who: Who) -> bool:
+    async def _start(
+        self, task: TaskHandle, message: Message, who: Who, heard: bool = False
+    ) -> bool:
         """The turn starts with ``message`` (False: a hook refused it): WORKING, with what
-        the hooks replaced recorded before the model is asked."""
+        the hooks replaced recorded before the model is asked (``heard``: its handler did
+        that already)."""
         seen = message
-        if self.hooks.wants(MESSAGE_RECEIVED):
+        if self.hooks.wants(MESSAGE_RECEIVED) and not heard:
             judged = await self._receive(task, message, who)
             if judged is None:
                 if (await task.current()).status.state is TaskState.WORKING:
@@ -531,6 +583,10 @@ class HarnessAgent:
             return bool(joined)
         accepted = False
         for message in joined:
+            if message.message_id in turn.heard:  # (its handler judged it)
+                turn.heard.discard(message.message_id)
+                accepted = True
+                continue
             current = await task.current()
             who = Who.on(extension_of(current), claimed(message) or "", message.message_id)
             seen = await self._receive(task, message, who)
@@ -597,12 +653,14 @@ class HarnessAgent:
         return parse_command(message, self._names)
 
     @staticmethod
-    def _answer(ctx: RequestContext, call: int, text: str, used: Usage | None = None) -> Message:
+    def _answer(
+        ctx: RequestContext, call: int, text: str, used: Mapping[str, Usage] | None = None
+    ) -> Message:
         """The turn's answer, numbered with the model call that gave it, with the tokens the
         turn's model calls took (when the model said)."""
         metadata: dict[str, Any] = {MODEL_CALL_KEY: call}
-        if used is not None and used != Usage():
-            metadata[usage.USAGE_KEY] = dataclasses.asdict(used)
+        if used:
+            metadata[usage.USAGE_KEY] = usage.metadata_of(used)
         return Message(
             message_id=os.urandom(16).hex(),
             role=Role.AGENT,

@@ -20,11 +20,11 @@ from accord.core import agent as moves
 from accord.core.outcome import Outcome
 from accord.core.records import TaskRecord
 from accord.harness.core import conversation
+from accord.harness.core.state import RECEIVED_KEY
 from accord.harness.hooks.base import AbortReason, HookAbort
 from accord.harness.hooks.operations import MESSAGE_RECEIVED, MessageReceived
 from accord.harness.hooks.registry import Hooks
 from accord.harness.moves import Who
-from accord.harness.transcript import RECEIVED_KEY
 from accord.harness.wire import COMMAND_METADATA, PARTICIPANT_METADATA
 from accord.wire.codec import WireError, convert, to_builtins
 from accord.wire.model import Message, Part, Role

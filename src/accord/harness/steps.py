@@ -20,6 +20,7 @@ from typing import Any
 import msgspec
 
 from accord.agents.api import TaskHandle
+from accord.harness import usage
 from accord.harness.compacting import Compactor
 from accord.harness.hooks.base import HookAbort
 from accord.harness.hooks.operations import LLM_INVOKED, TOOL_INVOKED, LlmInvoked, ToolInvoked
@@ -40,13 +41,19 @@ INTERRUPTED = (
 
 @dataclass(frozen=True, slots=True)
 class Answer:
-    """A turn's final answer: the text, the tokens it took, and how many model calls;
-    ``ended``: a tool ended the turn (the task is parked already, the text is none)."""
+    """A turn's final answer: the text, the tokens its model calls took (each by its id,
+    :func:`accord.harness.usage.call_id`), and how many model calls; ``ended``: a tool
+    ended the turn (the task is parked already, the text is none, and the tool's message
+    carries the tokens)."""
 
     text: str
-    usage: Usage
+    used: dict[str, Usage]
     calls: int
     ended: bool = False
+
+    @property
+    def usage(self) -> Usage:
+        return sum(self.used.values(), Usage())
 
 
 @dataclass
@@ -94,7 +101,7 @@ class Steps:
         from ``first_step`` (a turn that goes on with messages that joined it)."""
         journal = journal or Journal()
         steps: list[Step] = []
-        usage = Usage()
+        used: dict[str, Usage] = {}  # (the tokens of each model call of this stretch)
         for number in range(first_step, first_step + self.max_steps):
             calls_before = number - first_step
             asked = dataclasses.replace(
@@ -111,10 +118,11 @@ class Steps:
                 try:
                     response = await self._ask(task, asked, model, turn, number, who)
                 except HookAbort as abort:
-                    return Answer(f"model call refused: {abort.message}", usage, calls_before)
-            usage = usage + (response.usage or Usage())
+                    return Answer(f"model call refused: {abort.message}", used, calls_before)
+            if response.usage is not None:
+                used[usage.call_id(turn, number)] = response.usage
             if not response.tool_calls:
-                return Answer(response.text, usage, calls_before + 1)
+                return Answer(response.text, used, calls_before + 1)
             steps.append(ModelStep(response.text, response.tool_calls))
             ended = False
             for call in response.tool_calls:
@@ -123,16 +131,18 @@ class Steps:
                     outcome = ToolOutcome(str(result["content"]), bool(result["error"]))
                 else:
                     call_number = view.model_calls + calls_before
-                    outcome = await self._tool(task, tools, call, turn, who, journal, call_number)
+                    outcome = await self._tool(
+                        task, tools, call, turn, who, journal, call_number, dict(used)
+                    )
                 ended = ended or outcome.ends_turn
                 steps.append(ToolResult(call.id, call.name, outcome.content, outcome.error))
             if ended:  # (the step's other calls ran: each has its result)
-                return Answer(response.text, usage, calls_before + 1, ended=True)
+                return Answer(response.text, used, calls_before + 1, ended=True)
         text = (
             f"I stopped after {self.max_steps} model calls in this turn without a final "
             "answer (the turn's limit); send a message to go on."
         )
-        return Answer(text, usage, self.max_steps)
+        return Answer(text, used, self.max_steps)
 
     # --- one model call ----------------------------------------------------------------------
 
@@ -209,6 +219,7 @@ class Steps:
         who: Who,
         journal: Journal,
         model_call: int = -1,
+        used: dict[str, Usage] | None = None,
     ) -> ToolOutcome:
         tool = tools.get(call.name)
         if tool is None:
@@ -216,7 +227,7 @@ class Steps:
         elif call.id in journal.started and not tool.idempotent:
             outcome = ToolOutcome(INTERRUPTED, error=True)
         else:
-            outcome = await self._run_tool(task, tool, call, turn, who, model_call)
+            outcome = await self._run_tool(task, tool, call, turn, who, model_call, used or {})
         await task.journal(
             {
                 TURN: turn,
@@ -230,7 +241,14 @@ class Steps:
         return outcome
 
     async def _run_tool(
-        self, task: TaskHandle, tool: Any, call: ToolCall, turn: str, who: Who, model_call: int
+        self,
+        task: TaskHandle,
+        tool: Any,
+        call: ToolCall,
+        turn: str,
+        who: Who,
+        model_call: int,
+        used: dict[str, Usage],
     ) -> ToolOutcome:
         arguments = call.arguments
         context = ToolInvoked(
@@ -263,6 +281,7 @@ class Steps:
                     correlation_id=who.correlation_id,
                     model_call=model_call,
                     call_id=call.id,
+                    used=used,
                 ),
             )
         if hooked:

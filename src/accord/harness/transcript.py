@@ -13,10 +13,12 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from accord.harness.channels.owed import owed
 from accord.harness.channels.transcript import ChannelView
 from accord.harness.core import envelope as envelopes
 from accord.harness.core.delegation import TOLD_KEY
 from accord.harness.core.identity import claimed
+from accord.harness.core.state import RECEIVED_KEY
 from accord.harness.untrusted import untrusted
 from accord.harness.wire import COMMAND_METADATA, EVENT_MEDIA_TYPE, Effort, TaskExtension
 from accord.wire.codec import WireError, convert
@@ -29,11 +31,6 @@ MODEL_CALL_KEY = "accord.harness/model_call"
 # Task metadata a compaction writes: {"upto": n, "text": …}, the first n messages summarised.
 SUMMARY_KEY = "accord.harness/summary"
 SUMMARY_HEAD = "[summary of the conversation before this point] "
-# What ``message.received`` hooks decided about participants' messages, in Task.metadata:
-# {"refused": [message ids], "replaced": {message id: the message the model sees instead}},
-# durable before any model call. A refusal's note (message metadata {RECEIVED_KEY:
-# {"refused": message id}}) is not shown to the model either.
-RECEIVED_KEY = "accord.harness/received"
 DATA_PREVIEW = 2_000  # characters of a data part a model sees
 
 
@@ -132,6 +129,9 @@ def entries(task: Task, agent_id: str) -> tuple[Entry, ...]:
         refused = {str(message_id) for message_id in decided.get("refused", ())}
         replaced = _replacements(decided.get("replaced"))
     channels = ChannelView(task, agent_id)  # (help requests, replies, channel messages)
+    # Channel messages and replies the hooks have not judged yet (their handlers run): not
+    # read before they are, nor ever once refused.
+    unjudged = {message.message_id for message in owed(task)}
     seen: list[Entry] = []
     summary = metadata.get(SUMMARY_KEY)
     start = 0
@@ -150,7 +150,7 @@ def entries(task: Task, agent_id: str) -> tuple[Entry, ...]:
             if message.message_id in refused:
                 continue
             message = replaced.get(message.message_id, message)
-        if channels.hidden(message):
+        if channels.hidden(message) or message.message_id in unjudged:
             continue
         told = marks.get(TOLD_KEY) if isinstance(marks, dict) else None
         if isinstance(told, dict) and claimed(message) == agent_id:

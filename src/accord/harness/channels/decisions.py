@@ -24,7 +24,7 @@ from accord.harness.channels.judge import DELIVER_KEY, Judged
 from accord.harness.channels.state import ChannelState, HelpRequest, metadata_with, state_of
 from accord.harness.core import conversation
 from accord.harness.core.conversation import Decision
-from accord.harness.wire import STATUS_KEY, SubState, status_data
+from accord.harness.wire import CHANNEL_MEDIA_TYPE, STATUS_KEY, SubState, status_data
 from accord.wire.model import Message, Part, Role, TaskState
 
 # Status-message metadata: a relay of a participant's channel message ({"relay": its id})
@@ -35,15 +35,25 @@ HELP_KEY = "accord.harness/help"
 
 
 def relay_message(record: TaskRecord, judged: Judged, sender: str) -> Message:
-    """A participant's channel message as the harness's status message repeats it."""
+    """A participant's channel message as the harness's status message repeats it: a line
+    saying who said what where, then the message's parts (its channel part among them). It
+    names the agent participants it is delivered to (:data:`DELIVER_KEY`): what the outbox
+    sends them is the relay, once the hooks let the message through."""
     data = judged.data
     assert data is not None
     where = "" if data.channel_id == record.task.id else f"[{data.channel_id}] "
+    metadata: dict[str, Any] = {NOTE_KEY: {"relay": judged.message.message_id}}
+    if judged.recipients:
+        metadata[DELIVER_KEY] = list(judged.recipients)
+    parts = [  # (the channel part as the schema reads it, its defaults filled in)
+        data.as_part() if part.media_type == CHANNEL_MEDIA_TYPE else part
+        for part in judged.message.parts
+    ]
     return Message(
         message_id=f"{record.task.id}:channel:{record.seq + 1}",
         role=Role.AGENT,
-        parts=[Part(text=f"{where}{sender}: {data.content_text}"), data.as_part()],
-        metadata={NOTE_KEY: {"relay": judged.message.message_id}},
+        parts=[Part(text=f"{where}{sender}: {data.content_text}"), *parts],
+        metadata=metadata,
     )
 
 

@@ -13,6 +13,8 @@ message; the run's turn is over. A reply from bob resumes the task with a turn o
 
 from __future__ import annotations
 
+import asyncio
+import os
 from collections.abc import Collection, Sequence
 from functools import partial
 from typing import Any
@@ -24,7 +26,7 @@ from accord.core import lifecycle
 from accord.core.outcome import Outcome, refused
 from accord.core.records import TaskRecord
 from accord.harness import received
-from accord.harness.channels import decisions
+from accord.harness.channels import decisions, owed
 from accord.harness.channels import judge as judging
 from accord.harness.channels.data import ChannelData, Kind
 from accord.harness.channels.judge import DELIVER_KEY, Judged
@@ -36,7 +38,7 @@ from accord.harness.channels.state import (
     state_of,
     with_channels,
 )
-from accord.harness.core.conversation import chain
+from accord.harness.core.conversation import Decision, chain
 from accord.harness.core.identity import claimed
 from accord.harness.core.state import extension_of
 from accord.harness.hooks.base import HookAbort
@@ -45,6 +47,7 @@ from accord.harness.hooks.operations import (
     CHANNEL_SENT,
     HELP_ANSWERED,
     HELP_REQUESTED,
+    MESSAGE_RECEIVED,
     ChannelReceived,
     ChannelSent,
     HelpAnswered,
@@ -55,6 +58,7 @@ from accord.harness.moves import Decides, Moves, Who
 from accord.wire.errors import A2AError, ErrorKind
 from accord.wire.model import Message, Part, Role, Task, TaskState
 
+STALL_ENV = "ACCORD_TEST_STALL_CHANNEL_HANDLING"
 MAX_QUESTION = 10_000  # characters of a help request's question
 MAX_OPTIONS = 32
 MAX_OPTION = 500
@@ -73,6 +77,10 @@ class Channels:
         self.moves = moves
         self.agent_id = agent_id
         self.roster = frozenset(roster)
+        self._taking: set[str] = set()  # the messages whose handlers run here now
+        # Tests only: handlers wait before they judge, so that a test can kill the process
+        # between a message's append and its handling (never set in production).
+        self._stall = asyncio.Event() if os.environ.get(STALL_ENV) == "1" else None
 
     # --- a participant's message -----------------------------------------------------------
 
@@ -86,8 +94,9 @@ class Channels:
         )
 
     def handler(self, judged: Judged, then: ExecutorFunction) -> ExecutorFunction:
-        """The run of a channel message (or a reply): relayed, judged by the hooks, the
-        help request it answers marked, then ``then`` (the turn) when it starts one."""
+        """The run of a channel message (or a reply): judged by the hooks, then relayed (and
+        owed to the channel's agents), the help request it answers marked, then ``then``
+        (the turn, the hooks' judgement of the message already made) when it starts one."""
 
         async def handle(ctx: RequestContext, task: TaskHandle) -> None:
             if await self.take(ctx, task, judged):
@@ -96,43 +105,86 @@ class Channels:
         return handle
 
     async def take(self, ctx: RequestContext, task: TaskHandle, judged: Judged) -> bool:
-        """Whether a turn runs on the message now."""
-        current = await task.current()
-        sender = claimed(ctx.message) or ""
-        who = Who.on(extension_of(current), sender, ctx.message.message_id)
+        """Whether a turn runs on the message now. Its handling is decided once: a message
+        whose handling the task records already (its handler ran again after a restart, or
+        twice at once) changes nothing more."""
         message_id = ctx.message.message_id
+        if message_id in self._taking:
+            return False  # (its handler runs in this process already)
+        self._taking.add(message_id)
         try:
-            await self._heard(current.id, judged, who)
+            if self._stall is not None:
+                await self._stall.wait()  # (tests only: a crash between append and handling)
+            return await self._take(ctx, task, judged)
+        finally:
+            self._taking.discard(message_id)
+
+    async def _take(self, ctx: RequestContext, task: TaskHandle, judged: Judged) -> bool:
+        current = await task.current()
+        message_id = ctx.message.message_id
+        if message_id in owed.handled(current):
+            return False
+        sender = claimed(ctx.message) or ""
+        who = Who.on(extension_of(current), sender, message_id)
+        try:
+            seen = await self._heard(current.id, judged, ctx.message, who)
         except HookAbort as abort:
-            relayed = partial(decisions.received, judged=judged, sender=sender, turn=False)
-            refusal = partial(received.refusal, message_id=message_id, reason=abort.message)
-            await self.moves.decide(task, partial(chain, steps=(relayed, refusal)), who)
+            await self._refuse(task, message_id, abort.message, who)
             return False
         turns = [False]  # (whether the decision as stored, its last run, started a turn)
 
         def decide(record: TaskRecord | None, now_ms: int) -> Outcome:
+            turns[0] = False
+            if record is not None and message_id in owed.handled(record.task):
+                return Outcome("unchanged", record=record)
             answered, told = _still_open(record, judged, sender)
             turn = judged.turn and (judged.answers is None or answered is not None)
             relayed = answered is not None and judged.answers is not None and judged.answers.relay
             # (a relayed question's answer goes to the sub-task that asked: no turn here)
             turns[0] = turn and not relayed
-            return decisions.received(
-                record,
-                now_ms,
-                judged,
-                sender,
-                turns[0],
+            taken = partial(
+                decisions.received,
+                judged=judged,
+                sender=sender,
+                turn=turns[0],
                 answered=answered,
                 told=told,
                 relayed=bool(relayed),
             )
+            if seen is ctx.message:
+                return taken(record, now_ms)
+            replaced = partial(received.replaced, message=seen)
+            return chain(record, now_ms, (taken, replaced))
 
         await self.moves.decide(task, decide, who)
         return turns[0]
 
-    async def _heard(self, task_id: str, judged: Judged, who: Who) -> None:
-        """``channel.received`` (the harness is in the channel) and ``help.answered`` (the
-        message answers a request): a HookAbort refuses the message."""
+    def refusing(self, reason: str) -> ExecutorFunction:
+        """The run of a message owed its handling that can no longer be taken (its sender
+        left the channel meanwhile, say): refused with ``reason``."""
+
+        async def handle(ctx: RequestContext, task: TaskHandle) -> None:
+            current = await task.current()
+            sender = claimed(ctx.message) or ""
+            who = Who.on(extension_of(current), sender, ctx.message.message_id)
+            await self._refuse(task, ctx.message.message_id, reason, who)
+
+        return handle
+
+    async def _refuse(self, task: Decides, message_id: str, reason: str, who: Who) -> None:
+        """Refused: nothing relayed, nothing delivered, no turn, the model never reads it;
+        the sender is told (once)."""
+        refusal = partial(received.refusal, message_id=message_id, reason=reason)
+        await self.moves.decide(task, partial(_once, message_id=message_id, then=refusal), who)
+
+    async def _heard(self, task_id: str, judged: Judged, message: Message, who: Who) -> Message:
+        """``message.received`` (every participant's message on a channel, and every reply),
+        ``channel.received`` (the harness is in the channel) and ``help.answered`` (the
+        message answers a request): the message as the model is to see it; a HookAbort
+        refuses it."""
+        seen = message
+        if self.hooks.wants(MESSAGE_RECEIVED):
+            seen = await received.receive(self.hooks, task_id, message, who)
         data = judged.data
         if data is not None and judged.received and self.hooks.wants(CHANNEL_RECEIVED):
             heard = ChannelReceived(
@@ -150,6 +202,7 @@ class Channels:
                 **who.fields(task_id), request_id=request.id, question=request.question, reply=reply
             )
             await self.hooks.perform(HELP_ANSWERED, answered)
+        return seen
 
     # --- what the harness sends ------------------------------------------------------------
 
@@ -392,6 +445,13 @@ def _check_question(question: str, options: Sequence[str]) -> None:
     for option in options:
         if not option.strip() or len(option) > MAX_OPTION:
             raise ChannelError(f"an option is 1 to {MAX_OPTION} characters")
+
+
+def _once(record: TaskRecord | None, now_ms: int, message_id: str, then: Decision) -> Outcome:
+    """``then``, unless the task records the handling of ``message_id`` already."""
+    if record is not None and message_id in owed.handled(record.task):
+        return Outcome("unchanged", record=record)
+    return then(record, now_ms)
 
 
 def _still_open(record: TaskRecord | None, judged: Judged, sender: str) -> tuple[str | None, str]:

@@ -15,9 +15,13 @@ not in get exactly the unknown-task error the task's strangers get —, then tha
 - any other channel message starts a turn when it is on the default channel (the task's own
   id) and the harness is in it, and only then.
 
-The message as stored names the agent participants it is to be delivered to
-(:data:`DELIVER_KEY`): its channel's members on the agent roster, but its sender and the
-harness itself.
+The message as stored is marked as owed its handling (:data:`OWED_KEY`): the hooks, then
+its relay and deliveries, the help request it answers, the turn it starts, are done once,
+by its handler or — after a crash cut that short — by the scan of a restarted process
+(:mod:`accord.harness.channels.owed`). The agent participants it is to be delivered to (its
+channel's members on the agent roster, but its sender and the harness itself) are named by
+its relay (:data:`DELIVER_KEY`), once the hooks let it through: a refused message is
+delivered to nobody.
 """
 
 from __future__ import annotations
@@ -44,6 +48,9 @@ from accord.wire.model import Message, Task
 # Message metadata: the agent participants a stored channel message goes to (the outbox
 # delivers it to each, once).
 DELIVER_KEY = "accord.harness/deliver_to"
+# Message metadata of a participant's message the harness owes its handling (a channel
+# message, a reply): stored with the message, in the same append.
+OWED_KEY = "accord.harness/owed"
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +60,8 @@ class Judged:
     ``data`` is its channel part (None: a plain reply), ``message`` the message as stored,
     ``answers`` the help request it answers (resuming the task), ``turn`` whether a turn
     runs on it, ``told`` why a reply is recorded without resuming ("" when it is not), and
-    ``received`` whether the harness is in its channel (it then hears of it)."""
+    ``received`` whether the harness is in its channel (it then hears of it), ``recipients``
+    the agent participants its relay is delivered to."""
 
     data: ChannelData | None
     message: Message
@@ -61,6 +69,7 @@ class Judged:
     turn: bool = False
     told: str = ""
     received: bool = True
+    recipients: tuple[str, ...] = ()
 
 
 def judge(
@@ -81,7 +90,7 @@ def judge(
         waiting = [r for r in open_requests(task, extension) if r.to == sender]
         if not waiting:
             return None
-        return Judged(None, message, answers=waiting[0], turn=True)
+        return Judged(None, owed(message), answers=waiting[0], turn=True)
     data, index = found
     if _has_envelope(message):
         raise invalid_params(
@@ -100,16 +109,16 @@ def judge(
             f"{field}: {description}",
             violations=[FieldViolation(field, description)],
         )
-    recipients = sorted((channel_members & set(roster)) - {sender, agent_id})
-    stored = stamped(message, recipients)
+    recipients = tuple(sorted((channel_members & set(roster)) - {sender, agent_id}))
+    stored = owed(message)
     received = agent_id in channel_members
     if data.kind == "help_reply":
         request, told = _answered(task, extension, data, sender)
         if request is not None:
-            return Judged(data, stored, answers=request, turn=received, received=received)
-        return Judged(data, stored, told=told, received=received)
+            return Judged(data, stored, request, received, received=received, recipients=recipients)
+        return Judged(data, stored, told=told, received=received, recipients=recipients)
     turn = received and data.channel_id == task.id
-    return Judged(data, stored, turn=turn, received=received)
+    return Judged(data, stored, turn=turn, received=received, recipients=recipients)
 
 
 def _answered(
@@ -146,13 +155,10 @@ def _has_envelope(message: Message) -> bool:
     return any(part.media_type == EVENT_MEDIA_TYPE for part in message.parts)
 
 
-def stamped(message: Message, recipients: list[str]) -> Message:
-    """``message`` naming the agent participants it goes to (none: no mark)."""
+def owed(message: Message) -> Message:
+    """``message`` as stored: marked as owed its handling (and naming no recipients: only
+    the harness's own messages do)."""
     metadata = dict(message.metadata) if isinstance(message.metadata, dict) else {}
-    if not recipients:
-        if DELIVER_KEY not in metadata:
-            return message
-        del metadata[DELIVER_KEY]
-    else:
-        metadata[DELIVER_KEY] = recipients
+    metadata.pop(DELIVER_KEY, None)
+    metadata[OWED_KEY] = True
     return msgspec.structs.replace(message, metadata=metadata)

@@ -4,11 +4,12 @@ A2A endpoints.
 Nothing is queued in memory that is not also in the store (accord.store.channel_outbox):
 
 - **following**: every message the harness stores for agent participants names them
-  (``accord.harness/deliver_to``); the dispatcher reads the store's global feed — written in
-  the appending transaction itself — and adds a row per (message, recipient), moving its
-  feed position in the same transaction. It reads right away when anything commits in this
-  process, every ``poll_interval_s`` for what other nodes commit, and on start for what a
-  crash left unread;
+  (``accord.harness/deliver_to``: its help requests and messages, and the relays of the
+  participants' messages the hooks let through); the dispatcher reads the store's global
+  feed — written in the appending transaction itself — and adds a row per (message,
+  recipient), moving its feed position in the same transaction. It reads right away when
+  anything commits in this process, every ``poll_interval_s`` for what other nodes commit,
+  and on start for what a crash left unread;
 - **delivering**: it claims due rows (a lease, so no other node sends the same row at the
   same time), in message order per (task, recipient), and sends each as a SendMessage to
   the recipient's own A2A endpoint through accord's client, with the roster's credentials
@@ -19,9 +20,10 @@ Nothing is queued in memory that is not also in the store (accord.store.channel_
   ``max_attempts`` failures the row is ``failing`` (logged, without secrets) and the
   recipient's next messages go on.
 
-The message a recipient gets: the channel message's parts (its text and its channel part),
-the id ``<task>:<seq>`` for a participant's message (the harness's own keep theirs, e.g.
-``<task>:help:7``: a ``help_reply`` answers that id), and in its metadata the task to answer
+The message a recipient gets: the parts of the message that names it (the harness's own
+message, or a participant's message's relay: who said what, then the message's parts), its
+id (e.g. ``<task>:help:7``: a ``help_reply`` answers that id; a relay's
+``<task>:channel:<seq>``), and in its metadata the task to answer
 on (``accord.harness/task``) and, when the harness has no credentials for the recipient, its
 own participant id (``participant_id``, as tiny-harness servers in open mode read it).
 """

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from accord.harness import usage
 from accord.harness.channels.desk import ChannelError, Channels
 from accord.harness.models.base import ModelResponse
 from accord.harness.moves import Who
@@ -97,11 +98,20 @@ class AskParticipant:
             return ToolOutcome("ask_participant needs the task", error=True)
         who = Who(context.sender, context.sender_role, context.correlation_id)
         # (the request answers this model call: a scripted model goes on after it)
-        marks = {MODEL_CALL_KEY: context.model_call} if context.model_call >= 0 else None
+        marks: dict[str, Any] = (
+            {MODEL_CALL_KEY: context.model_call} if context.model_call >= 0 else {}
+        )
+        if context.used:  # (the turn ends here: its tokens go with the request)
+            marks[usage.USAGE_KEY] = usage.metadata_of(context.used)
         try:
             ask = parse_ask(arguments)
             request = await self.channels.ask(
-                context.task, who, ask.participant_id, ask.question, ask.options, metadata=marks
+                context.task,
+                who,
+                ask.participant_id,
+                ask.question,
+                ask.options,
+                metadata=marks or None,
             )
         except ChannelError as exc:
             return ToolOutcome(f"not asked: {exc}", error=True)

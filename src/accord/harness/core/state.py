@@ -49,6 +49,11 @@ def metadata_with(base: dict[str, Any] | None, extension: TaskExtension) -> dict
 
 # accord's own keys in task and message metadata (``accord.harness/model_call`` …).
 ACCORD_PREFIX = "accord.harness/"
+# What ``message.received`` hooks decided about participants' messages, in Task.metadata:
+# {"refused": [message ids], "replaced": {message id: the message the model sees instead}},
+# durable before any model call. A refusal's note (message metadata {RECEIVED_KEY:
+# {"refused": message id}}) is not shown to the model either.
+RECEIVED_KEY = ACCORD_PREFIX + "received"
 
 
 def without_harness_keys(metadata: Any) -> dict[str, Any]:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from accord.agents.api import TaskHandle
+from accord.harness.models.base import Usage
 from accord.harness.transcript import ToolSpec
 from accord.harness.wire import Role
 
@@ -49,6 +50,9 @@ class ToolContext:
     correlation_id: str = ""  # the message the turn answers
     model_call: int = -1  # the number of the model call that asked for this call
     call_id: str = ""  # the call's id (the same when a turn runs again after a crash)
+    # The tokens of the turn's model calls so far, by call id: a tool that ends the turn
+    # (ask_participant) puts them on the message it parks the task with.
+    used: Mapping[str, Usage] = field(default_factory=dict)
 
 
 class Tool(Protocol):

@@ -1,0 +1,140 @@
+"""What the harness owes the participants' messages it diverted (channel messages, replies):
+their handling, done exactly once even when a crash cuts it short.
+
+A diverted message is stored marked :data:`~accord.harness.channels.judge.OWED_KEY`, in the
+append that stores it. Its handling — the hooks, then one decision that relays it (naming the
+agents it is delivered to), marks the help request it answers and starts its turn, or that
+refuses it — leaves a trace naming the message in that same decision:
+
+- a status message whose metadata names it: a relay or what its sender is told
+  (``accord.harness/channel_note``), a refusal (``accord.harness/received``);
+- or the help request it answered (``answered_by``: its id).
+
+A message marked owed with no such trace is owed still: its handler never got to decide
+(the process died meanwhile). :class:`OwedScan` finds those when the harness starts (once
+the engine's recovery has given back the turns a crash cut) and, on a store shared by
+several nodes, every ``recovery_interval_s``, and runs their handlers again. A handler
+decides only while its message is owed, so a message is handled once however often its
+handler runs (the hooks may run again: they judge, the decision acts).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from accord.agents.api import ExecutorFunction
+from accord.core import lifecycle
+from accord.core.records import TaskRecord
+from accord.harness.channels.decisions import NOTE_KEY
+from accord.harness.channels.judge import OWED_KEY
+from accord.harness.channels.state import state_of
+from accord.harness.core.state import RECEIVED_KEY
+from accord.store.base import TaskHolds
+from accord.wire.model import Message, Role, Task, TaskState
+
+if TYPE_CHECKING:
+    from accord.engine import Engine
+
+log = logging.getLogger("accord.harness.channels")
+
+SCAN_STATES = frozenset(
+    {TaskState.SUBMITTED, TaskState.WORKING, TaskState.INPUT_REQUIRED, TaskState.AUTH_REQUIRED}
+)
+SCAN_BATCH = 500
+
+
+def handled(task: Task) -> set[str]:
+    """The ids of the messages whose handling the task records."""
+    done = {r.answered_by for r in state_of(task).requests if r.answered_by is not None}
+    for message in task.history:
+        marks = message.metadata
+        if message.role is not Role.AGENT or not isinstance(marks, dict):
+            continue
+        for key, names in ((NOTE_KEY, ("relay", "told")), (RECEIVED_KEY, ("refused",))):
+            note = marks.get(key)
+            if isinstance(note, dict):
+                done.update(v for name in names if isinstance(v := note.get(name), str))
+    return done
+
+
+def is_owed(message: Message) -> bool:
+    marks = message.metadata
+    return message.role is Role.USER and isinstance(marks, dict) and marks.get(OWED_KEY) is True
+
+
+def owed(task: Task) -> list[Message]:
+    """The task's messages owed their handling still, oldest first."""
+    marked = [message for message in task.history if is_owed(message)]
+    if not marked:
+        return []
+    done = handled(task)
+    return [message for message in marked if message.message_id not in done]
+
+
+class OwedScan:
+    """Runs the handlers of the messages a dead process stored and did not handle.
+
+    ``handler(task, messages)`` is the run that handles ``messages`` of ``task`` in order;
+    the engine runs it as it runs a diverted message's handler."""
+
+    def __init__(
+        self, engine: Engine, handler: Callable[[Task, list[Message]], ExecutorFunction]
+    ) -> None:
+        self.engine = engine
+        self.handler = handler
+        self._loop: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        """Scan now, in the background (the engine's start does not wait for it), and again
+        every ``recovery_interval_s`` on a store other nodes share."""
+        self._loop = asyncio.ensure_future(self._run())
+
+    async def stop(self) -> None:
+        if self._loop is not None:
+            self._loop.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._loop
+            self._loop = None
+
+    async def _run(self) -> None:
+        shared = isinstance(self.engine.store, TaskHolds)
+        while True:
+            try:
+                await self.scan()
+                if not shared:
+                    return
+            except Exception:  # (the store briefly unavailable, say)
+                log.exception("finding the channel messages owed their handling failed")
+            await asyncio.sleep(self.engine.config.recovery_interval_s)
+
+    async def scan(self) -> int:
+        """Start the handling of every message owed it; how many tasks had some."""
+        found = 0
+        after = ""
+        store = self.engine.store
+        while batch := await store.tasks_in_states(SCAN_STATES, SCAN_BATCH, after):
+            for record in batch:
+                if await self._handle(record):
+                    found += 1
+            after = batch[-1].id
+        return found
+
+    async def _handle(self, record: TaskRecord) -> bool:
+        messages = owed(record.task)
+        if not messages or lifecycle.is_terminal(record.state):
+            return False
+        if record.state in (TaskState.SUBMITTED, TaskState.WORKING) and not self.engine.running(
+            record.id
+        ):
+            # A turn nobody runs here: the engine's recovery gives it back first (on this
+            # node, or on the one holding it); its messages are found at the next scan.
+            return False
+        body = self.handler(record.task, messages)
+        started = await self.engine.run_stored(record, messages[0], body)
+        if started:
+            log.info("handling %d channel message(s) owed on task %s", len(messages), record.id)
+        return started

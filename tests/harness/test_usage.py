@@ -1,0 +1,146 @@
+"""The tokens of a task's model calls, each counted once in ``usage.totals``: a turn that
+ends by asking a participant puts its calls' tokens on the help request; a turn resumed from
+its journal after a stop counts a replayed call once; a call named by several messages is
+counted once."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from tests.harness.engine_kit import ALICE, BOB, brief, send, sub_state
+
+from accord.engine import Engine
+from accord.harness import Conversation, HarnessAgent, HarnessSettings, ModelResponse, ToolCall
+from accord.harness.channels.tool import ASK_PARTICIPANT
+from accord.harness.models import FunctionModel, Usage
+from accord.harness.tools import FunctionTool
+from accord.harness.usage import USAGE_KEY, totals
+from accord.store import SqliteStore
+from accord.store.memory import MemoryStore
+from accord.wire.model import Message, Part, Role, Task, TaskState, TaskStatus
+
+
+class Priced:
+    """A model that plays ``answers`` in order, each with the tokens it took."""
+
+    def __init__(self, *answers: tuple[str | list[ToolCall], Usage]) -> None:
+        self.answers = list(answers)
+        self.asked = 0
+
+    async def __call__(self, conversation: Conversation) -> ModelResponse:
+        self.asked += 1
+        answer, used = self.answers.pop(0)
+        if isinstance(answer, str):
+            return ModelResponse(answer, usage=used)
+        return ModelResponse("", tuple(answer), usage=used)
+
+
+def harness(model: Priced, *tools: FunctionTool) -> HarnessAgent:
+    agent = HarnessAgent(HarnessSettings(model="main"), {"main": FunctionModel(model)})
+    agent.extra_tools.extend(tools)
+    return agent
+
+
+async def lookup(order_id: int) -> str:
+    return f"order {order_id}: shipped"
+
+
+async def test_a_turn_that_asks_a_participant_counts_its_tokens_on_the_request() -> None:
+    ask = ToolCall(ASK_PARTICIPANT, {"participant_id": "bob", "question": "Which venue?"})
+    model = Priced(
+        ("Hello.", Usage(3, 1, 0)),
+        ([ToolCall("lookup", {"order_id": 7})], Usage(100, 10, 40)),
+        ([ask], Usage(120, 12, 60)),
+        ("Booked A.", Usage(50, 5, 0)),
+    )
+    engine = Engine(MemoryStore(), harness(model, FunctionTool(lookup)))
+    async with engine:
+        task = await send(engine, ALICE, brief({"alice": "admin", "bob": "watcher"}))
+        task = await send(engine, ALICE, "book a venue", task.id)
+        assert sub_state(task) == "awaiting-answer"
+        request = task.status.message
+        assert isinstance(request, Message)
+        used = request.metadata[USAGE_KEY]  # both calls of the turn that asked
+        assert (used["input_tokens"], used["output_tokens"], used["cached_tokens"]) == (
+            220, 22, 100,
+        )  # fmt: skip
+        assert totals(task) == Usage(223, 23, 100)
+        task = await send(engine, BOB, "A", task.id)
+        assert sub_state(task) == "awaiting-next-message"
+        assert totals(task) == Usage(273, 28, 100)
+        assert model.asked == 4
+
+
+async def test_a_turn_resumed_from_its_journal_counts_a_replayed_call_once(tmp_path: Path) -> None:
+    started = asyncio.Event()
+
+    async def refund(order_id: int) -> str:
+        started.set()
+        await asyncio.Event().wait()  # the stop cuts it
+        return "refunded"
+
+    def priced() -> Priced:
+        return Priced(
+            ("Hello.", Usage(3, 1, 0)),
+            ([ToolCall("refund", {"order_id": 9})], Usage(20, 3, 0)),
+            ("Could not confirm the refund.", Usage(9, 1, 0)),
+        )
+
+    path = str(tmp_path / "tasks.db")
+    first = priced()
+    engine = Engine(SqliteStore(path), harness(first, FunctionTool(refund)))
+    await engine.start()
+    task = await send(engine, ALICE, brief({"alice": "admin"}))
+    turn = asyncio.ensure_future(send(engine, ALICE, "refund order 9", task.id))
+    await asyncio.wait_for(started.wait(), 5)
+    await engine.stop()  # as a crash would: the refund's call is journaled, its answer not
+    turn.cancel()
+    assert first.asked == 2
+
+    again = priced()
+    again.answers = again.answers[2:]  # (the journal answers the refund's call)
+    engine = Engine(SqliteStore(path), harness(again, FunctionTool(refund)))
+    await engine.start()  # recovery resumes the turn
+    try:
+        parked = await _parked(engine, task.id)
+        assert again.asked == 1
+        assert totals(parked) == Usage(32, 5, 0)  # 3 + 20 (replayed, once) + 9
+    finally:
+        await engine.stop()
+
+
+def test_a_call_several_messages_name_is_counted_once() -> None:
+    def answer(calls: dict[str, list[int]]) -> Message:
+        return Message(
+            message_id=str(len(calls)),
+            role=Role.AGENT,
+            parts=[Part(text="…")],
+            metadata={USAGE_KEY: {"calls": calls}},
+        )
+
+    task = Task(
+        id="t",
+        context_id="c",
+        status=TaskStatus(state=TaskState.INPUT_REQUIRED),
+        history=[
+            answer({"m1#0": [10, 1, 0]}),
+            answer({"m1#0": [10, 1, 0], "m1#1": [5, 2, 1]}),  # (a resumed stretch)
+            Message(  # a message of before calls were named: its sums
+                message_id="old",
+                role=Role.AGENT,
+                parts=[Part(text="…")],
+                metadata={USAGE_KEY: {"input_tokens": 7, "output_tokens": 7, "cached_tokens": 0}},
+            ),
+        ],
+    )
+    assert totals(task) == Usage(22, 10, 1)
+
+
+async def _parked(engine: Engine, task_id: str) -> Task:
+    async with asyncio.timeout(10):
+        while True:
+            task = await engine.get_task(task_id, ALICE)
+            if task.status.state is TaskState.INPUT_REQUIRED:
+                return task
+            await asyncio.sleep(0.05)
