@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +14,8 @@ import msgspec
 import pytest
 
 from accord.core.caller import Caller
-from accord.core.events import fold
+from accord.core.events import Event, fold
+from accord.core.records import TaskRecord
 from accord.engine import Engine, StreamItem
 from accord.harness import Conversation, HarnessAgent, HarnessSettings, conversation_agent
 from accord.harness.wire import EVENT_MEDIA_TYPE, STATUS_KEY, TASK_KEY
@@ -443,6 +444,56 @@ async def test_messages_that_arrive_mid_turn_join_it(store: MemoryStore) -> None
             "answer 2",
             "answer 3",
         ]
+    finally:
+        await engine.stop()
+
+
+class ParkingHeldStore(MemoryStore):
+    """Holds the write that parks a turn, once armed, after it is stored and before the
+    turn hears it is: the moment a turn takes no more messages."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.armed = False
+        self.held = asyncio.Event()
+        self.release = asyncio.Event()
+
+    async def append(
+        self, record: TaskRecord, events: Sequence[Event], *args: Any, **kw: Any
+    ) -> None:
+        before = await self.get_task(record.id, None)
+        await super().append(record, events, *args, **kw)
+        parks = record.task.status.state is TaskState.INPUT_REQUIRED
+        if self.armed and parks and before and before.task.status.state is TaskState.WORKING:
+            self.armed = False
+            self.held.set()
+            await self.release.wait()
+
+
+async def test_a_message_that_comes_while_a_turn_parks_gets_a_turn_of_its_own() -> None:
+    store = ParkingHeldStore()
+    seen: list[list[str]] = []
+
+    async def turn(conversation: Conversation) -> str:
+        seen.append([e.text for e in conversation.entries if e.role == "user"])
+        return f"answer {len(seen)}"
+
+    engine = await engine_with(store, conversation_agent(turn))
+    try:
+        task = await send(engine, ALICE, "one")
+        store.armed = True
+        second = asyncio.ensure_future(send(engine, ALICE, "two", task.id))
+        await asyncio.wait_for(store.held.wait(), 5)  # turn 2 is parking
+        third = asyncio.ensure_future(send(engine, ALICE, "three", task.id))
+        await asyncio.sleep(0.05)
+        store.release.set()
+        ended = await asyncio.wait_for(asyncio.gather(second, third), 5)
+        assert status_text(ended[0]) == "answer 2"
+        assert status_text(ended[1]) == "answer 3"  # not left unanswered
+        assert seen[-1] == ["one", "two", "three"]
+        parked = await engine.get_task(task.id, ALICE)
+        assert parked.status.state is TaskState.INPUT_REQUIRED
+        assert status_text(parked) == "answer 3"
     finally:
         await engine.stop()
 

@@ -358,13 +358,16 @@ class HarnessAgent:
             if is_participant_task(extension, self.settings.agent_id):
                 await self._participant_task(ctx, task, extension)
                 return
-        running = self._turns.get(ctx.task_id)
-        if running is not None:  # this message joins the turn running here
+        while (running := self._turns.get(ctx.task_id)) is not None:
+            # This message joins the turn running here. A turn making its last writes takes
+            # no more messages: one that comes then is left over, and has a turn of its own
+            # once that one is done (the first left over runs it, the others join it).
             running.incoming.append(ctx.message)
             if heard:
                 running.heard.add(ctx.message.message_id)
             await running.done.wait()
-            return
+            if not any(message is ctx.message for message in running.incoming):
+                return
         turn = self._turns[ctx.task_id] = _Turn()
         try:
             # (accord.telemetry: counted, and a GenAI invoke_agent span with tracing on)
