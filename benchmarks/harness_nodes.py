@@ -6,11 +6,12 @@ park the conversation, against one that lands on the node that did.
 
 Two ``accord serve --agent harness`` processes (the scripted model of harness_turns.py) on
 one fresh PostgreSQL database (created on the ``--pg`` server, dropped after), as
-docs/scale-out.md runs them. Each measurement starts 2,000 conversations on node A (each
-parked in INPUT_REQUIRED after its first turn), then continues them with wrk: ``other``
+docs/scale-out.md runs them. Each measurement starts ``--pool`` conversations (500) on node
+A (each parked in INPUT_REQUIRED after its first turn), then continues them with wrk: ``other``
 sends each continuation to node B, which reads the conversation node A left and runs the
 turn; ``same`` sends them to node A. The two run back to back in every repeat, on fresh
-pools. Every response body is checked (harness_turns.py's ``turn`` check).
+pools both made before either runs, in alternating order. Every response body is checked
+(harness_turns.py's ``turn`` check).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from bench_scaleout import fresh_database  # noqa: E402
-from harness_turns import POOL, SCRIPT, lua, start_conversations  # noqa: E402
+from harness_turns import SCRIPT, lua, start_conversations  # noqa: E402
 from load_results import Result  # noqa: E402
 from run import Server, Target, ensure_venv, free_port, load, machine, run_wrk  # noqa: E402
 
@@ -44,6 +45,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=int, default=5)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--connections", default="1,8")
+    parser.add_argument("--pool", type=int, default=500, help="conversations per measurement")
     parser.add_argument(
         "--pg",
         default=os.environ.get("ACCORD_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres"),
@@ -69,9 +71,12 @@ def main() -> None:
             b.start()
             for repeat in range(args.repeat):
                 for count in connections:
-                    for scenario, target_node in (("other", b), ("same", a)):
-                        pool = start_conversations(a.port, POOL)
-                        text = lua("turn", f"{scenario}{count}r{repeat}", pool)
+                    # Both pools first, the order alternating by repeat: neither measurement
+                    # runs while node A still settles the conversations just started.
+                    pools = {s: start_conversations(a.port, args.pool) for s in ("other", "same")}
+                    order = [("other", b), ("same", a)]
+                    for scenario, target_node in order if repeat % 2 == 0 else order[::-1]:
+                        text = lua("turn", f"{scenario}{count}r{repeat}", pools[scenario])
                         target = Target(scenario, target_node, "jsonrpc", "/")
                         result = run_wrk(
                             target, scenario, count, args.seconds, work,
