@@ -30,7 +30,7 @@ sys.path.insert(0, str(HERE))
 from bench_scaleout import fresh_database  # noqa: E402
 from harness_turns import SCRIPT, lua, start_conversations  # noqa: E402
 from load_results import Result  # noqa: E402
-from run import Server, Target, ensure_venv, free_port, load, machine, run_wrk  # noqa: E402
+from run import Server, Target, free_port, load, machine, parse_in_venv, run_wrk  # noqa: E402
 
 
 def node(name: str, dsn: str, config: Path, work: Path) -> Server:
@@ -51,11 +51,7 @@ def main() -> None:
         default=os.environ.get("ACCORD_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres"),
         help="an admin DSN: the benchmark creates and drops its own database there",
     )
-    parser.add_argument("--json", type=Path, help="also write every run here")
-    parser.add_argument("--no-venv", action="store_true", help="use this interpreter as is")
-    args = parser.parse_args()
-    if not args.no_venv:
-        ensure_venv(__file__)
+    args = parse_in_venv(parser, __file__)
     connections = [int(c) for c in args.connections.split(",")]
     print(f"machine: {machine()}  load: {load()}", flush=True)
     results: list[Result] = []

@@ -42,7 +42,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from lua import _COMMON, _HEADERS  # noqa: E402
-from run import Result, Server, Target, ensure_venv, free_port, load, machine, run_wrk  # noqa: E402
+from run import Result, Server, Target, free_port, load, machine, parse_in_venv, run_wrk  # noqa: E402
 
 POOL = 2_000
 PARTICIPANT = "bench"
@@ -143,11 +143,7 @@ def main() -> None:
     parser.add_argument("--connections", default="1,8")
     parser.add_argument("--scenarios", default="echo,first,turn,hooked")
     parser.add_argument("--baseline", type=Path, help="also serve turn from this checkout")
-    parser.add_argument("--json", type=Path, help="also write every run here")
-    parser.add_argument("--no-venv", action="store_true", help="use this interpreter as is")
-    args = parser.parse_args()
-    if not args.no_venv:
-        ensure_venv(__file__)
+    args = parse_in_venv(parser, __file__)
     connections = [int(c) for c in args.connections.split(",")]
     scenarios = args.scenarios.split(",") + (["baseline"] if args.baseline else [])
     accord = str(Path(sys.executable).with_name("accord"))

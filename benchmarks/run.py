@@ -99,6 +99,17 @@ def ensure_venv(script: str = __file__) -> None:
     os.execv(str(_venv_python()), [str(_venv_python()), script, *sys.argv[1:]])
 
 
+def parse_in_venv(parser: argparse.ArgumentParser, script: str) -> argparse.Namespace:
+    """Parse a benchmark's arguments (with ``--no-venv``; ``--json`` for its runs), then
+    re-run ``script`` in benchmarks/.venv unless told not to."""
+    parser.add_argument("--json", type=Path, help="also write every run here")
+    parser.add_argument("--no-venv", action="store_true", help="use this interpreter as is")
+    args = parser.parse_args()
+    if not args.no_venv:
+        ensure_venv(script)
+    return args
+
+
 def machine() -> dict[str, str]:
     model = "unknown"
     with contextlib.suppress(OSError):
