@@ -610,8 +610,10 @@ def main() -> None:
             bench.phase(args.big, big_scenarios, with_echo=False)
         fsync = " / ".join(f"{us:.0f}" for us in bench.fsync_us)
         tables = [
-            ("like for like (accord / a2a-sdk, JSON-RPC, medians of the repeats)",
-             like_for_like(bench.results, args.small)),
+            (f"like for like on {stored:,} stored tasks (accord / a2a-sdk, JSON-RPC, medians)",
+             like_for_like(bench.results, stored))
+            for stored in (args.small, args.big)
+        ] + [
             ("against the limit", against_limit(bench.results, args.small, bench.fsync_us)),
             ("accord durable against the SDK in memory (information)", table(bench.results)),
             ("", grpc_table(bench.results)),
