@@ -15,6 +15,10 @@ microseconds per turn. Variants, interleaved over ``--repeat`` rounds:
 
 The claim it checks (issue: harness part 2): hooks cost a turn nothing when unused —
 ``unused`` is ``baseline`` within the rounds' spread. Results go to docs/benchmarks.md.
+
+First it times the dispatch itself with no hook registered: what the harness does at each
+operation before deciding to skip it (``Hooks.wants`` on a frozen, empty registry), per
+call, over every operation of the catalogue.
 """
 
 from __future__ import annotations
@@ -73,6 +77,29 @@ asyncio.run(main())
 """
 
 
+def dispatch_ns(calls: int = 200_000) -> tuple[float, int]:
+    """Nanoseconds per ``Hooks.wants`` on a frozen registry with no hook, best of 5, and the
+    number of operations in the catalogue it was asked about."""
+    import timeit
+
+    import accord.harness  # noqa: F401  (registers the catalogue's operations)
+    from accord.harness.hooks.operations import OPERATIONS
+    from accord.harness.hooks.registry import Hooks
+
+    hooks = Hooks()
+    hooks.freeze()
+    operations = list(OPERATIONS.values())
+    per_round = calls // len(operations)
+
+    def ask() -> None:
+        for _ in range(per_round):
+            for operation in operations:
+                hooks.wants(operation)
+
+    best = min(timeit.repeat(ask, number=1, repeat=5))
+    return best / (per_round * len(operations)) * 1e9, len(operations)
+
+
 def measure(variant: str, turns: int, baseline: Path | None) -> float:
     env = dict(os.environ)
     source = baseline / "src" if variant == "baseline" and baseline else REPO / "src"
@@ -93,6 +120,8 @@ def main() -> None:
     variants = ["unused", "hooked"] + (["baseline"] if args.baseline else [])
     times: dict[str, list[float]] = {variant: [] for variant in variants}
     print(f"load: {' '.join(Path('/proc/loadavg').read_text().split()[:3])}", flush=True)
+    ns, count = dispatch_ns()
+    print(f"dispatch with no hook: {ns:.0f} ns per operation skipped ({count} operations)")
     for round_ in range(args.repeat):
         for variant in variants:
             times[variant].append(measure(variant, args.turns, args.baseline))

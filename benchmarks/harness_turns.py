@@ -42,7 +42,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from lua import _COMMON, _HEADERS  # noqa: E402
-from run import Result, Server, Target, ensure_venv, free_port, load, machine  # noqa: E402
+from run import Result, Server, Target, free_port, load, machine, parse_in_venv, run_wrk  # noqa: E402
 
 POOL = 2_000
 PARTICIPANT = "bench"
@@ -116,46 +116,6 @@ def start_conversations(port: int, count: int) -> list[str]:
     return ids
 
 
-def run_wrk_script(
-    target: Target, scenario: str, script: str, connections: int, seconds: int, repeat: int
-) -> Result:
-    """One wrk run of ``script``, as run.py's run_wrk measures it."""
-    import subprocess
-
-    path = Path(tempfile.mkstemp(suffix=".lua")[1])
-    path.write_text(script)
-    argv = ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--timeout", "30s"]
-    argv += ["-s", str(path), target.url]
-    cpu_before = target.server.cpu_seconds()
-    out = subprocess.run(argv, capture_output=True, text=True, check=False)
-    cpu = target.server.cpu_seconds() - cpu_before
-    data: dict[str, float] = {}
-    sample = ""
-    for line in out.stdout.splitlines():
-        if line.startswith("RESULT "):
-            data = json.loads(line[len("RESULT ") :])
-        elif line.startswith("BADSAMPLE "):
-            sample = line[len("BADSAMPLE ") :]
-    if not data:
-        raise RuntimeError(f"wrk gave no result: {out.stdout}\n{out.stderr}")
-    return Result(
-        scenario=scenario,
-        stored=0,
-        target=target.name,
-        connections=connections,
-        repeat=repeat,
-        rps=data["requests"] / (data["duration_us"] / 1e6),
-        p50_ms=data["p50_us"] / 1000,
-        p99_ms=data["p99_us"] / 1000,
-        mean_ms=data["mean_us"] / 1000,
-        requests=int(data["requests"]),
-        bad=int(data["bad"]),
-        socket_errors=int(data["socket_errors"]),
-        cpu_us=cpu * 1e6 / max(int(data["requests"]), 1),
-        sample=sample,
-    )
-
-
 NOOP_HOOK = "def noop(point, context):\n    return None\n"
 TURN_OPERATIONS = ("message.received", "turn.started", "turn.finished", "task.state_changed")
 
@@ -183,11 +143,7 @@ def main() -> None:
     parser.add_argument("--connections", default="1,8")
     parser.add_argument("--scenarios", default="echo,first,turn,hooked")
     parser.add_argument("--baseline", type=Path, help="also serve turn from this checkout")
-    parser.add_argument("--json", type=Path, help="also write every run here")
-    parser.add_argument("--no-venv", action="store_true", help="use this interpreter as is")
-    args = parser.parse_args()
-    if not args.no_venv:
-        ensure_venv(__file__)
+    args = parse_in_venv(parser, __file__)
     connections = [int(c) for c in args.connections.split(",")]
     scenarios = args.scenarios.split(",") + (["baseline"] if args.baseline else [])
     accord = str(Path(sys.executable).with_name("accord"))
@@ -227,7 +183,10 @@ def main() -> None:
                         pool = start_conversations(port, POOL) if kind == "turn" else []
                         target = Target(scenario, server, "jsonrpc", "/")
                         text = lua(kind, f"{scenario}{count}r{repeat}", pool)
-                        result = run_wrk_script(target, scenario, text, count, args.seconds, repeat)
+                        result = run_wrk(
+                            target, scenario, count, args.seconds, work,
+                            stored=0, total=0, repeat=repeat, lua_text=text,
+                        )  # fmt: skip
                     finally:
                         server.stop()
                     results.append(result)

@@ -19,6 +19,7 @@ import uuid
 from accord.core.agent import move, update_artifact
 from accord.core.client import send_message
 from accord.core.limits import Limits
+from accord.store.base import TaskStore
 from accord.store.sqlite import SqliteStore
 from accord.wire.model import Artifact, Message, Part, Role, SendMessageRequest
 
@@ -26,7 +27,7 @@ BASE_MS = 1_700_000_000_000
 LIMITS = Limits()
 
 
-async def write_task(store: SqliteStore, index: int) -> None:
+async def write_task(store: TaskStore, index: int) -> None:
     now = BASE_MS + index
     text = f"hello {index}"
     created = send_message(

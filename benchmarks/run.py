@@ -1,19 +1,31 @@
-"""accord against the official a2a-sdk, in one run on one machine.
+"""accord against the official a2a-sdk, in one run on one machine, like for like.
 
     python3 benchmarks/run.py                     # --seconds 5 --repeat 3 --connections 1,8,32
 
 Creates (once) its own environment in benchmarks/.venv with accord (this checkout, editable),
-a2a-sdk, uvicorn, uvloop and httptools, and re-runs itself there. Needs ``wrk`` on PATH.
+a2a-sdk (with its ``sqlite`` extra), uvicorn, uvloop and httptools, and re-runs itself there.
+Needs ``wrk`` on PATH.
 
-Servers, all on 127.0.0.1, all on uvloop + httptools without access log:
+Servers, all on 127.0.0.1, all on uvloop + httptools without access log, in two pairings
+that a user weighs against each other:
 
-- ``accord serve`` with the echo agent and its default store (SQLite, default durability) in
-  a temporary directory, on its default HTTP server (accord's own front; ``--accord-http
-  uvicorn`` for uvicorn): JSON-RPC at ``/``, HTTP+JSON at ``/message:send`` etc.;
-- the a2a-sdk echo agent of the interop tests (benchmarks/sdk_echo.py), in-memory store,
-  JSON-RPC at ``/a2a/jsonrpc``, on uvicorn (the SDK's documented server);
+- durable: ``accord serve`` with the echo agent and its default store (SQLite, default
+  durability) in a temporary directory on the machine's disk, on its default HTTP server
+  (accord's own front; ``--accord-http uvicorn`` for uvicorn): JSON-RPC at ``/``, HTTP+JSON
+  at ``/message:send`` etc.; against the a2a-sdk echo agent of the interop tests
+  (benchmarks/sdk_echo.py) on the SDK's own durable store, ``DatabaseTaskStore`` and
+  ``DatabasePushNotificationConfigStore`` on one SQLite file in the same directory;
+- in memory: ``accord serve --store memory://`` (benchmarks/accord_memory.py, which fills
+  the store first) against the same SDK agent on ``InMemoryTaskStore``; the SDK on uvicorn
+  (its documented server), JSON-RPC at ``/a2a/jsonrpc``;
 - a bare ASGI JSON echo (benchmarks/asgi_echo.py) on the same HTTP server as accord: the
   ceiling; and, when that is not uvicorn, the same echo on uvicorn for reference.
+
+The headline table is the like-for-like ratios (accord SQLite / SDK SQLite, accord memory /
+SDK memory); then accord against the limit: GetTask against the bare echo, and a durable
+SendMessage at 1 connection against the echo's round trip plus one fsync of the disk the
+stores are on (timed in the same run). The older table (accord durable against the SDK in
+memory) follows, as information.
 
 Phases: (1) both stores filled with 1,000 completed tasks: GetTask and ListTasks, peak RSS;
 then SendMessage and SendStreamingMessage (which add tasks); (2) new servers on stores filled
@@ -43,11 +55,15 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
+# benchmarks/ is not a package: run as a script, or imported with benchmarks/ on the path
+from headline import against_limit, like_for_like
+from load_results import TITLES, Result, medians
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 VENV = HERE / ".venv"
 REQUIREMENTS = [
-    "a2a-sdk[http-server,grpc]==1.3.0",
+    "a2a-sdk[http-server,grpc,sqlite]==1.3.0",
     "uvicorn>=0.29",
     "uvloop",
     "httptools",
@@ -83,6 +99,17 @@ def ensure_venv(script: str = __file__) -> None:
     os.execv(str(_venv_python()), [str(_venv_python()), script, *sys.argv[1:]])
 
 
+def parse_in_venv(parser: argparse.ArgumentParser, script: str) -> argparse.Namespace:
+    """Parse a benchmark's arguments (with ``--no-venv``; ``--json`` for its runs), then
+    re-run ``script`` in benchmarks/.venv unless told not to."""
+    parser.add_argument("--json", type=Path, help="also write every run here")
+    parser.add_argument("--no-venv", action="store_true", help="use this interpreter as is")
+    args = parser.parse_args()
+    if not args.no_venv:
+        ensure_venv(script)
+    return args
+
+
 def machine() -> dict[str, str]:
     model = "unknown"
     with contextlib.suppress(OSError):
@@ -91,7 +118,12 @@ def machine() -> dict[str, str]:
                 model = line.split(":", 1)[1].strip()
                 break
     wrk = subprocess.run(["wrk", "--version"], capture_output=True, text=True)
+    commit = subprocess.run(
+        ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    )
     return {
+        "commit": commit.stdout.strip(),
+        "date": time.strftime("%Y-%m-%d %H:%M %Z"),
         "nproc": str(os.cpu_count()),
         "cpu": model,
         "python": sys.version.split()[0],
@@ -191,26 +223,17 @@ class Target:
 # --- wrk -----------------------------------------------------------------------------------
 
 
-@dataclass
-class Result:
-    scenario: str
-    stored: int
-    target: str
-    connections: int
-    repeat: int
-    rps: float
-    p50_ms: float
-    p99_ms: float
-    mean_ms: float
-    requests: int
-    bad: int
-    socket_errors: int
-    cpu_us: float = 0.0  # server CPU time per request: robust to a busy machine
-    sample: str = ""
-
-    @property
-    def valid(self) -> bool:
-        return self.bad == 0 and self.socket_errors == 0 and self.requests > 0
+def parse_load_output(stdout: str) -> tuple[dict[str, float], str]:
+    """The ``RESULT {json}`` line of a load run (wrk's done() or grpc_load.py) and the first
+    bad response's ``BADSAMPLE``; ({}, "") when there is no result."""
+    data: dict[str, float] = {}
+    sample = ""
+    for line in stdout.splitlines():
+        if line.startswith("RESULT "):
+            data = json.loads(line[len("RESULT ") :])
+        elif line.startswith("BADSAMPLE "):
+            sample = line[len("BADSAMPLE ") :]
+    return data, sample
 
 
 def run_wrk(
@@ -224,7 +247,11 @@ def run_wrk(
     total: int,
     repeat: int,
     wrk_threads: int = 1,
+    lua_text: str | None = None,
 ) -> Result:
+    """One load run against ``target``: wrk with the scenario's Lua script from
+    benchmarks/lua.py (or ``lua_text``, a script with the same ``RESULT`` line), or
+    grpc_load.py for gRPC; the server's CPU time per request from /proc."""
     from lua import script  # benchmarks/lua.py
 
     run_id = f"{scenario}{connections}r{repeat}t{time.monotonic_ns() % 10**9}"
@@ -234,7 +261,8 @@ def run_wrk(
         argv += ["--stored", str(stored), "--total", str(total)]
     else:
         path = workdir / f"{target.name}-{scenario}-{connections}.lua"
-        path.write_text(script(scenario, target.binding, run=run_id, stored=stored, total=total))
+        text = lua_text or script(scenario, target.binding, run=run_id, stored=stored, total=total)
+        path.write_text(text)
         # wrk needs a connection per thread at least.
         threads = min(wrk_threads, connections)
         argv = ["wrk", f"-t{threads}", f"-c{connections}", f"-d{int(seconds)}s", "--timeout", "30s"]
@@ -242,13 +270,7 @@ def run_wrk(
     cpu_before = target.server.cpu_seconds()
     out = subprocess.run(argv, capture_output=True, text=True, check=False)
     cpu = target.server.cpu_seconds() - cpu_before
-    data: dict[str, float] = {}
-    sample = ""
-    for line in out.stdout.splitlines():
-        if line.startswith("RESULT "):
-            data = json.loads(line[len("RESULT ") :])
-        elif line.startswith("BADSAMPLE "):
-            sample = line[len("BADSAMPLE ") :]
+    data, sample = parse_load_output(out.stdout)
     if not data:
         raise RuntimeError(f"wrk gave no result: {out.stdout}\n{out.stderr}")
     return Result(
@@ -278,25 +300,35 @@ class Bench:
     workdir: Path
     results: list[Result] = field(default_factory=list)
     memory: dict[str, dict[str, int]] = field(default_factory=dict)
+    fsync_us: list[float] = field(default_factory=list)  # medians of each timing
 
-    def accord(self, db: Path, name: str) -> Server:
+    def accord(self, db: Path | None, name: str, *, stored: int = 0) -> Server:
+        """accord serve on SQLite file ``db`` (filled beforehand), or with ``db`` None on its
+        in-memory store filled with ``stored`` tasks (benchmarks/accord_memory.py)."""
         port = free_port()
-        store = f"sqlite:///{db}"
-        if self.args.accord_sync:
-            store += f"?synchronous={self.args.accord_sync}"
-        argv = [sys.executable, "-m", "accord", "serve", "--host", "127.0.0.1"]
-        argv += ["--port", str(port), "--store", store, "--agent", "echo"]
+        if db is None:
+            argv = [sys.executable, str(HERE / "accord_memory.py"), "--tasks", str(stored)]
+            argv += ["serve", "--store", "memory://"]
+        else:
+            store = f"sqlite:///{db}"
+            if self.args.accord_sync:
+                store += f"?synchronous={self.args.accord_sync}"
+            argv = [sys.executable, "-m", "accord", "serve", "--store", store]
+        argv += ["--host", "127.0.0.1", "--port", str(port), "--agent", "echo"]
         argv += ["--log-level", "warning", "--http", self.args.accord_http]
-        grpc_port = free_port() if self.args.grpc else 0
+        grpc_port = free_port() if self.args.grpc and db is not None else 0
         if grpc_port:
             argv += ["--grpc-port", str(grpc_port)]
         return Server(name, argv, port, "/.well-known/agent-card.json", self.log(name), grpc_port)
 
-    def sdk(self, tasks: int, name: str) -> Server:
+    def sdk(self, tasks: int, name: str, db: Path | None = None) -> Server:
+        """The SDK's echo agent in memory, or with ``db`` on its durable SQLite store."""
         port = free_port()
         argv = [sys.executable, str(HERE / "sdk_echo.py"), "--port", str(port)]
         grpc_port = free_port()
         argv += ["--grpc-port", str(grpc_port), "--tasks", str(tasks)]
+        if db is not None:
+            argv += ["--db", str(db)]
         return Server(name, argv, port, "/.well-known/agent-card.json", self.log(name), grpc_port)
 
     def echo(self, http: str) -> Server:
@@ -353,7 +385,7 @@ class Bench:
                         print(
                             f"  [{repeat + 1}/{a.repeat}] {scenario:6} {stored:>6}"
                             f" c{connections:<2}"
-                            f" {target.name:14} {result.rps:9.1f} req/s  p50 {result.p50_ms:7.2f}"
+                            f" {target.name:18} {result.rps:9.1f} req/s  p50 {result.p50_ms:7.2f}"
                             f" ms  cpu {result.cpu_us:7.0f} us/req"
                             f"  bad {result.bad} err {result.socket_errors}{flag}",
                             flush=True,
@@ -364,20 +396,25 @@ class Bench:
         db = self.workdir / f"accord-{stored}.db"
         self.populate(db, stored)
         accord = self.accord(db, f"accord-{stored}")
+        accord_memory = self.accord(None, f"accord-memory-{stored}", stored=stored)
         sdk = self.sdk(stored, f"sdk-{stored}")
+        sdk_db = self.sdk(stored, f"sdk-sqlite-{stored}", self.workdir / f"sdk-{stored}.db")
         echoes: list[Server] = []
         if with_echo:
             echoes.append(self.echo(a.accord_http))
             if a.accord_http != "uvicorn":
                 echoes.append(self.echo("uvicorn"))
-        servers = [accord, sdk, *echoes]
+        servers = [accord, accord_memory, sdk, sdk_db, *echoes]
         try:
             for server in servers:
                 server.start()
+            # Each pairing's two servers back to back: the ratios compare runs seconds apart.
             targets = [
                 Target("accord-jsonrpc", accord, "jsonrpc", "/"),
-                Target("accord-rest", accord, "rest", ""),
+                Target("sdk-db-jsonrpc", sdk_db, "jsonrpc", "/a2a/jsonrpc"),
+                Target("accord-mem-jsonrpc", accord_memory, "jsonrpc", "/"),
                 Target("sdk-jsonrpc", sdk, "jsonrpc", "/a2a/jsonrpc"),
+                Target("accord-rest", accord, "rest", ""),
             ]
             targets += [Target(echo.name, echo, "echo", "/") for echo in echoes]
             if a.grpc:
@@ -387,11 +424,14 @@ class Bench:
             writes = [s for s in scenarios if s in ("send", "stream")]
             if reads:
                 self.measure(targets, reads, stored)
-            for server in (accord, sdk):
+            stores = (accord, accord_memory, sdk, sdk_db)
+            for server in stores:
                 self.memory[f"{server.name} after reads"] = server.memory()
             if writes:
+                self.fsync_us.append(statistics.median(fsync_latency_us(self.workdir)))
                 self.measure(targets, writes, stored)
-                for server in (accord, sdk):
+                self.fsync_us.append(statistics.median(fsync_latency_us(self.workdir)))
+                for server in stores:
                     self.memory[f"{server.name} after writes"] = server.memory()
             if a.hold:
                 input(f"servers up (accord :{accord.port}, sdk :{sdk.port}); Enter to go on")
@@ -400,41 +440,28 @@ class Bench:
                 server.stop()
 
 
+def fsync_latency_us(directory: Path, count: int = 300) -> list[float]:
+    """Microseconds of each of ``count`` rounds of rewriting one 4 KiB page of a file in
+    ``directory`` and fsyncing it: what one durable commit waits for on that disk."""
+    path = directory / "fsync-probe"
+    page = os.urandom(4096)
+    times = []
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        os.pwrite(fd, page, 0)
+        os.fsync(fd)
+        for _ in range(count):
+            began = time.perf_counter()
+            os.pwrite(fd, page, 0)
+            os.fsync(fd)
+            times.append((time.perf_counter() - began) * 1e6)
+    finally:
+        os.close(fd)
+        path.unlink()
+    return times
+
+
 # --- the table -----------------------------------------------------------------------------
-
-TITLES = {
-    "send": "SendMessage",
-    "stream": "SendStreamingMessage",
-    "get": "GetTask",
-    "list": "ListTasks",
-}
-
-
-def medians(results: list[Result]) -> dict[tuple[str, int, str, int], Result]:
-    """One Result per (scenario, stored, target, connections): the median repeat by req/s,
-    with the latency medians of all repeats; INVALID if any repeat was."""
-    groups: dict[tuple[str, int, str, int], list[Result]] = {}
-    for r in results:
-        if r.repeat >= 0:
-            groups.setdefault((r.scenario, r.stored, r.target, r.connections), []).append(r)
-    out = {}
-    for key, rs in groups.items():
-        out[key] = Result(
-            scenario=key[0],
-            stored=key[1],
-            target=key[2],
-            connections=key[3],
-            repeat=len(rs),
-            rps=statistics.median(r.rps for r in rs),
-            p50_ms=statistics.median(r.p50_ms for r in rs),
-            p99_ms=statistics.median(r.p99_ms for r in rs),
-            mean_ms=statistics.median(r.mean_ms for r in rs),
-            requests=sum(r.requests for r in rs),
-            bad=sum(r.bad for r in rs),
-            socket_errors=sum(r.socket_errors for r in rs),
-            cpu_us=statistics.median(r.cpu_us for r in rs),
-        )
-    return out
 
 
 def _cell(r: Result | None) -> str:
@@ -511,7 +538,8 @@ def list_latency(results: list[Result]) -> str:
         "| ListTasks p50 latency | conns | 1,000 tasks ms | 100,000 tasks ms | ratio |",
         "|---|---:|---:|---:|---:|",
     ]
-    for target in ("accord-jsonrpc", "accord-rest", "accord-grpc", "sdk-jsonrpc", "sdk-grpc"):
+    targets = ("accord-jsonrpc", "accord-mem-jsonrpc", "accord-rest", "accord-grpc")
+    for target in (*targets, "sdk-jsonrpc", "sdk-db-jsonrpc", "sdk-grpc"):
         for conns in sorted({k[3] for k in m if k[0] == "list"}):
             small = m.get(("list", 1000, target, conns))
             big = m.get(("list", 100_000, target, conns))
@@ -580,19 +608,32 @@ def main() -> None:
         if big_scenarios and not args.no_big:
             print(f"phase 2: {args.big:,} stored tasks", flush=True)
             bench.phase(args.big, big_scenarios, with_echo=False)
+        fsync = " / ".join(f"{us:.0f}" for us in bench.fsync_us)
         tables = [
-            table(bench.results),
-            grpc_table(bench.results),
-            list_latency(bench.results),
-            memory_table(bench.memory),
-        ]
+            (f"like for like on {stored:,} stored tasks (accord / a2a-sdk, JSON-RPC, medians)",
+             like_for_like(bench.results, stored))
+            for stored in (args.small, args.big)
+        ] + [
+            ("against the limit", against_limit(bench.results, args.small, bench.fsync_us)),
+            ("accord durable against the SDK in memory (information)", table(bench.results)),
+            ("", grpc_table(bench.results)),
+            ("", list_latency(bench.results)),
+            ("", memory_table(bench.memory)),
+        ]  # fmt: skip
         report = "\n\n".join(
             [
-                *(t for t in tables if t.count("\n") > 1),  # leave out tables without rows
+                *(
+                    f"{title}:\n\n{text}" if title else text
+                    for title, text in tables
+                    if text.count("\n") > 1  # leave out tables without rows
+                ),
+                f"commit {info['commit']}, {info['date']}; "
                 f"machine: {info['nproc']} CPUs, {info['cpu']}, Python {info['python']}, "
                 f"{info['wrk']}; load average at start {started_load}, at end {load()}; "
                 f"{args.repeat} repeats of {args.seconds:g} s, medians; "
-                f"wrk threads: {args.wrk_threads} (at most one per connection)",
+                f"wrk threads: {args.wrk_threads} (at most one per connection); "
+                f"fsync of one 4 KiB page on the stores' disk, median µs before and after "
+                f"the writes: {fsync or '-'}",
             ]
         )
         print("\n" + report)
@@ -604,6 +645,7 @@ def main() -> None:
                         "wrk_threads": args.wrk_threads,
                         "results": [r.__dict__ for r in bench.results],
                         "memory": bench.memory,
+                        "fsync_us": bench.fsync_us,
                     },
                     indent=1,
                 )

@@ -1,11 +1,17 @@
 """The a2a-sdk echo server of the interop tests (tests/sdk_servers/echo_server.py: its agent
-and card), with its in-memory task store filled with ``--tasks`` completed echo tasks before
-it serves, so GetTask and ListTasks run against a known number of stored tasks.
+and card), with its task store filled with ``--tasks`` completed echo tasks before it serves,
+so GetTask and ListTasks run against a known number of stored tasks.
+
+The store is the SDK's ``InMemoryTaskStore`` (with ``InMemoryPushNotificationConfigStore``),
+or with ``--db PATH`` its durable one: ``DatabaseTaskStore`` and
+``DatabasePushNotificationConfigStore`` on one SQLite file through SQLAlchemy and aiosqlite
+(the ``a2a-sdk[sqlite]`` extra), opened the way the SDK's documentation shows
+(``create_async_engine("sqlite+aiosqlite:///PATH")``, SQLite's own defaults).
 
 The stored tasks have the shape the agent itself leaves (COMPLETED, one user message, one
 ``echo: hello N`` artifact) and ids ``uuid.UUID(int=N)``, N from 1.
 
-    python benchmarks/sdk_echo.py --port 8765 --grpc-port 50561 --tasks 1000
+    python benchmarks/sdk_echo.py --port 8765 --grpc-port 50561 --tasks 1000 [--db sdk.db]
 """
 
 from __future__ import annotations
@@ -22,7 +28,12 @@ import uvicorn
 from a2a.server.context import ServerCallContext
 from a2a.server.request_handlers import DefaultRequestHandler, GrpcHandler
 from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes, create_rest_routes
-from a2a.server.tasks import InMemoryPushNotificationConfigStore, InMemoryTaskStore
+from a2a.server.tasks import (
+    InMemoryPushNotificationConfigStore,
+    InMemoryTaskStore,
+    PushNotificationConfigStore,
+    TaskStore,
+)
 from a2a.types import (
     AgentCard,
     Artifact,
@@ -74,17 +85,45 @@ async def fill(store: InMemoryTaskStore, count: int) -> None:
         await store.save(stored_task(index), context)
 
 
-async def serve(host: str, port: int, grpc_port: int, tasks: int) -> None:
+async def open_database(path: str, count: int) -> tuple[TaskStore, PushNotificationConfigStore]:
+    """The SDK's durable stores on one SQLite file, filled with ``count`` tasks.
+
+    The rows are the store's own (its ``_to_orm``, the mapping ``save`` writes), inserted in
+    one transaction per 5,000: ``save`` commits each task on its own, which would take
+    minutes for 100,000.
+    """
+    from a2a.server.tasks import DatabasePushNotificationConfigStore, DatabaseTaskStore
+    from sqlalchemy.ext.asyncio import create_async_engine
+
+    engine = create_async_engine(f"sqlite+aiosqlite:///{path}")
+    store = DatabaseTaskStore(engine)
+    configs = DatabasePushNotificationConfigStore(engine)
+    await store.initialize()
+    await configs.initialize()
+    owner = store.owner_resolver(ServerCallContext())  # an unauthenticated caller's scope
+    for start in range(1, count + 1, 5_000):
+        async with store.async_session_maker.begin() as session:
+            indexes = range(start, min(start + 5_000, count + 1))
+            session.add_all([store._to_orm(stored_task(index), owner) for index in indexes])
+    return store, configs
+
+
+async def serve(host: str, port: int, grpc_port: int, tasks: int, db: str | None) -> None:
     card = make_card(host, port, grpc_port)
     extended = AgentCard()
     extended.CopyFrom(card)
-    store = InMemoryTaskStore()
-    await fill(store, tasks)
+    store: TaskStore
+    configs: PushNotificationConfigStore
+    if db:
+        store, configs = await open_database(db, tasks)
+    else:
+        store, configs = InMemoryTaskStore(), InMemoryPushNotificationConfigStore()
+        await fill(store, tasks)
     handler = DefaultRequestHandler(
         agent_executor=EchoAgent(),
         task_store=store,
         agent_card=card,
-        push_config_store=InMemoryPushNotificationConfigStore(),
+        push_config_store=configs,
         extended_agent_card=extended,
     )
 
@@ -129,10 +168,11 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--grpc-port", type=int, default=50561)
     parser.add_argument("--tasks", type=int, default=0)
+    parser.add_argument("--db", help="the SDK's durable store on this SQLite file")
     args = parser.parse_args()
     import uvloop
 
-    uvloop.run(serve(args.host, args.port, args.grpc_port, args.tasks))
+    uvloop.run(serve(args.host, args.port, args.grpc_port, args.tasks, args.db))
 
 
 if __name__ == "__main__":

@@ -1,17 +1,23 @@
-"""GetTask over the JSON bindings on a store that keeps ProtoJSON snapshots (SQLite): the
-stored bytes go out unread, and they are exactly what the task encodes to; with historyLength
-the task is decoded and trimmed as before."""
+"""GetTask over the JSON bindings, on SQLite (which keeps ProtoJSON snapshots) and in memory
+(which keeps a task's encoding until it changes): the bytes go out unread, and they are
+exactly what the task encodes to; with historyLength the task is decoded and trimmed as
+before."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+import pytest
 from server_helpers import message, rpc, serve_settings
 
 
-async def test_gettask_answers_the_same_task_both_ways_on_both_bindings(tmp_path: Path) -> None:
-    async with serve_settings(store=f"sqlite:///{tmp_path / 'g.db'}") as http:
+@pytest.mark.parametrize("kind", ["sqlite", "memory"])
+async def test_gettask_answers_the_same_task_both_ways_on_both_bindings(
+    tmp_path: Path, kind: str
+) -> None:
+    store = f"sqlite:///{tmp_path / 'g.db'}" if kind == "sqlite" else "memory://"
+    async with serve_settings(store=store) as http:
         sent = (await rpc(http, "SendMessage", {"message": message("one")}))["result"]["task"]
         raw = await http.post(
             "/",

@@ -3,6 +3,11 @@
 Records and events are kept as given, not copied: they are immutable by convention (the core
 always builds new ones). Semantics match the SQLite store, which the shared test suite checks;
 list and scan costs grow with the number of tasks, which is fine at this scale.
+
+A task's ProtoJSON (GetTask's JSON fast path, :class:`TaskSnapshots`) is encoded when it is
+first read and kept until the task changes: without it every GetTask encoded the task again,
+and GetTask on this store cost more CPU than on SQLite, which keeps the bytes (measured in
+docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from accord.store.base import (
     TaskPage,
     new_secret,
 )
+from accord.wire.codec import encode
 from accord.wire.model import TaskState
 
 
@@ -57,6 +63,8 @@ class MemoryStore:
         self._secrets: dict[str, bytes] = {}
         # (tenant, caller, key) -> a request carried out (safe retries), oldest first.
         self._requests: dict[tuple[str, str, str], StoredRequest] = {}
+        # task id -> (the record encoded, its ProtoJSON): current while the record is.
+        self._snapshots: dict[str, tuple[TaskRecord, bytes]] = {}
 
     async def open(self) -> None:
         pass
@@ -108,6 +116,17 @@ class MemoryStore:
             return None
         return record
 
+    async def get_snapshot(self, task_id: str, tenant: str) -> bytes | None:
+        record = await self.get_task(task_id, tenant)
+        if record is None:
+            return None
+        kept = self._snapshots.get(task_id)
+        if kept is not None and kept[0] is record:
+            return kept[1]
+        snapshot = encode(record.task)
+        self._snapshots[task_id] = (record, snapshot)
+        return snapshot
+
     async def read_events(self, task_id: str, after_seq: int, limit: int = 1000) -> list[Event]:
         log = self._events.get(task_id)
         if not log or limit <= 0:
@@ -146,6 +165,7 @@ class MemoryStore:
         """Delete these tasks with their logs, push configs and feed entries."""
         for task_id in doomed:
             del self._tasks[task_id]
+            self._snapshots.pop(task_id, None)
             self._events.pop(task_id, None)
             self._push.pop(task_id, None)
             self._delivery.pop(task_id, None)
