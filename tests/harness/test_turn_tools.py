@@ -21,7 +21,15 @@ from accord.harness.transcript import ToolResult
 from accord.harness.wire import TASK_KEY
 from accord.store import SqliteStore
 from accord.store.memory import MemoryStore
-from accord.wire.model import Message, Part, Role, SendMessageRequest, Task, TaskState
+from accord.wire.model import (
+    Message,
+    Part,
+    Role,
+    SendMessageConfiguration,
+    SendMessageRequest,
+    Task,
+    TaskState,
+)
 
 ALICE = Caller(participant="alice")
 
@@ -201,6 +209,74 @@ async def test_a_cut_turn_resumes_from_its_journal(tmp_path: Path) -> None:
         assert len(model.asked) == 2  # the first answer came from the journal
         [result] = [s for s in model.asked[-1].steps if isinstance(s, ToolResult)]
         assert result.error and result.content == INTERRUPTED
+    finally:
+        await engine.stop()
+
+
+async def test_a_cut_turn_a_message_joined_resumes_from_its_own_journal(tmp_path: Path) -> None:
+    """A message joins the turn while its non-idempotent tool runs, then a stop cuts it:
+    the resumed turn (given the newest message, not the one that started it) still finds
+    its journal — the answered model call is not made again, the tool not run twice — and
+    answers both messages."""
+    started, never = asyncio.Event(), asyncio.Event()
+    runs: list[int] = []
+
+    async def refund(order_id: int) -> str:
+        runs.append(order_id)
+        started.set()
+        await never.wait()
+        return "refunded"
+
+    class Refunder(Script):
+        """Refunds until it sees the refund's result (as a model would: a call made again
+        is answered again, with the refund)."""
+
+        async def __call__(self, conversation: Conversation) -> str | ModelResponse:
+            self.asked.append(conversation)
+            if any(isinstance(s, ToolResult) for s in conversation.steps):
+                return "refund unconfirmed; noted"
+            return ModelResponse("", (ToolCall("refund", {"order_id": 48213}),))
+
+    model = Refunder()
+    path = str(tmp_path / "tasks.db")
+    engine = Engine(SqliteStore(path), agent_with(model, tools=(FunctionTool(refund),)))
+    await engine.start()
+    first = await engine.send_message(
+        SendMessageRequest(
+            message=Message(message_id="m-1", role=Role.USER, parts=[Part(text="refund it")]),
+            configuration=SendMessageConfiguration(return_immediately=True),
+        ),
+        ALICE,
+    )
+    assert isinstance(first, Task)
+    await asyncio.wait_for(started.wait(), 5)
+    joined = asyncio.ensure_future(say(engine, "and send a note", first.id))
+    for _ in range(100):  # the second message is stored (it joins the running turn)
+        history = (await engine.get_task(first.id, ALICE)).history
+        if history[-1].message_id.startswith("m-and send a note"):
+            break
+        await asyncio.sleep(0.02)
+    else:
+        raise AssertionError("the second message was not stored")
+    await engine.stop()  # as a crash would, the turn stops where it is
+    joined.cancel()
+    assert len(model.asked) == 1 and runs == [48213]
+
+    engine = Engine(SqliteStore(path), agent_with(model, tools=(FunctionTool(refund),)))
+    await engine.start()  # recovery resumes the turn, on the newest message
+    try:
+        for _ in range(100):
+            task = await engine.get_task(first.id, ALICE)
+            if task.status.state is TaskState.INPUT_REQUIRED:
+                break
+            await asyncio.sleep(0.05)
+        assert runs == [48213]  # never run again
+        assert len(model.asked) == 2  # the first answer came from the journal
+        assert said(task) == "refund unconfirmed; noted"
+        [result] = [s for s in model.asked[-1].steps if isinstance(s, ToolResult)]
+        assert result.error and result.content == INTERRUPTED
+        # (the resumed call saw the message that joined)
+        assert model.asked[-1].entries[-1].text == "and send a note"
     finally:
         await engine.stop()
 

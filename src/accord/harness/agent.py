@@ -437,9 +437,11 @@ class HarnessAgent:
     ) -> None:
         """Model steps (and tools) until an answer; then the task parks with it, or the turn
         goes on with the messages that joined it meanwhile."""
-        key = ctx.message.message_id  # (the turn's journal entries carry it)
+        # (the turn's journal entries carry its key: its first message's id, or the key a
+        # resumed turn's journal names)
+        key = journal.turn if journal is not None else ctx.message.message_id
+        step = journal.first_step if journal is not None else 0
         tools = self._turn_tools()
-        step = 0
         while True:
             model = self._model(view)
             answered = await self._steps.run(
@@ -488,7 +490,11 @@ class HarnessAgent:
             if extension is None:
                 await task.fail("this task carries no harness data; it cannot run here")
                 return
-            if current.status.state is TaskState.SUBMITTED and not await task.journal_entries():
+            # The cut turn's journal: what it wrote since the task last moved into WORKING,
+            # whichever message started it (messages that joined it, or came since, do not
+            # change its key).
+            entries = await task.journal_entries(since_working=True)
+            if current.status.state is TaskState.SUBMITTED and not entries:
                 # A task the harness opened with its first message (a sub-task's brief):
                 # its first turn, as for any message.
                 await self._run(ctx, task, turn)
@@ -496,8 +502,7 @@ class HarnessAgent:
             who = Who.on(extension, claimed(ctx.message) or "", ctx.message.message_id)
             if current.status.state is not TaskState.WORKING:
                 await self.moves.start_turn(task, who)
-            entries = await task.journal_entries()
-            journal = Journal.of(entries, ctx.message.message_id)
+            journal = Journal.resumed(entries, f"{ctx.message.message_id}~{os.urandom(4).hex()}")
             view = self._conversation(await task.current(), extension)
             await self._answer_turn(ctx, task, turn, view, extension, who, journal)
         finally:

@@ -32,6 +32,7 @@ from accord.harness.transcript import Conversation, ModelStep, Step, ToolCall, T
 from accord.telemetry import agents as telemetry
 
 TURN = "turn"  # the journal entries of one turn carry its key (the turn's first message id)
+FROM = "from"  # … and the first step of their stretch of it
 REPLY = "reply"  # the artifact the model's text streams into
 INTERRUPTED = (
     "interrupted: accord stopped while this tool ran, and it is not safe to run twice; it "
@@ -58,18 +59,29 @@ class Answer:
 
 @dataclass
 class Journal:
-    """What a turn journaled so far (a resumed turn starts from it)."""
+    """What a turn journaled so far (a resumed turn starts from it): ``turn`` its key and
+    ``first_step`` the first step of its stretch (a turn that goes on with messages that
+    joined it numbers its later steps on)."""
 
+    turn: str = ""
+    first_step: int = 0
     models: dict[int, dict[str, Any]] = field(default_factory=dict)  # step -> answer
     started: set[str] = field(default_factory=set)  # tool call ids begun
     results: dict[str, dict[str, Any]] = field(default_factory=dict)  # call id -> result
 
     @classmethod
-    def of(cls, entries: Sequence[tuple[int, dict[str, Any]]], turn: str) -> Journal:
-        journal = cls()
+    def resumed(cls, entries: Sequence[tuple[int, dict[str, Any]]], fresh: str) -> Journal:
+        """The journal of the stretch of work a crash cut, from ``entries``: those written
+        since the task last moved into WORKING (only the cut turn wrote since). Its key is
+        theirs, whichever message started the turn or came since; with none, the turn
+        starts afresh under ``fresh`` (a key no earlier turn used)."""
+        if not entries:
+            return cls(turn=fresh)
+        last = entries[-1][1]
+        journal = cls(turn=str(last.get(TURN, "")), first_step=int(last.get(FROM, 0)))
         for _, data in entries:
-            if data.get(TURN) != turn:
-                continue
+            if data.get(TURN) != journal.turn or int(data.get(FROM, 0)) != journal.first_step:
+                continue  # (an earlier stretch of the turn, answered already)
             kind = data.get("kind")
             if kind == "model":
                 journal.models[int(data["step"])] = data
@@ -100,6 +112,7 @@ class Steps:
         """Ask ``model`` (and run the tools it calls) until it answers; steps are numbered
         from ``first_step`` (a turn that goes on with messages that joined it)."""
         journal = journal or Journal()
+        mark = {TURN: turn, FROM: first_step}  # (what each of its journal entries carries)
         steps: list[Step] = []
         used: dict[str, Usage] = {}  # (the tokens of each model call of this stretch)
         for number in range(first_step, first_step + self.max_steps):
@@ -116,7 +129,7 @@ class Steps:
             else:
                 asked = await self.compactor.fit(task, asked, model)
                 try:
-                    response = await self._ask(task, asked, model, turn, number, who)
+                    response = await self._ask(task, asked, model, mark, number, who)
                 except HookAbort as abort:
                     return Answer(f"model call refused: {abort.message}", used, calls_before)
             if response.usage is not None:
@@ -132,7 +145,7 @@ class Steps:
                 else:
                     call_number = view.model_calls + calls_before
                     outcome = await self._tool(
-                        task, tools, call, turn, who, journal, call_number, dict(used)
+                        task, tools, call, mark, who, journal, call_number, dict(used)
                     )
                 ended = ended or outcome.ends_turn
                 steps.append(ToolResult(call.id, call.name, outcome.content, outcome.error))
@@ -147,8 +160,15 @@ class Steps:
     # --- one model call ----------------------------------------------------------------------
 
     async def _ask(
-        self, task: TaskHandle, view: Conversation, model: Model, turn: str, step: int, who: Who
+        self,
+        task: TaskHandle,
+        view: Conversation,
+        model: Model,
+        mark: dict[str, Any],
+        step: int,
+        who: Who,
     ) -> ModelResponse:
+        turn = str(mark[TURN])
         context = LlmInvoked(**who.fields(view.task_id), model=view.model, step=step)
         hooked = self.hooks.wants(LLM_INVOKED)
         pre, body, post = LLM_INVOKED.points
@@ -173,7 +193,7 @@ class Steps:
             )
         await task.journal(
             {
-                TURN: turn,
+                **mark,
                 "kind": "model",
                 "step": step,
                 "text": response.text,
@@ -215,7 +235,7 @@ class Steps:
         task: TaskHandle,
         tools: ToolSet,
         call: ToolCall,
-        turn: str,
+        mark: dict[str, Any],
         who: Who,
         journal: Journal,
         model_call: int = -1,
@@ -227,10 +247,10 @@ class Steps:
         elif call.id in journal.started and not tool.idempotent:
             outcome = ToolOutcome(INTERRUPTED, error=True)
         else:
-            outcome = await self._run_tool(task, tool, call, turn, who, model_call, used or {})
+            outcome = await self._run_tool(task, tool, call, mark, who, model_call, used or {})
         await task.journal(
             {
-                TURN: turn,
+                **mark,
                 "kind": "tool-result",
                 "call_id": call.id,
                 "name": call.name,
@@ -245,7 +265,7 @@ class Steps:
         task: TaskHandle,
         tool: Any,
         call: ToolCall,
-        turn: str,
+        mark: dict[str, Any],
         who: Who,
         model_call: int,
         used: dict[str, Usage],
@@ -268,7 +288,7 @@ class Steps:
             arguments = context.arguments
         if not tool.idempotent:
             await task.journal(
-                {TURN: turn, "kind": "tool-start", "call_id": call.id, "name": call.name}
+                {**mark, "kind": "tool-start", "call_id": call.id, "name": call.name}
             )
         with telemetry.tool_call(call.name):
             outcome: ToolOutcome = await tool.call(
