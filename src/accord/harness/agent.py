@@ -38,13 +38,15 @@ from accord.agents.api import (
     TaskHandle,
     Verdict,
 )
+from accord.core import lifecycle
 from accord.core._build import task_not_found
 from accord.core.caller import Caller
 from accord.harness import received, usage
 from accord.harness.channels.desk import Channels
-from accord.harness.channels.judge import Judged
+from accord.harness.channels.judge import OWED_TURN, Judged
+from accord.harness.channels.judge import owed as owed_message
 from accord.harness.channels.outbox import ChannelDispatcher
-from accord.harness.channels.owed import OwedScan
+from accord.harness.channels.owed import OwedScan, owed, owes_turn
 from accord.harness.channels.state import changed_by as channels_changed_by
 from accord.harness.channels.tool import AskParticipant
 from accord.harness.command_run import CommandRunner
@@ -125,6 +127,7 @@ INPUT_MODES = (
     EVENT_MEDIA_TYPE,
 )
 OUTPUT_MODES = ("text/plain", "application/json", TASK_MEDIA_TYPE, CHANNEL_MEDIA_TYPE)
+STALL_TURN_ENV = "ACCORD_TEST_STALL_TURN_START"
 TURN_REFUSED = "turn refused: "
 ANSWER_WITHHELD = "answer withheld: "
 
@@ -157,6 +160,9 @@ class HarnessAgent:
         self._models = dict(models or {})
         self._model_factory = model_factory or ModelFactory(settings)
         self._turns: dict[str, _Turn] = {}
+        # Tests only: a plain message's turn waits before it starts, so that a test can kill
+        # the process between the message's append and its turn (never set in production).
+        self._stall = asyncio.Event() if os.environ.get(STALL_TURN_ENV) == "1" else None
         self.hooks = Hooks()
         self.commands = CommandRegistry(self.hooks)
         register_builtins(self.commands, settings.model, settings.selectable)
@@ -275,6 +281,8 @@ class HarnessAgent:
 
     def _owed_handler(self, task: Task, message: Message) -> ExecutorFunction:
         """A stored message's handler, judged again on the task as it is now."""
+        if owes_turn(message):
+            return self._owed_turn
         try:
             judged = self.channels.judge(task, message, claimed(message) or "")
         except A2AError as refusal:  # (its sender left the channel meanwhile, say)
@@ -313,6 +321,8 @@ class HarnessAgent:
         assert task is not None and isinstance(judgement, Continue)
         if call is not None:
             return Divert(partial(self._command_runner.run, call=call), message=message)
+        if _owes_turn(task):  # (stored marked: a crash before its turn starts owes it one)
+            message = owed_message(message, OWED_TURN)
         previous = extension_of(task)
         current = task.metadata if task.metadata is not UNSET else {}
         channels = _with_channels(current, message, task.id, judgement.extension)
@@ -339,6 +349,15 @@ class HarnessAgent:
     # --- turns ---------------------------------------------------------------------------
 
     async def execute(self, ctx: RequestContext, task: TaskHandle) -> None:
+        await self._execute(ctx, task)
+
+    async def _owed_turn(self, ctx: RequestContext, task: TaskHandle) -> None:
+        """The turn of a plain message a dead process stored and did not start: run once,
+        while the task still owes it (no turn of a later message answered it meanwhile)."""
+        if ctx.task_id in self._turns or not any(
+            m.message_id == ctx.message.message_id for m in owed(await task.current())
+        ):
+            return
         await self._execute(ctx, task)
 
     async def _heard_turn(self, ctx: RequestContext, task: TaskHandle) -> None:
@@ -370,6 +389,8 @@ class HarnessAgent:
                 return
         turn = self._turns[ctx.task_id] = _Turn()
         try:
+            if self._stall is not None and owes_turn(ctx.message):
+                await self._stall.wait()  # (tests only: a crash between append and turn)
             # (accord.telemetry: counted, and a GenAI invoke_agent span with tracing on)
             with telemetry.turn(
                 self.settings.agent_id, conversation_id=ctx.context_id, task_id=ctx.task_id
@@ -709,6 +730,15 @@ def _with_channels(
     field = f"{found.field}.payload"
     changed = channels_changed_by(metadata, found.payload, field, task_id, extension)
     return metadata if changed is None else changed
+
+
+def _owes_turn(task: Task) -> bool:
+    """Whether a plain message to ``task`` is owed its turn (its handling) from its append
+    on: the task is parked, and not a stand-in (whose follow passes messages on)."""
+    if task.status.state not in lifecycle.INTERRUPTED:
+        return False  # (a running turn reads it; a resumed one too)
+    info = info_of(task)
+    return info is None or info.remote is None
 
 
 def _only_envelope(message: Message) -> bool:
