@@ -127,7 +127,10 @@ class Steps:
             if recorded is not None:
                 response = _response(recorded)
             else:
-                asked = await self.compactor.fit(task, asked, model)
+                fitted = await self.compactor.fit(task, asked, model)
+                asked = fitted.view
+                if fitted.summary_usage is not None:  # (a summary made for this step)
+                    used[usage.summary_id(turn, number)] = fitted.summary_usage
                 try:
                     response = await self._ask(task, asked, model, mark, number, who)
                 except HookAbort as abort:
