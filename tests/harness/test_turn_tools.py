@@ -281,6 +281,76 @@ async def test_a_cut_turn_a_message_joined_resumes_from_its_own_journal(tmp_path
         await engine.stop()
 
 
+async def test_a_turn_cut_after_it_went_on_with_a_joined_message_resumes_its_last_stretch(
+    tmp_path: Path,
+) -> None:
+    """The turn answers, goes on with a message that joined it, and is cut while that
+    stretch's non-idempotent tool runs: the resumed turn replays that stretch (not the first
+    one's answer again), never runs the tool twice, and answers once more."""
+    release, started, never = asyncio.Event(), asyncio.Event(), asyncio.Event()
+    runs: list[int] = []
+    calls: list[Conversation] = []
+
+    async def refund(order_id: int) -> str:
+        runs.append(order_id)
+        started.set()
+        await never.wait()
+        return "refunded"
+
+    async def model(conversation: Conversation) -> str | ModelResponse:
+        calls.append(conversation)
+        if len(calls) == 1:
+            await release.wait()  # (a message joins meanwhile)
+            return "looking into it"
+        if any(isinstance(s, ToolResult) for s in conversation.steps):
+            return "refund unconfirmed; noted"
+        return ModelResponse("", (ToolCall("refund", {"order_id": 7}),))
+
+    def agent() -> HarnessAgent:
+        built = HarnessAgent(HarnessSettings(model="main"), {"main": FunctionModel(model)})
+        built.extra_tools.append(FunctionTool(refund))
+        return built
+
+    path = str(tmp_path / "tasks.db")
+    engine = Engine(SqliteStore(path), agent())
+    await engine.start()
+    first = asyncio.ensure_future(say(engine, "order 7 is broken"))
+    for _ in range(100):
+        if calls:
+            break
+        await asyncio.sleep(0.02)
+    [task_id] = [t.id for t in await engine.store.tasks_in_states(frozenset(TaskState), 10, "")]
+    joined = asyncio.ensure_future(say(engine, "refund it", task_id))
+    for _ in range(100):  # stored: it joins the running turn
+        if (await engine.get_task(task_id, ALICE)).history[-1].text() == "refund it":
+            break
+        await asyncio.sleep(0.02)
+    release.set()
+    await asyncio.wait_for(started.wait(), 5)
+    await engine.stop()  # as a crash would, in the second stretch's tool
+    first.cancel()
+    joined.cancel()
+    assert len(calls) == 2 and runs == [7]
+
+    engine = Engine(SqliteStore(path), agent())
+    await engine.start()
+    try:
+        for _ in range(100):
+            task = await engine.get_task(task_id, ALICE)
+            if task.status.state is TaskState.INPUT_REQUIRED:
+                break
+            await asyncio.sleep(0.05)
+        assert runs == [7]  # never run again
+        assert len(calls) == 3  # the second stretch's first answer came from the journal
+        assert said(task) == "refund unconfirmed; noted"
+        answers = [m.text() for m in task.history if m.role is Role.AGENT]
+        assert answers == ["looking into it", "refund unconfirmed; noted"]
+        [result] = [s for s in calls[-1].steps if isinstance(s, ToolResult)]
+        assert result.content == INTERRUPTED
+    finally:
+        await engine.stop()
+
+
 @pytest.mark.parametrize("idempotent", [True, False])
 async def test_an_idempotent_tool_runs_again_after_a_cut(tmp_path: Path, idempotent: bool) -> None:
     first = asyncio.Event()
