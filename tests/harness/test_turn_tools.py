@@ -76,6 +76,32 @@ def said(task: Task) -> str:
     return message.text()  # type: ignore[union-attr]
 
 
+def hanging_refund() -> tuple[FunctionTool, list[int], asyncio.Event]:
+    """A non-idempotent ``refund`` whose calls never end (a stop cuts them): the tool, the
+    order ids it ran for, and an event set once it started."""
+    runs: list[int] = []
+    started = asyncio.Event()
+
+    async def refund(order_id: int) -> str:
+        runs.append(order_id)
+        started.set()
+        await asyncio.Event().wait()
+        return "refunded"
+
+    return FunctionTool(refund), runs, started
+
+
+async def parked(engine: Engine, task_id: str) -> Task:
+    """The task once a turn (resumed at the engine's start) has parked it (or as it is
+    after 5 s)."""
+    for _ in range(100):
+        task = await engine.get_task(task_id, ALICE)
+        if task.status.state is TaskState.INPUT_REQUIRED:
+            break
+        await asyncio.sleep(0.05)
+    return task
+
+
 async def test_a_plan_made_with_the_harness_tool_is_on_the_task() -> None:
     plan = {
         "steps": [{"name": "Find a venue"}, {"name": "Book it", "depends_on": ["Find a venue"]}]
@@ -174,18 +200,11 @@ async def test_a_cut_turn_resumes_from_its_journal(tmp_path: Path) -> None:
     """A stop while a non-idempotent tool runs: the next start resumes the turn without
     asking the model again for what it answered, and reports the tool as interrupted instead
     of running it a second time."""
-    started, never = asyncio.Event(), asyncio.Event()
-    runs: list[int] = []
-
-    async def refund(order_id: int) -> str:
-        runs.append(order_id)
-        started.set()
-        await never.wait()
-        return "refunded"
+    refund, runs, started = hanging_refund()
 
     model = Script([ToolCall("refund", {"order_id": 48213})], "I could not confirm the refund")
     path = str(tmp_path / "tasks.db")
-    engine = Engine(SqliteStore(path), agent_with(model, tools=(FunctionTool(refund),)))
+    engine = Engine(SqliteStore(path), agent_with(model, tools=(refund,)))
     await engine.start()
     turn = asyncio.ensure_future(say(engine, "refund it"))
     await asyncio.wait_for(started.wait(), 5)
@@ -193,17 +212,13 @@ async def test_a_cut_turn_resumes_from_its_journal(tmp_path: Path) -> None:
     turn.cancel()
     assert len(model.asked) == 1 and runs == [48213]
 
-    engine = Engine(SqliteStore(path), agent_with(model, tools=(FunctionTool(refund),)))
+    engine = Engine(SqliteStore(path), agent_with(model, tools=(refund,)))
     await engine.start()  # recovery resumes the turn
     try:
         [task_id] = [t.id for t in (await engine.store.tasks_in_states(
             frozenset(TaskState), 10, ""
         ))]  # fmt: skip
-        for _ in range(100):
-            task = await engine.get_task(task_id, ALICE)
-            if task.status.state is TaskState.INPUT_REQUIRED:
-                break
-            await asyncio.sleep(0.05)
+        task = await parked(engine, task_id)
         assert said(task) == "I could not confirm the refund"
         assert runs == [48213]  # never run again
         assert len(model.asked) == 2  # the first answer came from the journal
@@ -218,14 +233,7 @@ async def test_a_cut_turn_a_message_joined_resumes_from_its_own_journal(tmp_path
     the resumed turn (given the newest message, not the one that started it) still finds
     its journal — the answered model call is not made again, the tool not run twice — and
     answers both messages."""
-    started, never = asyncio.Event(), asyncio.Event()
-    runs: list[int] = []
-
-    async def refund(order_id: int) -> str:
-        runs.append(order_id)
-        started.set()
-        await never.wait()
-        return "refunded"
+    refund, runs, started = hanging_refund()
 
     class Refunder(Script):
         """Refunds until it sees the refund's result (as a model would: a call made again
@@ -239,7 +247,7 @@ async def test_a_cut_turn_a_message_joined_resumes_from_its_own_journal(tmp_path
 
     model = Refunder()
     path = str(tmp_path / "tasks.db")
-    engine = Engine(SqliteStore(path), agent_with(model, tools=(FunctionTool(refund),)))
+    engine = Engine(SqliteStore(path), agent_with(model, tools=(refund,)))
     await engine.start()
     first = await engine.send_message(
         SendMessageRequest(
@@ -262,14 +270,10 @@ async def test_a_cut_turn_a_message_joined_resumes_from_its_own_journal(tmp_path
     joined.cancel()
     assert len(model.asked) == 1 and runs == [48213]
 
-    engine = Engine(SqliteStore(path), agent_with(model, tools=(FunctionTool(refund),)))
+    engine = Engine(SqliteStore(path), agent_with(model, tools=(refund,)))
     await engine.start()  # recovery resumes the turn, on the newest message
     try:
-        for _ in range(100):
-            task = await engine.get_task(first.id, ALICE)
-            if task.status.state is TaskState.INPUT_REQUIRED:
-                break
-            await asyncio.sleep(0.05)
+        task = await parked(engine, first.id)
         assert runs == [48213]  # never run again
         assert len(model.asked) == 2  # the first answer came from the journal
         assert said(task) == "refund unconfirmed; noted"
@@ -287,15 +291,9 @@ async def test_a_turn_cut_after_it_went_on_with_a_joined_message_resumes_its_las
     """The turn answers, goes on with a message that joined it, and is cut while that
     stretch's non-idempotent tool runs: the resumed turn replays that stretch (not the first
     one's answer again), never runs the tool twice, and answers once more."""
-    release, started, never = asyncio.Event(), asyncio.Event(), asyncio.Event()
-    runs: list[int] = []
+    release = asyncio.Event()
+    refund, runs, started = hanging_refund()
     calls: list[Conversation] = []
-
-    async def refund(order_id: int) -> str:
-        runs.append(order_id)
-        started.set()
-        await never.wait()
-        return "refunded"
 
     async def model(conversation: Conversation) -> str | ModelResponse:
         calls.append(conversation)
@@ -308,7 +306,7 @@ async def test_a_turn_cut_after_it_went_on_with_a_joined_message_resumes_its_las
 
     def agent() -> HarnessAgent:
         built = HarnessAgent(HarnessSettings(model="main"), {"main": FunctionModel(model)})
-        built.extra_tools.append(FunctionTool(refund))
+        built.extra_tools.append(refund)
         return built
 
     path = str(tmp_path / "tasks.db")
@@ -335,11 +333,7 @@ async def test_a_turn_cut_after_it_went_on_with_a_joined_message_resumes_its_las
     engine = Engine(SqliteStore(path), agent())
     await engine.start()
     try:
-        for _ in range(100):
-            task = await engine.get_task(task_id, ALICE)
-            if task.status.state is TaskState.INPUT_REQUIRED:
-                break
-            await asyncio.sleep(0.05)
+        task = await parked(engine, task_id)
         assert runs == [7]  # never run again
         assert len(calls) == 3  # the second stretch's first answer came from the journal
         assert said(task) == "refund unconfirmed; noted"
