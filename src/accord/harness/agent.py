@@ -321,19 +321,19 @@ class HarnessAgent:
         assert task is not None and isinstance(judgement, Continue)
         if call is not None:
             return Divert(partial(self._command_runner.run, call=call), message=message)
-        if _owes_turn(task):  # (stored marked: a crash before its turn starts owes it one)
-            message = owed_message(message, OWED_TURN)
         previous = extension_of(task)
         current = task.metadata if task.metadata is not UNSET else {}
         channels = _with_channels(current, message, task.id, judgement.extension)
+        # (an admitted message is stored marked: a crash before its turn starts owes it one)
+        admitted = owed_message(message, OWED_TURN) if _owes_turn(task) else message
         if judgement.extension == previous and channels is current:
-            return Admit(message)
+            return Admit(admitted)
         assert previous is not None
         if judgement.extension.participants != previous.participants and self.hooks.wants(
             PARTICIPANT_CHANGED
         ):
             return Divert(self._participants.handler(self.execute), message=message)
-        return Admit(message, metadata_with(channels, judgement.extension))
+        return Admit(admitted, metadata_with(channels, judgement.extension))
 
     def access(self, operation: Access, task: Task, caller: Caller) -> None:
         extension = extension_of(task)
