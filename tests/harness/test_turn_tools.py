@@ -345,6 +345,57 @@ async def test_a_turn_cut_after_it_went_on_with_a_joined_message_resumes_its_las
         await engine.stop()
 
 
+async def test_a_turn_cut_just_after_it_answered_and_went_on_answers_the_joined_message(
+    tmp_path: Path,
+) -> None:
+    """Cut after the turn gave its first answer and went on with a joined message, before
+    anything of the next stretch was journaled: the resumed turn does not give the first
+    answer again, it asks the model about the joined message."""
+    release, second = asyncio.Event(), asyncio.Event()
+    calls: list[Conversation] = []
+
+    async def model(conversation: Conversation) -> str:
+        calls.append(conversation)
+        if len(calls) == 1:
+            await release.wait()  # (a message joins meanwhile)
+            return "looking into it"
+        if len(calls) == 2:
+            second.set()
+            await asyncio.Event().wait()  # the stop cuts it
+        return "refunded, as you asked"
+
+    def agent() -> HarnessAgent:
+        return HarnessAgent(HarnessSettings(model="main"), {"main": FunctionModel(model)})
+
+    path = str(tmp_path / "tasks.db")
+    engine = Engine(SqliteStore(path), agent())
+    await engine.start()
+    first = asyncio.ensure_future(say(engine, "order 7 is broken"))
+    while not calls:
+        await asyncio.sleep(0.02)
+    [task_id] = [t.id for t in await engine.store.tasks_in_states(frozenset(TaskState), 10, "")]
+    joined = asyncio.ensure_future(say(engine, "refund it", task_id))
+    for _ in range(100):  # stored: it joins the running turn
+        if (await engine.get_task(task_id, ALICE)).history[-1].text() == "refund it":
+            break
+        await asyncio.sleep(0.02)
+    release.set()
+    await asyncio.wait_for(second.wait(), 5)
+    await engine.stop()
+    first.cancel()
+    joined.cancel()
+
+    engine = Engine(SqliteStore(path), agent())
+    await engine.start()
+    try:
+        task = await parked(engine, task_id)
+        answers = [m.text() for m in task.history if m.role is Role.AGENT]
+        assert answers == ["looking into it", "refunded, as you asked"]
+        assert len(calls) == 3 and "refund it" in [e.text for e in calls[-1].entries]
+    finally:
+        await engine.stop()
+
+
 @pytest.mark.parametrize("idempotent", [True, False])
 async def test_an_idempotent_tool_runs_again_after_a_cut(tmp_path: Path, idempotent: bool) -> None:
     first = asyncio.Event()

@@ -86,7 +86,7 @@ from accord.harness.moves import Moves, Who
 from accord.harness.participants import ParticipantChanges
 from accord.harness.roster import Roster
 from accord.harness.settings import HarnessSettings, ModelFactory
-from accord.harness.steps import Journal, Steps
+from accord.harness.steps import Journal, Steps, answer_id
 from accord.harness.tools import Tool, ToolSet
 from accord.harness.tools.intrinsic import INTRINSICS
 from accord.harness.tools.mcp import McpServer
@@ -487,7 +487,13 @@ class HarnessAgent:
                 except HookAbort as abort:
                     text = ANSWER_WITHHELD + abort.message
                 more = await self._take_joined(task, turn) or more
-            answer = self._answer(ctx, view.model_calls + answered.calls - 1, text, answered.used)
+            answer = self._answer(
+                ctx,
+                view.model_calls + answered.calls - 1,
+                text,
+                answered.used,
+                answer_id(key, step - 1),
+            )
             if more:  # messages came in while the model worked: answer them too
                 await task.start_working(answer)
                 fresh = self._conversation(await task.current(), extension)
@@ -523,7 +529,9 @@ class HarnessAgent:
             who = Who.on(extension, claimed(ctx.message) or "", ctx.message.message_id)
             if current.status.state is not TaskState.WORKING:
                 await self.moves.start_turn(task, who)
-            journal = Journal.resumed(entries, f"{ctx.message.message_id}~{os.urandom(4).hex()}")
+            given = {m.message_id for m in current.history if m.role is Role.AGENT}
+            fresh = f"{ctx.message.message_id}~{os.urandom(4).hex()}"
+            journal = Journal.resumed(entries, fresh, given)
             view = self._conversation(await task.current(), extension)
             await self._answer_turn(ctx, task, turn, view, extension, who, journal)
         finally:
@@ -683,15 +691,20 @@ class HarnessAgent:
 
     @staticmethod
     def _answer(
-        ctx: RequestContext, call: int, text: str, used: Mapping[str, Usage] | None = None
+        ctx: RequestContext,
+        call: int,
+        text: str,
+        used: Mapping[str, Usage] | None = None,
+        message_id: str = "",
     ) -> Message:
         """The turn's answer, numbered with the model call that gave it, with the tokens the
-        turn's model calls took (when the model said)."""
+        turn's model calls took (when the model said); ``message_id``: its stretch's
+        (steps.answer_id), so that a resumed turn knows it was given."""
         metadata: dict[str, Any] = {MODEL_CALL_KEY: call}
         if used:
             metadata[usage.USAGE_KEY] = usage.metadata_of(used)
         return Message(
-            message_id=os.urandom(16).hex(),
+            message_id=message_id or os.urandom(16).hex(),
             role=Role.AGENT,
             parts=[Part(text=text)],
             task_id=ctx.task_id,

@@ -13,7 +13,7 @@ to the model as interrupted, never run a second time.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -70,15 +70,27 @@ class Journal:
     results: dict[str, dict[str, Any]] = field(default_factory=dict)  # call id -> result
 
     @classmethod
-    def resumed(cls, entries: Sequence[tuple[int, dict[str, Any]]], fresh: str) -> Journal:
+    def resumed(
+        cls,
+        entries: Sequence[tuple[int, dict[str, Any]]],
+        fresh: str,
+        given: Collection[str] = (),
+    ) -> Journal:
         """The journal of the stretch of work a crash cut, from ``entries``: those written
         since the task last moved into WORKING (only the cut turn wrote since). Its key is
         theirs, whichever message started the turn or came since; with none, the turn
-        starts afresh under ``fresh`` (a key no earlier turn used)."""
+        starts afresh under ``fresh`` (a key no earlier turn used). A stretch whose answer
+        is among the ``given`` messages' ids (the turn went on with messages that joined
+        it) is over: the next one starts."""
         if not entries:
             return cls(turn=fresh)
         last = entries[-1][1]
-        journal = cls(turn=str(last.get(TURN, "")), first_step=int(last.get(FROM, 0)))
+        turn = str(last.get(TURN, ""))
+        step = int(last.get("step", -1))
+        answered = last.get("kind") == "model" and not last.get("tool_calls")
+        if answered and answer_id(turn, step) in given:
+            return cls(turn=turn, first_step=step + 1)
+        journal = cls(turn=turn, first_step=int(last.get(FROM, 0)))
         for _, data in entries:
             if data.get(TURN) != journal.turn or int(data.get(FROM, 0)) != journal.first_step:
                 continue  # (an earlier stretch of the turn, answered already)
@@ -90,6 +102,11 @@ class Journal:
             elif kind == "tool-result":
                 journal.results[str(data["call_id"])] = data
         return journal
+
+
+def answer_id(turn: str, step: int) -> str:
+    """The id of the answer a turn's stretch gives, its last model call ``step``."""
+    return f"{turn}#{step}:answer"
 
 
 class Steps:
