@@ -396,6 +396,62 @@ async def test_a_turn_cut_just_after_it_answered_and_went_on_answers_the_joined_
         await engine.stop()
 
 
+async def test_a_turn_cut_after_its_journaled_answer_answers_the_message_that_joined_it(
+    tmp_path: Path,
+) -> None:
+    """A message joins while the model answers; the answer is journaled, then a stop cuts
+    the turn before it is given: the resumed turn gives that answer without asking again,
+    then answers the joined message (the call that gave the answer had not seen it)."""
+    release, finishing = asyncio.Event(), asyncio.Event()
+    calls: list[Conversation] = []
+
+    async def model(conversation: Conversation) -> str:
+        calls.append(conversation)
+        if len(calls) == 1:
+            await release.wait()  # (a message joins meanwhile)
+            return "looking into it"
+        return "refunded, as you asked"
+
+    async def hold(point: str, context: Any) -> None:
+        if not finishing.is_set():
+            finishing.set()
+            await asyncio.Event().wait()  # the stop cuts the turn here
+
+    def agent() -> HarnessAgent:
+        built = HarnessAgent(HarnessSettings(model="main"), {"main": FunctionModel(model)})
+        built.hooks.register(FunctionExecutor("hold", hold, points=["turn.finished.pre"]))
+        return built
+
+    path = str(tmp_path / "tasks.db")
+    engine = Engine(SqliteStore(path), agent())
+    await engine.start()
+    first = asyncio.ensure_future(say(engine, "order 7 is broken"))
+    while not calls:
+        await asyncio.sleep(0.02)
+    [task_id] = [t.id for t in await engine.store.tasks_in_states(frozenset(TaskState), 10, "")]
+    joined = asyncio.ensure_future(say(engine, "refund it", task_id))
+    for _ in range(100):  # stored: it joins the running turn
+        if (await engine.get_task(task_id, ALICE)).history[-1].text() == "refund it":
+            break
+        await asyncio.sleep(0.02)
+    release.set()
+    await asyncio.wait_for(finishing.wait(), 5)
+    await engine.stop()
+    first.cancel()
+    joined.cancel()
+    assert len(calls) == 1
+
+    engine = Engine(SqliteStore(path), agent())
+    await engine.start()
+    try:
+        task = await parked(engine, task_id)
+        answers = [m.text() for m in task.history if m.role is Role.AGENT]
+        assert answers == ["looking into it", "refunded, as you asked"]
+        assert len(calls) == 2 and "refund it" in [e.text for e in calls[-1].entries]
+    finally:
+        await engine.stop()
+
+
 @pytest.mark.parametrize("idempotent", [True, False])
 async def test_an_idempotent_tool_runs_again_after_a_cut(tmp_path: Path, idempotent: bool) -> None:
     first = asyncio.Event()

@@ -469,6 +469,12 @@ class HarnessAgent:
                 task, view, model, tools, key, who, journal, first_step=step
             )
             step += answered.calls
+            if answered.seen is not None:
+                # A resumed turn's answer from its journal: the participants' messages that
+                # came after the call that gave it (they joined the cut turn) are answered
+                # next, as messages that join a turn are.
+                later = (await task.current()).history[answered.seen :]
+                turn.incoming.extend(m for m in later if m.role is Role.USER)
             if answered.ended:  # a tool ended the turn (it asked a participant: parked)
                 if not await self._take_joined(task, turn):
                     return

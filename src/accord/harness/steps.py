@@ -45,12 +45,14 @@ class Answer:
     """A turn's final answer: the text, the tokens its model calls took (each by its id,
     :func:`accord.harness.usage.call_id`), and how many model calls; ``ended``: a tool
     ended the turn (the task is parked already, the text is none, and the tool's message
-    carries the tokens)."""
+    carries the tokens); ``seen``: the text came from the journal (a resumed turn), given
+    by a model call that saw the task's first ``seen`` messages."""
 
     text: str
     used: dict[str, Usage]
     calls: int
     ended: bool = False
+    seen: int | None = None
 
     @property
     def usage(self) -> Usage:
@@ -155,7 +157,8 @@ class Steps:
             if response.usage is not None:
                 used[usage.call_id(turn, number)] = response.usage
             if not response.tool_calls:
-                return Answer(response.text, used, calls_before + 1)
+                seen = int(recorded.get("seen", 0)) if recorded is not None else None
+                return Answer(response.text, used, calls_before + 1, seen=seen)
             steps.append(ModelStep(response.text, response.tool_calls))
             ended = False
             for call in response.tool_calls:
@@ -216,6 +219,7 @@ class Steps:
                 **mark,
                 "kind": "model",
                 "step": step,
+                "seen": len(view.task.history),  # (what it answered: a resumed turn's check)
                 "text": response.text,
                 "tool_calls": [_call_data(c) for c in response.tool_calls],
                 "usage": dataclasses.asdict(response.usage) if response.usage else None,
