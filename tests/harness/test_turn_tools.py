@@ -5,6 +5,7 @@ journal without repeating an answered model call or a started non-idempotent too
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -100,6 +101,49 @@ async def parked(engine: Engine, task_id: str) -> Task:
             break
         await asyncio.sleep(0.05)
     return task
+
+
+async def joined_turn(
+    engine: Engine, calls: list[Conversation]
+) -> tuple[str, list[asyncio.Future[Task]]]:
+    """A turn on "order 7 is broken" that "refund it" joins while the model is first asked
+    (the model waits for the test): the task's id, and the two requests (a stop cuts them)."""
+    first = asyncio.ensure_future(say(engine, "order 7 is broken"))
+    while not calls:
+        await asyncio.sleep(0.02)
+    [task_id] = [t.id for t in await engine.store.tasks_in_states(frozenset(TaskState), 10, "")]
+    joined = asyncio.ensure_future(say(engine, "refund it", task_id))
+    for _ in range(100):  # stored: it joins the running turn
+        if (await engine.get_task(task_id, ALICE)).history[-1].text() == "refund it":
+            break
+        await asyncio.sleep(0.02)
+    return task_id, [first, joined]
+
+
+async def cut_and_resumed(
+    tmp_path: Path,
+    agent: Callable[[], HarnessAgent],
+    calls: list[Conversation],
+    release: asyncio.Event,
+    cut: asyncio.Event,
+) -> Task:
+    """A :func:`joined_turn` whose model is released, stopped once ``cut`` is set (as a
+    crash would), and resumed by a new engine: the task once its turn parked."""
+    path = str(tmp_path / "tasks.db")
+    engine = Engine(SqliteStore(path), agent())
+    await engine.start()
+    task_id, sent = await joined_turn(engine, calls)
+    release.set()
+    await asyncio.wait_for(cut.wait(), 5)
+    await engine.stop()
+    for request in sent:
+        request.cancel()
+    engine = Engine(SqliteStore(path), agent())
+    await engine.start()
+    try:
+        return await parked(engine, task_id)
+    finally:
+        await engine.stop()
 
 
 async def test_a_plan_made_with_the_harness_tool_is_on_the_task() -> None:
@@ -312,22 +356,12 @@ async def test_a_turn_cut_after_it_went_on_with_a_joined_message_resumes_its_las
     path = str(tmp_path / "tasks.db")
     engine = Engine(SqliteStore(path), agent())
     await engine.start()
-    first = asyncio.ensure_future(say(engine, "order 7 is broken"))
-    for _ in range(100):
-        if calls:
-            break
-        await asyncio.sleep(0.02)
-    [task_id] = [t.id for t in await engine.store.tasks_in_states(frozenset(TaskState), 10, "")]
-    joined = asyncio.ensure_future(say(engine, "refund it", task_id))
-    for _ in range(100):  # stored: it joins the running turn
-        if (await engine.get_task(task_id, ALICE)).history[-1].text() == "refund it":
-            break
-        await asyncio.sleep(0.02)
+    task_id, sent = await joined_turn(engine, calls)
     release.set()
     await asyncio.wait_for(started.wait(), 5)
     await engine.stop()  # as a crash would, in the second stretch's tool
-    first.cancel()
-    joined.cancel()
+    for request in sent:
+        request.cancel()
     assert len(calls) == 2 and runs == [7]
 
     engine = Engine(SqliteStore(path), agent())
@@ -367,33 +401,10 @@ async def test_a_turn_cut_just_after_it_answered_and_went_on_answers_the_joined_
     def agent() -> HarnessAgent:
         return HarnessAgent(HarnessSettings(model="main"), {"main": FunctionModel(model)})
 
-    path = str(tmp_path / "tasks.db")
-    engine = Engine(SqliteStore(path), agent())
-    await engine.start()
-    first = asyncio.ensure_future(say(engine, "order 7 is broken"))
-    while not calls:
-        await asyncio.sleep(0.02)
-    [task_id] = [t.id for t in await engine.store.tasks_in_states(frozenset(TaskState), 10, "")]
-    joined = asyncio.ensure_future(say(engine, "refund it", task_id))
-    for _ in range(100):  # stored: it joins the running turn
-        if (await engine.get_task(task_id, ALICE)).history[-1].text() == "refund it":
-            break
-        await asyncio.sleep(0.02)
-    release.set()
-    await asyncio.wait_for(second.wait(), 5)
-    await engine.stop()
-    first.cancel()
-    joined.cancel()
-
-    engine = Engine(SqliteStore(path), agent())
-    await engine.start()
-    try:
-        task = await parked(engine, task_id)
-        answers = [m.text() for m in task.history if m.role is Role.AGENT]
-        assert answers == ["looking into it", "refunded, as you asked"]
-        assert len(calls) == 3 and "refund it" in [e.text for e in calls[-1].entries]
-    finally:
-        await engine.stop()
+    task = await cut_and_resumed(tmp_path, agent, calls, release, second)
+    answers = [m.text() for m in task.history if m.role is Role.AGENT]
+    assert answers == ["looking into it", "refunded, as you asked"]
+    assert len(calls) == 3 and "refund it" in [e.text for e in calls[-1].entries]
 
 
 async def test_a_turn_cut_after_its_journaled_answer_answers_the_message_that_joined_it(
@@ -422,34 +433,10 @@ async def test_a_turn_cut_after_its_journaled_answer_answers_the_message_that_jo
         built.hooks.register(FunctionExecutor("hold", hold, points=["turn.finished.pre"]))
         return built
 
-    path = str(tmp_path / "tasks.db")
-    engine = Engine(SqliteStore(path), agent())
-    await engine.start()
-    first = asyncio.ensure_future(say(engine, "order 7 is broken"))
-    while not calls:
-        await asyncio.sleep(0.02)
-    [task_id] = [t.id for t in await engine.store.tasks_in_states(frozenset(TaskState), 10, "")]
-    joined = asyncio.ensure_future(say(engine, "refund it", task_id))
-    for _ in range(100):  # stored: it joins the running turn
-        if (await engine.get_task(task_id, ALICE)).history[-1].text() == "refund it":
-            break
-        await asyncio.sleep(0.02)
-    release.set()
-    await asyncio.wait_for(finishing.wait(), 5)
-    await engine.stop()
-    first.cancel()
-    joined.cancel()
-    assert len(calls) == 1
-
-    engine = Engine(SqliteStore(path), agent())
-    await engine.start()
-    try:
-        task = await parked(engine, task_id)
-        answers = [m.text() for m in task.history if m.role is Role.AGENT]
-        assert answers == ["looking into it", "refunded, as you asked"]
-        assert len(calls) == 2 and "refund it" in [e.text for e in calls[-1].entries]
-    finally:
-        await engine.stop()
+    task = await cut_and_resumed(tmp_path, agent, calls, release, finishing)
+    answers = [m.text() for m in task.history if m.role is Role.AGENT]
+    assert answers == ["looking into it", "refunded, as you asked"]
+    assert len(calls) == 2 and "refund it" in [e.text for e in calls[-1].entries]
 
 
 @pytest.mark.parametrize("idempotent", [True, False])
