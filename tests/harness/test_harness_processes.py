@@ -96,6 +96,54 @@ def test_kill_9_keeps_every_parked_conversation(tmp_path: Path) -> None:
         server.stop()
 
 
+@pytest.mark.parametrize("store_kind", ["sqlite", "postgresql"])
+def test_kill_9_between_a_messages_append_and_its_turn_runs_the_turn_once_after_restart(
+    tmp_path: Path, store_kind: str, request: pytest.FixtureRequest
+) -> None:
+    """A plain message to a parked conversation stored, then ``kill -9`` before its turn
+    started (the test-only stall holds it): the restarted server runs its turn without
+    waiting for another message, once; a further restart runs nothing again."""
+    config = write_settings(tmp_path)
+    store = (
+        f"sqlite:///{tmp_path / 'tasks.db'}"
+        if store_kind == "sqlite"
+        else str(request.getfixturevalue("pg_url"))
+    )
+    stalled = {"ACCORD_TEST_STALL_TURN_START": "1"}
+    server = start(tmp_path, store, config, name="first", grpc=False, env=stalled)
+    try:
+        task = say(server, "alice", "hello")  # (a new conversation's turn: not stalled)
+        assert status_text(task) == "answer 1"
+        message = {
+            "messageId": uuid.uuid4().hex,
+            "role": "ROLE_USER",
+            "parts": [{"text": "are you there?"}],
+            "taskId": task["id"],
+        }
+        params = {"message": message, "configuration": {"returnImmediately": True}}
+        rpc(server, "alice", "SendMessage", params)
+        stored = get(server, "alice", task["id"])
+        assert stored["history"][-1]["messageId"] == message["messageId"]  # stored, no turn
+        assert stored["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+        assert status_text(stored) == "answer 1"
+    finally:
+        server.kill()
+    for round_ in (2, 3):  # restarted; then once more, with nothing owed
+        server = start(tmp_path, store, config, name=f"run-{round_}", grpc=False)
+        try:
+            deadline = time.monotonic() + 30
+            while status_text(after := get(server, "alice", task["id"])) != "answer 2":
+                assert time.monotonic() < deadline, "the owed turn never ran"
+                time.sleep(0.1)
+            assert after["metadata"][STATUS_KEY] == {"sub_state": "awaiting-next-message"}
+            time.sleep(0.5)  # (a second turn, were one started, would have answered now)
+            history = get(server, "alice", task["id"])["history"]
+            answers = [m["parts"][0]["text"] for m in history if m["role"] == "ROLE_AGENT"]
+            assert answers == ["answer 1", "answer 2"]  # its turn, once
+        finally:
+            server.kill() if round_ == 2 else server.stop()
+
+
 @pytest.fixture
 def two_nodes(pg_url: str, tmp_path: Path) -> Iterator[tuple[HarnessServer, HarnessServer]]:
     config = write_settings(tmp_path)

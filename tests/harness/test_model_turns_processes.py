@@ -207,6 +207,51 @@ def test_kill_9_never_runs_a_tool_twice_nor_repeats_an_answered_model_call(
     assert "checked, and said so" in ended and "answered after the crash" in ended
 
 
+def test_kill_9_of_a_turn_a_message_joined_resumes_it_from_its_own_journal(
+    tmp_path: Path, fake: FakeOpenAI
+) -> None:
+    """A message joins a turn whose refund hangs, then ``kill -9``: the restarted server's
+    turn (given the joined message as the newest) finds the cut turn's journal: the refund
+    is reported as interrupted, not run again, and no answered model call is made again."""
+    ledger, slow = tmp_path / "ledger.jsonl", tmp_path / "slow"
+    config = settings(tmp_path, "openai:fake-model", fake.base_url, extra=mcp_stdio(ledger, slow))
+    store = f"sqlite:///{tmp_path / 't.db'}"
+    refund = ("call_r", "orders_refund", {"order_id": 48213, "reason": "joined"})
+    fake.replies.extend(
+        [Reply(["hello"]), Reply([], tool_calls=[refund]), Reply(["refund unconfirmed"])]
+    )
+    slow.touch()
+    server = start(tmp_path, store, config, name="joined", grpc=False)
+    try:
+        task = send(server, "hi")
+        in_background(send, server, "refund order 48213", task["id"])
+        while len(fake.requests) < 2:
+            time.sleep(0.02)
+        time.sleep(1.0)  # the model answered and the refund runs (and hangs)
+        in_background(send, server, "and tell me when it is done", task["id"])
+        deadline = time.monotonic() + 30
+        while get(server, task["id"])["history"][-1]["parts"][0]["text"] != (
+            "and tell me when it is done"
+        ):
+            assert time.monotonic() < deadline, "the joined message was not stored"
+            time.sleep(0.05)
+    finally:
+        server.kill()
+    slow.unlink()
+    server = start(tmp_path, store, config, name="after-joined", grpc=False)
+    try:
+        assert wait_all_parked(server, tmp_path) == ["refund unconfirmed"]
+    finally:
+        server.stop()
+    lines = ledger.read_text().splitlines() if ledger.exists() else []
+    assert len([r for r in map(json.loads, lines) if r["tool"] == "refund"]) <= 1  # (the
+    # killed server's call may finish, or die with it), never run again after the restart
+    told = [r for r in fake.requests if "not safe to run twice" in str(r)]
+    assert len(told) == 1  # the resumed turn knew the refund had started
+    assert len(fake.requests) == 3  # hello, the refund's call, the answer after the restart
+    assert "and tell me when it is done" in str(fake.requests[-1])  # (the joined message)
+
+
 def in_background(request: Any, *arguments: Any) -> None:
     """A request the test cuts by killing its server: its failure is expected."""
 

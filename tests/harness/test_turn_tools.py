@@ -5,6 +5,7 @@ journal without repeating an answered model call or a started non-idempotent too
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,15 @@ from accord.harness.transcript import ToolResult
 from accord.harness.wire import TASK_KEY
 from accord.store import SqliteStore
 from accord.store.memory import MemoryStore
-from accord.wire.model import Message, Part, Role, SendMessageRequest, Task, TaskState
+from accord.wire.model import (
+    Message,
+    Part,
+    Role,
+    SendMessageConfiguration,
+    SendMessageRequest,
+    Task,
+    TaskState,
+)
 
 ALICE = Caller(participant="alice")
 
@@ -66,6 +75,75 @@ def said(task: Task) -> str:
     message = task.status.message
     assert not isinstance(message, type(None)) and hasattr(message, "text")
     return message.text()  # type: ignore[union-attr]
+
+
+def hanging_refund() -> tuple[FunctionTool, list[int], asyncio.Event]:
+    """A non-idempotent ``refund`` whose calls never end (a stop cuts them): the tool, the
+    order ids it ran for, and an event set once it started."""
+    runs: list[int] = []
+    started = asyncio.Event()
+
+    async def refund(order_id: int) -> str:
+        runs.append(order_id)
+        started.set()
+        await asyncio.Event().wait()
+        return "refunded"
+
+    return FunctionTool(refund), runs, started
+
+
+async def parked(engine: Engine, task_id: str) -> Task:
+    """The task once a turn (resumed at the engine's start) has parked it (or as it is
+    after 5 s)."""
+    for _ in range(100):
+        task = await engine.get_task(task_id, ALICE)
+        if task.status.state is TaskState.INPUT_REQUIRED:
+            break
+        await asyncio.sleep(0.05)
+    return task
+
+
+async def joined_turn(
+    engine: Engine, calls: list[Conversation]
+) -> tuple[str, list[asyncio.Future[Task]]]:
+    """A turn on "order 7 is broken" that "refund it" joins while the model is first asked
+    (the model waits for the test): the task's id, and the two requests (a stop cuts them)."""
+    first = asyncio.ensure_future(say(engine, "order 7 is broken"))
+    while not calls:
+        await asyncio.sleep(0.02)
+    [task_id] = [t.id for t in await engine.store.tasks_in_states(frozenset(TaskState), 10, "")]
+    joined = asyncio.ensure_future(say(engine, "refund it", task_id))
+    for _ in range(100):  # stored: it joins the running turn
+        if (await engine.get_task(task_id, ALICE)).history[-1].text() == "refund it":
+            break
+        await asyncio.sleep(0.02)
+    return task_id, [first, joined]
+
+
+async def cut_and_resumed(
+    tmp_path: Path,
+    agent: Callable[[], HarnessAgent],
+    calls: list[Conversation],
+    release: asyncio.Event,
+    cut: asyncio.Event,
+) -> Task:
+    """A :func:`joined_turn` whose model is released, stopped once ``cut`` is set (as a
+    crash would), and resumed by a new engine: the task once its turn parked."""
+    path = str(tmp_path / "tasks.db")
+    engine = Engine(SqliteStore(path), agent())
+    await engine.start()
+    task_id, sent = await joined_turn(engine, calls)
+    release.set()
+    await asyncio.wait_for(cut.wait(), 5)
+    await engine.stop()
+    for request in sent:
+        request.cancel()
+    engine = Engine(SqliteStore(path), agent())
+    await engine.start()
+    try:
+        return await parked(engine, task_id)
+    finally:
+        await engine.stop()
 
 
 async def test_a_plan_made_with_the_harness_tool_is_on_the_task() -> None:
@@ -166,18 +244,11 @@ async def test_a_cut_turn_resumes_from_its_journal(tmp_path: Path) -> None:
     """A stop while a non-idempotent tool runs: the next start resumes the turn without
     asking the model again for what it answered, and reports the tool as interrupted instead
     of running it a second time."""
-    started, never = asyncio.Event(), asyncio.Event()
-    runs: list[int] = []
-
-    async def refund(order_id: int) -> str:
-        runs.append(order_id)
-        started.set()
-        await never.wait()
-        return "refunded"
+    refund, runs, started = hanging_refund()
 
     model = Script([ToolCall("refund", {"order_id": 48213})], "I could not confirm the refund")
     path = str(tmp_path / "tasks.db")
-    engine = Engine(SqliteStore(path), agent_with(model, tools=(FunctionTool(refund),)))
+    engine = Engine(SqliteStore(path), agent_with(model, tools=(refund,)))
     await engine.start()
     turn = asyncio.ensure_future(say(engine, "refund it"))
     await asyncio.wait_for(started.wait(), 5)
@@ -185,17 +256,13 @@ async def test_a_cut_turn_resumes_from_its_journal(tmp_path: Path) -> None:
     turn.cancel()
     assert len(model.asked) == 1 and runs == [48213]
 
-    engine = Engine(SqliteStore(path), agent_with(model, tools=(FunctionTool(refund),)))
+    engine = Engine(SqliteStore(path), agent_with(model, tools=(refund,)))
     await engine.start()  # recovery resumes the turn
     try:
         [task_id] = [t.id for t in (await engine.store.tasks_in_states(
             frozenset(TaskState), 10, ""
         ))]  # fmt: skip
-        for _ in range(100):
-            task = await engine.get_task(task_id, ALICE)
-            if task.status.state is TaskState.INPUT_REQUIRED:
-                break
-            await asyncio.sleep(0.05)
+        task = await parked(engine, task_id)
         assert said(task) == "I could not confirm the refund"
         assert runs == [48213]  # never run again
         assert len(model.asked) == 2  # the first answer came from the journal
@@ -203,6 +270,173 @@ async def test_a_cut_turn_resumes_from_its_journal(tmp_path: Path) -> None:
         assert result.error and result.content == INTERRUPTED
     finally:
         await engine.stop()
+
+
+async def test_a_cut_turn_a_message_joined_resumes_from_its_own_journal(tmp_path: Path) -> None:
+    """A message joins the turn while its non-idempotent tool runs, then a stop cuts it:
+    the resumed turn (given the newest message, not the one that started it) still finds
+    its journal — the answered model call is not made again, the tool not run twice — and
+    answers both messages."""
+    refund, runs, started = hanging_refund()
+
+    class Refunder(Script):
+        """Refunds until it sees the refund's result (as a model would: a call made again
+        is answered again, with the refund)."""
+
+        async def __call__(self, conversation: Conversation) -> str | ModelResponse:
+            self.asked.append(conversation)
+            if any(isinstance(s, ToolResult) for s in conversation.steps):
+                return "refund unconfirmed; noted"
+            return ModelResponse("", (ToolCall("refund", {"order_id": 48213}),))
+
+    model = Refunder()
+    path = str(tmp_path / "tasks.db")
+    engine = Engine(SqliteStore(path), agent_with(model, tools=(refund,)))
+    await engine.start()
+    first = await engine.send_message(
+        SendMessageRequest(
+            message=Message(message_id="m-1", role=Role.USER, parts=[Part(text="refund it")]),
+            configuration=SendMessageConfiguration(return_immediately=True),
+        ),
+        ALICE,
+    )
+    assert isinstance(first, Task)
+    await asyncio.wait_for(started.wait(), 5)
+    joined = asyncio.ensure_future(say(engine, "and send a note", first.id))
+    for _ in range(100):  # the second message is stored (it joins the running turn)
+        history = (await engine.get_task(first.id, ALICE)).history
+        if history[-1].message_id.startswith("m-and send a note"):
+            break
+        await asyncio.sleep(0.02)
+    else:
+        raise AssertionError("the second message was not stored")
+    await engine.stop()  # as a crash would, the turn stops where it is
+    joined.cancel()
+    assert len(model.asked) == 1 and runs == [48213]
+
+    engine = Engine(SqliteStore(path), agent_with(model, tools=(refund,)))
+    await engine.start()  # recovery resumes the turn, on the newest message
+    try:
+        task = await parked(engine, first.id)
+        assert runs == [48213]  # never run again
+        assert len(model.asked) == 2  # the first answer came from the journal
+        assert said(task) == "refund unconfirmed; noted"
+        [result] = [s for s in model.asked[-1].steps if isinstance(s, ToolResult)]
+        assert result.error and result.content == INTERRUPTED
+        # (the resumed call saw the message that joined)
+        assert model.asked[-1].entries[-1].text == "and send a note"
+    finally:
+        await engine.stop()
+
+
+async def test_a_turn_cut_after_it_went_on_with_a_joined_message_resumes_its_last_stretch(
+    tmp_path: Path,
+) -> None:
+    """The turn answers, goes on with a message that joined it, and is cut while that
+    stretch's non-idempotent tool runs: the resumed turn replays that stretch (not the first
+    one's answer again), never runs the tool twice, and answers once more."""
+    release = asyncio.Event()
+    refund, runs, started = hanging_refund()
+    calls: list[Conversation] = []
+
+    async def model(conversation: Conversation) -> str | ModelResponse:
+        calls.append(conversation)
+        if len(calls) == 1:
+            await release.wait()  # (a message joins meanwhile)
+            return "looking into it"
+        if any(isinstance(s, ToolResult) for s in conversation.steps):
+            return "refund unconfirmed; noted"
+        return ModelResponse("", (ToolCall("refund", {"order_id": 7}),))
+
+    def agent() -> HarnessAgent:
+        built = HarnessAgent(HarnessSettings(model="main"), {"main": FunctionModel(model)})
+        built.extra_tools.append(refund)
+        return built
+
+    path = str(tmp_path / "tasks.db")
+    engine = Engine(SqliteStore(path), agent())
+    await engine.start()
+    task_id, sent = await joined_turn(engine, calls)
+    release.set()
+    await asyncio.wait_for(started.wait(), 5)
+    await engine.stop()  # as a crash would, in the second stretch's tool
+    for request in sent:
+        request.cancel()
+    assert len(calls) == 2 and runs == [7]
+
+    engine = Engine(SqliteStore(path), agent())
+    await engine.start()
+    try:
+        task = await parked(engine, task_id)
+        assert runs == [7]  # never run again
+        assert len(calls) == 3  # the second stretch's first answer came from the journal
+        assert said(task) == "refund unconfirmed; noted"
+        answers = [m.text() for m in task.history if m.role is Role.AGENT]
+        assert answers == ["looking into it", "refund unconfirmed; noted"]
+        [result] = [s for s in calls[-1].steps if isinstance(s, ToolResult)]
+        assert result.content == INTERRUPTED
+    finally:
+        await engine.stop()
+
+
+async def test_a_turn_cut_just_after_it_answered_and_went_on_answers_the_joined_message(
+    tmp_path: Path,
+) -> None:
+    """Cut after the turn gave its first answer and went on with a joined message, before
+    anything of the next stretch was journaled: the resumed turn does not give the first
+    answer again, it asks the model about the joined message."""
+    release, second = asyncio.Event(), asyncio.Event()
+    calls: list[Conversation] = []
+
+    async def model(conversation: Conversation) -> str:
+        calls.append(conversation)
+        if len(calls) == 1:
+            await release.wait()  # (a message joins meanwhile)
+            return "looking into it"
+        if len(calls) == 2:
+            second.set()
+            await asyncio.Event().wait()  # the stop cuts it
+        return "refunded, as you asked"
+
+    def agent() -> HarnessAgent:
+        return HarnessAgent(HarnessSettings(model="main"), {"main": FunctionModel(model)})
+
+    task = await cut_and_resumed(tmp_path, agent, calls, release, second)
+    answers = [m.text() for m in task.history if m.role is Role.AGENT]
+    assert answers == ["looking into it", "refunded, as you asked"]
+    assert len(calls) == 3 and "refund it" in [e.text for e in calls[-1].entries]
+
+
+async def test_a_turn_cut_after_its_journaled_answer_answers_the_message_that_joined_it(
+    tmp_path: Path,
+) -> None:
+    """A message joins while the model answers; the answer is journaled, then a stop cuts
+    the turn before it is given: the resumed turn gives that answer without asking again,
+    then answers the joined message (the call that gave the answer had not seen it)."""
+    release, finishing = asyncio.Event(), asyncio.Event()
+    calls: list[Conversation] = []
+
+    async def model(conversation: Conversation) -> str:
+        calls.append(conversation)
+        if len(calls) == 1:
+            await release.wait()  # (a message joins meanwhile)
+            return "looking into it"
+        return "refunded, as you asked"
+
+    async def hold(point: str, context: Any) -> None:
+        if not finishing.is_set():
+            finishing.set()
+            await asyncio.Event().wait()  # the stop cuts the turn here
+
+    def agent() -> HarnessAgent:
+        built = HarnessAgent(HarnessSettings(model="main"), {"main": FunctionModel(model)})
+        built.hooks.register(FunctionExecutor("hold", hold, points=["turn.finished.pre"]))
+        return built
+
+    task = await cut_and_resumed(tmp_path, agent, calls, release, finishing)
+    answers = [m.text() for m in task.history if m.role is Role.AGENT]
+    assert answers == ["looking into it", "refunded, as you asked"]
+    assert len(calls) == 2 and "refund it" in [e.text for e in calls[-1].entries]
 
 
 @pytest.mark.parametrize("idempotent", [True, False])

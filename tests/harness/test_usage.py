@@ -144,3 +144,38 @@ async def _parked(engine: Engine, task_id: str) -> Task:
             if task.status.state is TaskState.INPUT_REQUIRED:
                 return task
             await asyncio.sleep(0.05)
+
+
+async def test_the_model_calls_that_summarise_a_long_conversation_are_counted_once() -> None:
+    """Compaction's summaries are model calls too: their tokens are in the task's totals,
+    each once, beside the turns' own calls."""
+    summaries = answers = 0
+
+    async def model(conversation: Conversation) -> ModelResponse:
+        nonlocal summaries, answers
+        if conversation.entries[0].text.startswith("Summarise the conversation"):
+            summaries += 1
+            return ModelResponse("alice sent long messages", usage=Usage(1_000, 40, 100))
+        answers += 1
+        return ModelResponse("ok", usage=Usage(10, 1, 0))
+
+    agent = HarnessAgent(
+        HarnessSettings(model="main", context_tokens=2_000), {"main": FunctionModel(model)}
+    )
+    async with Engine(MemoryStore(), agent) as engine:
+        task = await send(engine, ALICE, "x" * 1_000)
+        for n in range(8):  # each message ~500 tokens: the budget is passed
+            task = await send(engine, ALICE, f"{n} " + "y" * 2_000, task.id)
+        assert summaries > 0 and answers == 9
+        expected = Usage(
+            1_000 * summaries + 10 * answers, 40 * summaries + answers, 100 * summaries
+        )
+        assert totals(task) == expected
+        # (a summary's call is named apart from its step's own)
+        named = [
+            name
+            for m in task.history
+            if isinstance(m.metadata, dict) and USAGE_KEY in m.metadata
+            for name in m.metadata[USAGE_KEY]["calls"]
+        ]
+        assert len([n for n in named if n.endswith("/summary")]) == summaries

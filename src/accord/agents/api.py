@@ -143,8 +143,12 @@ class TaskHandle(Protocol):
         snapshot), durable on return; its sequence number."""
         ...
 
-    async def journal_entries(self, after_seq: int = 0) -> list[tuple[int, dict[str, Any]]]:
-        """The agent's records after ``after_seq``, with their sequence numbers, in order."""
+    async def journal_entries(
+        self, after_seq: int = 0, *, since_working: bool = False
+    ) -> list[tuple[int, dict[str, Any]]]:
+        """The agent's records after ``after_seq``, with their sequence numbers, in order
+        (``since_working``: only those written since the task last moved into WORKING from
+        another state — the current stretch of work, whichever message started it)."""
         ...
 
     async def current(self) -> Task:

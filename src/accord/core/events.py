@@ -28,6 +28,7 @@ from accord.wire.model import (
     StreamResponse,
     Task,
     TaskArtifactUpdateEvent,
+    TaskState,
     TaskStatusUpdateEvent,
     UnsetType,
 )
@@ -99,6 +100,15 @@ def apply(task: Task | None, event: Event) -> Task:
     if isinstance(body, JournalEntry):
         return task  # (the agent's record: the task itself is unchanged)
     raise ValueError(f"unknown event body {type(body).__name__}")
+
+
+def leaves_work(event: Event) -> bool:
+    """Whether ``event`` puts its task in a state other than WORKING (its creation, a move
+    out of WORKING): the journal entries before it belong to an earlier stretch of work."""
+    body = event.body
+    if isinstance(body, (Task, TaskStatusUpdateEvent)):
+        return body.status.state is not TaskState.WORKING
+    return False
 
 
 def _with_status_scoped(

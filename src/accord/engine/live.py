@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from accord.agents.api import AgentError, Decision, MessageLike, RequestContext
 from accord.core import agent as agent_commands
-from accord.core.events import Event, JournalEntry
+from accord.core.events import Event, JournalEntry, leaves_work
 from accord.core.outcome import Outcome
 from accord.core.records import PushConfigRecord, TaskRecord
 from accord.engine.errors import creation_failed
@@ -240,7 +240,9 @@ class LiveHandle:
         )
         return outcome.events[-1].seq
 
-    async def journal_entries(self, after_seq: int = 0) -> list[tuple[int, dict[str, Any]]]:
+    async def journal_entries(
+        self, after_seq: int = 0, *, since_working: bool = False
+    ) -> list[tuple[int, dict[str, Any]]]:
         found: list[tuple[int, dict[str, Any]]] = []
         store = self._engine.store
         while events := await store.read_events(self.task_id, after_seq, JOURNAL_BATCH):
@@ -248,6 +250,8 @@ class LiveHandle:
                 after_seq = event.seq
                 if isinstance(event.body, JournalEntry):
                     found.append((event.seq, event.body.data))
+                elif since_working and leaves_work(event):
+                    found.clear()
         return found
 
     async def current(self) -> Task:

@@ -38,13 +38,15 @@ from accord.agents.api import (
     TaskHandle,
     Verdict,
 )
+from accord.core import lifecycle
 from accord.core._build import task_not_found
 from accord.core.caller import Caller
 from accord.harness import received, usage
 from accord.harness.channels.desk import Channels
-from accord.harness.channels.judge import Judged
+from accord.harness.channels.judge import OWED_TURN, Judged
+from accord.harness.channels.judge import owed as owed_message
 from accord.harness.channels.outbox import ChannelDispatcher
-from accord.harness.channels.owed import OwedScan
+from accord.harness.channels.owed import OwedScan, owed, owes_turn
 from accord.harness.channels.state import changed_by as channels_changed_by
 from accord.harness.channels.tool import AskParticipant
 from accord.harness.command_run import CommandRunner
@@ -84,7 +86,7 @@ from accord.harness.moves import Moves, Who
 from accord.harness.participants import ParticipantChanges
 from accord.harness.roster import Roster
 from accord.harness.settings import HarnessSettings, ModelFactory
-from accord.harness.steps import Journal, Steps
+from accord.harness.steps import Journal, Steps, answer_id
 from accord.harness.tools import Tool, ToolSet
 from accord.harness.tools.intrinsic import INTRINSICS
 from accord.harness.tools.mcp import McpServer
@@ -125,6 +127,7 @@ INPUT_MODES = (
     EVENT_MEDIA_TYPE,
 )
 OUTPUT_MODES = ("text/plain", "application/json", TASK_MEDIA_TYPE, CHANNEL_MEDIA_TYPE)
+STALL_TURN_ENV = "ACCORD_TEST_STALL_TURN_START"
 TURN_REFUSED = "turn refused: "
 ANSWER_WITHHELD = "answer withheld: "
 
@@ -157,6 +160,9 @@ class HarnessAgent:
         self._models = dict(models or {})
         self._model_factory = model_factory or ModelFactory(settings)
         self._turns: dict[str, _Turn] = {}
+        # Tests only: a plain message's turn waits before it starts, so that a test can kill
+        # the process between the message's append and its turn (never set in production).
+        self._stall = asyncio.Event() if os.environ.get(STALL_TURN_ENV) == "1" else None
         self.hooks = Hooks()
         self.commands = CommandRegistry(self.hooks)
         register_builtins(self.commands, settings.model, settings.selectable)
@@ -275,6 +281,8 @@ class HarnessAgent:
 
     def _owed_handler(self, task: Task, message: Message) -> ExecutorFunction:
         """A stored message's handler, judged again on the task as it is now."""
+        if owes_turn(message):
+            return self._owed_turn
         try:
             judged = self.channels.judge(task, message, claimed(message) or "")
         except A2AError as refusal:  # (its sender left the channel meanwhile, say)
@@ -316,14 +324,16 @@ class HarnessAgent:
         previous = extension_of(task)
         current = task.metadata if task.metadata is not UNSET else {}
         channels = _with_channels(current, message, task.id, judgement.extension)
+        # (an admitted message is stored marked: a crash before its turn starts owes it one)
+        admitted = owed_message(message, OWED_TURN) if _owes_turn(task) else message
         if judgement.extension == previous and channels is current:
-            return Admit(message)
+            return Admit(admitted)
         assert previous is not None
         if judgement.extension.participants != previous.participants and self.hooks.wants(
             PARTICIPANT_CHANGED
         ):
             return Divert(self._participants.handler(self.execute), message=message)
-        return Admit(message, metadata_with(channels, judgement.extension))
+        return Admit(admitted, metadata_with(channels, judgement.extension))
 
     def access(self, operation: Access, task: Task, caller: Caller) -> None:
         extension = extension_of(task)
@@ -339,6 +349,15 @@ class HarnessAgent:
     # --- turns ---------------------------------------------------------------------------
 
     async def execute(self, ctx: RequestContext, task: TaskHandle) -> None:
+        await self._execute(ctx, task)
+
+    async def _owed_turn(self, ctx: RequestContext, task: TaskHandle) -> None:
+        """The turn of a plain message a dead process stored and did not start: run once,
+        while the task still owes it (no turn of a later message answered it meanwhile)."""
+        if ctx.task_id in self._turns or not any(
+            m.message_id == ctx.message.message_id for m in owed(await task.current())
+        ):
+            return
         await self._execute(ctx, task)
 
     async def _heard_turn(self, ctx: RequestContext, task: TaskHandle) -> None:
@@ -370,6 +389,8 @@ class HarnessAgent:
                 return
         turn = self._turns[ctx.task_id] = _Turn()
         try:
+            if self._stall is not None and owes_turn(ctx.message):
+                await self._stall.wait()  # (tests only: a crash between append and turn)
             # (accord.telemetry: counted, and a GenAI invoke_agent span with tracing on)
             with telemetry.turn(
                 self.settings.agent_id, conversation_id=ctx.context_id, task_id=ctx.task_id
@@ -437,15 +458,23 @@ class HarnessAgent:
     ) -> None:
         """Model steps (and tools) until an answer; then the task parks with it, or the turn
         goes on with the messages that joined it meanwhile."""
-        key = ctx.message.message_id  # (the turn's journal entries carry it)
+        # (the turn's journal entries carry its key: its first message's id, or the key a
+        # resumed turn's journal names)
+        key = journal.turn if journal is not None else ctx.message.message_id
+        step = journal.first_step if journal is not None else 0
         tools = self._turn_tools()
-        step = 0
         while True:
             model = self._model(view)
             answered = await self._steps.run(
                 task, view, model, tools, key, who, journal, first_step=step
             )
             step += answered.calls
+            if answered.seen is not None:
+                # A resumed turn's answer from its journal: the participants' messages that
+                # came after the call that gave it (they joined the cut turn) are answered
+                # next, as messages that join a turn are.
+                later = (await task.current()).history[answered.seen :]
+                turn.incoming.extend(m for m in later if m.role is Role.USER)
             if answered.ended:  # a tool ended the turn (it asked a participant: parked)
                 if not await self._take_joined(task, turn):
                     return
@@ -464,7 +493,13 @@ class HarnessAgent:
                 except HookAbort as abort:
                     text = ANSWER_WITHHELD + abort.message
                 more = await self._take_joined(task, turn) or more
-            answer = self._answer(ctx, view.model_calls + answered.calls - 1, text, answered.used)
+            answer = self._answer(
+                ctx,
+                view.model_calls + answered.calls - 1,
+                text,
+                answered.used,
+                answer_id(key, step - 1),
+            )
             if more:  # messages came in while the model worked: answer them too
                 await task.start_working(answer)
                 fresh = self._conversation(await task.current(), extension)
@@ -488,7 +523,11 @@ class HarnessAgent:
             if extension is None:
                 await task.fail("this task carries no harness data; it cannot run here")
                 return
-            if current.status.state is TaskState.SUBMITTED and not await task.journal_entries():
+            # The cut turn's journal: what it wrote since the task last moved into WORKING,
+            # whichever message started it (messages that joined it, or came since, do not
+            # change its key).
+            entries = await task.journal_entries(since_working=True)
+            if current.status.state is TaskState.SUBMITTED and not entries:
                 # A task the harness opened with its first message (a sub-task's brief):
                 # its first turn, as for any message.
                 await self._run(ctx, task, turn)
@@ -496,8 +535,9 @@ class HarnessAgent:
             who = Who.on(extension, claimed(ctx.message) or "", ctx.message.message_id)
             if current.status.state is not TaskState.WORKING:
                 await self.moves.start_turn(task, who)
-            entries = await task.journal_entries()
-            journal = Journal.of(entries, ctx.message.message_id)
+            given = {m.message_id for m in current.history if m.role is Role.AGENT}
+            fresh = f"{ctx.message.message_id}~{os.urandom(4).hex()}"
+            journal = Journal.resumed(entries, fresh, given)
             view = self._conversation(await task.current(), extension)
             await self._answer_turn(ctx, task, turn, view, extension, who, journal)
         finally:
@@ -657,15 +697,20 @@ class HarnessAgent:
 
     @staticmethod
     def _answer(
-        ctx: RequestContext, call: int, text: str, used: Mapping[str, Usage] | None = None
+        ctx: RequestContext,
+        call: int,
+        text: str,
+        used: Mapping[str, Usage] | None = None,
+        message_id: str = "",
     ) -> Message:
         """The turn's answer, numbered with the model call that gave it, with the tokens the
-        turn's model calls took (when the model said)."""
+        turn's model calls took (when the model said); ``message_id``: its stretch's
+        (steps.answer_id), so that a resumed turn knows it was given."""
         metadata: dict[str, Any] = {MODEL_CALL_KEY: call}
         if used:
             metadata[usage.USAGE_KEY] = usage.metadata_of(used)
         return Message(
-            message_id=os.urandom(16).hex(),
+            message_id=message_id or os.urandom(16).hex(),
             role=Role.AGENT,
             parts=[Part(text=text)],
             task_id=ctx.task_id,
@@ -704,6 +749,15 @@ def _with_channels(
     field = f"{found.field}.payload"
     changed = channels_changed_by(metadata, found.payload, field, task_id, extension)
     return metadata if changed is None else changed
+
+
+def _owes_turn(task: Task) -> bool:
+    """Whether a plain message to ``task`` is owed its turn (its handling) from its append
+    on: the task is parked, and not a stand-in (whose follow passes messages on)."""
+    if task.status.state not in lifecycle.INTERRUPTED:
+        return False  # (a running turn reads it; a resumed one too)
+    info = info_of(task)
+    return info is None or info.remote is None
 
 
 def _only_envelope(message: Message) -> bool:

@@ -5,13 +5,15 @@ by the model and replaced by the summary.
 A summary of the task's messages is recorded in its metadata (``accord.harness/summary``:
 ``{"upto": n, "text": …}``), a task snapshot in its log, so later turns (after a restart, on
 another node) start from it; a summary that reaches into the turn's own tool steps is this
-turn's only. Off (0) by default: each summary is one more model call.
+turn's only. Off (0) by default: each summary is one more model call, whose tokens count in
+the task's usage like the turn's others (``accord.harness.usage``).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -20,7 +22,7 @@ from accord.core import agent as moves
 from accord.core.outcome import Outcome
 from accord.core.records import TaskRecord
 from accord.harness.core.compaction import Item, cut, estimate_tokens
-from accord.harness.models import Model
+from accord.harness.models import Model, Usage
 from accord.harness.transcript import (
     SUMMARY_HEAD,
     SUMMARY_KEY,
@@ -46,14 +48,23 @@ def _step_text(step: Step) -> str:
     return f"[{step.name} answered{' with an error' if step.error else ''}] {step.content}"
 
 
+@dataclass(frozen=True, slots=True)
+class Fitted:
+    """A conversation within the budget, and the tokens its summary's model call took
+    (None: no summary was made, or the model did not say)."""
+
+    view: Conversation
+    summary_usage: Usage | None = None
+
+
 class Compactor:
     def __init__(self, budget_tokens: int) -> None:
         self.budget = budget_tokens
 
-    async def fit(self, task: TaskHandle, view: Conversation, model: Model) -> Conversation:
+    async def fit(self, task: TaskHandle, view: Conversation, model: Model) -> Fitted:
         """``view``, with what does not fit the budget replaced by a summary (recorded)."""
         if self.budget <= 0:
-            return view
+            return Fitted(view)
         items = [Item(estimate_tokens(e.text)) for e in view.entries] + [
             Item(estimate_tokens(_step_text(s)), tool_result=isinstance(s, ToolResult))
             for s in view.steps
@@ -61,7 +72,7 @@ class Compactor:
         reserve = estimate_tokens(view.system_prompt) + SUMMARY_TOKENS
         index = cut(items, self.budget, reserve)
         if index == 0:
-            return view
+            return Fitted(view)
         count = len(view.entries)
         old_entries = view.entries[: min(index, count)]
         old_steps = view.steps[: max(0, index - count)]
@@ -72,7 +83,8 @@ class Compactor:
         asked = dataclasses.replace(
             view, entries=(Entry(view.agent_id, "user", ASK + text),), steps=(), tools=()
         )
-        summary = (await model.respond(asked)).text
+        answered = await model.respond(asked)
+        summary = answered.text
         positions = [e.position for e in old_entries if e.position >= 0]
         if positions:  # messages of the task: later turns start from the summary too
             await task.decide(
@@ -80,7 +92,8 @@ class Compactor:
             )
         head = Entry(view.agent_id, "agent", SUMMARY_HEAD + summary)
         kept_entries, kept_steps = view.entries[len(old_entries) :], view.steps[len(old_steps) :]
-        return dataclasses.replace(view, entries=(head, *kept_entries), steps=kept_steps)
+        fitted = dataclasses.replace(view, entries=(head, *kept_entries), steps=kept_steps)
+        return Fitted(fitted, answered.usage)
 
 
 def summarised(record: TaskRecord | None, now_ms: int, summary: dict[str, Any]) -> Outcome:

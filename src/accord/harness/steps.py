@@ -13,7 +13,7 @@ to the model as interrupted, never run a second time.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +32,7 @@ from accord.harness.transcript import Conversation, ModelStep, Step, ToolCall, T
 from accord.telemetry import agents as telemetry
 
 TURN = "turn"  # the journal entries of one turn carry its key (the turn's first message id)
+FROM = "from"  # … and the first step of their stretch of it
 REPLY = "reply"  # the artifact the model's text streams into
 INTERRUPTED = (
     "interrupted: accord stopped while this tool ran, and it is not safe to run twice; it "
@@ -44,12 +45,14 @@ class Answer:
     """A turn's final answer: the text, the tokens its model calls took (each by its id,
     :func:`accord.harness.usage.call_id`), and how many model calls; ``ended``: a tool
     ended the turn (the task is parked already, the text is none, and the tool's message
-    carries the tokens)."""
+    carries the tokens); ``seen``: the text came from the journal (a resumed turn), given
+    by a model call that saw the task's first ``seen`` messages."""
 
     text: str
     used: dict[str, Usage]
     calls: int
     ended: bool = False
+    seen: int | None = None
 
     @property
     def usage(self) -> Usage:
@@ -58,18 +61,41 @@ class Answer:
 
 @dataclass
 class Journal:
-    """What a turn journaled so far (a resumed turn starts from it)."""
+    """What a turn journaled so far (a resumed turn starts from it): ``turn`` its key and
+    ``first_step`` the first step of its stretch (a turn that goes on with messages that
+    joined it numbers its later steps on)."""
 
+    turn: str = ""
+    first_step: int = 0
     models: dict[int, dict[str, Any]] = field(default_factory=dict)  # step -> answer
     started: set[str] = field(default_factory=set)  # tool call ids begun
     results: dict[str, dict[str, Any]] = field(default_factory=dict)  # call id -> result
 
     @classmethod
-    def of(cls, entries: Sequence[tuple[int, dict[str, Any]]], turn: str) -> Journal:
-        journal = cls()
+    def resumed(
+        cls,
+        entries: Sequence[tuple[int, dict[str, Any]]],
+        fresh: str,
+        given: Collection[str] = (),
+    ) -> Journal:
+        """The journal of the stretch of work a crash cut, from ``entries``: those written
+        since the task last moved into WORKING (only the cut turn wrote since). Its key is
+        theirs, whichever message started the turn or came since; with none, the turn
+        starts afresh under ``fresh`` (a key no earlier turn used). A stretch whose answer
+        is among the ``given`` messages' ids (the turn went on with messages that joined
+        it) is over: the next one starts."""
+        if not entries:
+            return cls(turn=fresh)
+        last = entries[-1][1]
+        turn = str(last.get(TURN, ""))
+        step = int(last.get("step", -1))
+        answered = last.get("kind") == "model" and not last.get("tool_calls")
+        if answered and answer_id(turn, step) in given:
+            return cls(turn=turn, first_step=step + 1)
+        journal = cls(turn=turn, first_step=int(last.get(FROM, 0)))
         for _, data in entries:
-            if data.get(TURN) != turn:
-                continue
+            if data.get(TURN) != journal.turn or int(data.get(FROM, 0)) != journal.first_step:
+                continue  # (an earlier stretch of the turn, answered already)
             kind = data.get("kind")
             if kind == "model":
                 journal.models[int(data["step"])] = data
@@ -78,6 +104,11 @@ class Journal:
             elif kind == "tool-result":
                 journal.results[str(data["call_id"])] = data
         return journal
+
+
+def answer_id(turn: str, step: int) -> str:
+    """The id of the answer a turn's stretch gives, its last model call ``step``."""
+    return f"{turn}#{step}:answer"
 
 
 class Steps:
@@ -100,6 +131,7 @@ class Steps:
         """Ask ``model`` (and run the tools it calls) until it answers; steps are numbered
         from ``first_step`` (a turn that goes on with messages that joined it)."""
         journal = journal or Journal()
+        mark = {TURN: turn, FROM: first_step}  # (what each of its journal entries carries)
         steps: list[Step] = []
         used: dict[str, Usage] = {}  # (the tokens of each model call of this stretch)
         for number in range(first_step, first_step + self.max_steps):
@@ -114,15 +146,19 @@ class Steps:
             if recorded is not None:
                 response = _response(recorded)
             else:
-                asked = await self.compactor.fit(task, asked, model)
+                fitted = await self.compactor.fit(task, asked, model)
+                asked = fitted.view
+                if fitted.summary_usage is not None:  # (a summary made for this step)
+                    used[usage.summary_id(turn, number)] = fitted.summary_usage
                 try:
-                    response = await self._ask(task, asked, model, turn, number, who)
+                    response = await self._ask(task, asked, model, mark, number, who)
                 except HookAbort as abort:
                     return Answer(f"model call refused: {abort.message}", used, calls_before)
             if response.usage is not None:
                 used[usage.call_id(turn, number)] = response.usage
             if not response.tool_calls:
-                return Answer(response.text, used, calls_before + 1)
+                seen = int(recorded.get("seen", 0)) if recorded is not None else None
+                return Answer(response.text, used, calls_before + 1, seen=seen)
             steps.append(ModelStep(response.text, response.tool_calls))
             ended = False
             for call in response.tool_calls:
@@ -132,7 +168,7 @@ class Steps:
                 else:
                     call_number = view.model_calls + calls_before
                     outcome = await self._tool(
-                        task, tools, call, turn, who, journal, call_number, dict(used)
+                        task, tools, call, mark, who, journal, call_number, dict(used)
                     )
                 ended = ended or outcome.ends_turn
                 steps.append(ToolResult(call.id, call.name, outcome.content, outcome.error))
@@ -147,8 +183,15 @@ class Steps:
     # --- one model call ----------------------------------------------------------------------
 
     async def _ask(
-        self, task: TaskHandle, view: Conversation, model: Model, turn: str, step: int, who: Who
+        self,
+        task: TaskHandle,
+        view: Conversation,
+        model: Model,
+        mark: dict[str, Any],
+        step: int,
+        who: Who,
     ) -> ModelResponse:
+        turn = str(mark[TURN])
         context = LlmInvoked(**who.fields(view.task_id), model=view.model, step=step)
         hooked = self.hooks.wants(LLM_INVOKED)
         pre, body, post = LLM_INVOKED.points
@@ -173,9 +216,10 @@ class Steps:
             )
         await task.journal(
             {
-                TURN: turn,
+                **mark,
                 "kind": "model",
                 "step": step,
+                "seen": len(view.task.history),  # (what it answered: a resumed turn's check)
                 "text": response.text,
                 "tool_calls": [_call_data(c) for c in response.tool_calls],
                 "usage": dataclasses.asdict(response.usage) if response.usage else None,
@@ -215,7 +259,7 @@ class Steps:
         task: TaskHandle,
         tools: ToolSet,
         call: ToolCall,
-        turn: str,
+        mark: dict[str, Any],
         who: Who,
         journal: Journal,
         model_call: int = -1,
@@ -227,10 +271,10 @@ class Steps:
         elif call.id in journal.started and not tool.idempotent:
             outcome = ToolOutcome(INTERRUPTED, error=True)
         else:
-            outcome = await self._run_tool(task, tool, call, turn, who, model_call, used or {})
+            outcome = await self._run_tool(task, tool, call, mark, who, model_call, used or {})
         await task.journal(
             {
-                TURN: turn,
+                **mark,
                 "kind": "tool-result",
                 "call_id": call.id,
                 "name": call.name,
@@ -245,7 +289,7 @@ class Steps:
         task: TaskHandle,
         tool: Any,
         call: ToolCall,
-        turn: str,
+        mark: dict[str, Any],
         who: Who,
         model_call: int,
         used: dict[str, Usage],
@@ -268,7 +312,7 @@ class Steps:
             arguments = context.arguments
         if not tool.idempotent:
             await task.journal(
-                {TURN: turn, "kind": "tool-start", "call_id": call.id, "name": call.name}
+                {**mark, "kind": "tool-start", "call_id": call.id, "name": call.name}
             )
         with telemetry.tool_call(call.name):
             outcome: ToolOutcome = await tool.call(

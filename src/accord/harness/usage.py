@@ -4,8 +4,9 @@ The message that ends a stretch of a turn — its answer, the help request that 
 status of a turn that goes on with messages that joined it — carries the tokens of the model
 calls made since the stretch began, in its metadata (``accord.harness/usage``):
 ``input_tokens``, ``output_tokens`` and ``cached_tokens`` (their sums), and ``calls``, each
-call by its id (``<turn>#<step>``, the id its journal entry has) with its own
-``[input, output, cached]``. A turn that resumes from its journal after a crash replays
+call by its id (``<turn>#<step>``, the id its journal entry has; ``<turn>#<step>/summary``
+for the call that summarised the conversation before that step) with its own ``[input,
+output, cached]``. A turn that resumes from its journal after a crash replays
 answered calls under the same ids, so the task's totals (:func:`totals`) count every call
 once, however many messages name it.
 """
@@ -25,6 +26,12 @@ USAGE_KEY = ACCORD_PREFIX + "usage"
 def call_id(turn: str, step: int) -> str:
     """A model call's id: its turn's key and its step (its journal entry's)."""
     return f"{turn}#{step}"
+
+
+def summary_id(turn: str, step: int) -> str:
+    """The id of the model call that summarised the conversation before step ``step``
+    (compaction, accord.harness.compacting)."""
+    return f"{call_id(turn, step)}/summary"
 
 
 def metadata_of(calls: Mapping[str, Usage]) -> dict[str, Any]:

@@ -51,6 +51,8 @@ DELIVER_KEY = "accord.harness/deliver_to"
 # Message metadata of a participant's message the harness owes its handling (a channel
 # message, a reply): stored with the message, in the same append.
 OWED_KEY = "accord.harness/owed"
+# OWED_KEY's value on a participant's plain message to a parked conversation: owed its turn
+OWED_TURN = "turn"
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,10 +157,11 @@ def _has_envelope(message: Message) -> bool:
     return any(part.media_type == EVENT_MEDIA_TYPE for part in message.parts)
 
 
-def owed(message: Message) -> Message:
-    """``message`` as stored: marked as owed its handling (and naming no recipients: only
-    the harness's own messages do)."""
+def owed(message: Message, mark: bool | str = True) -> Message:
+    """``message`` as stored: marked as owed its handling (``mark``; :data:`OWED_TURN`: a
+    plain message owed its turn), and naming no recipients (only the harness's own
+    messages do)."""
     metadata = dict(message.metadata) if isinstance(message.metadata, dict) else {}
     metadata.pop(DELIVER_KEY, None)
-    metadata[OWED_KEY] = True
+    metadata[OWED_KEY] = mark
     return msgspec.structs.replace(message, metadata=metadata)

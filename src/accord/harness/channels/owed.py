@@ -11,11 +11,19 @@ refuses it — leaves a trace naming the message in that same decision:
 - or the help request it answered (``answered_by``: its id).
 
 A message marked owed with no such trace is owed still: its handler never got to decide
-(the process died meanwhile). :class:`OwedScan` finds those when the harness starts (once
-the engine's recovery has given back the turns a crash cut) and, on a store shared by
-several nodes, every ``recovery_interval_s``, and runs their handlers again. A handler
-decides only while its message is owed, so a message is handled once however often its
-handler runs (the hooks may run again: they judge, the decision acts).
+(the process died meanwhile).
+
+A participant's plain message to a parked conversation is owed its turn the same way (marked
+:data:`~accord.harness.channels.judge.OWED_TURN`): its trace is any message of the agent's
+after it (the turn's answer, a refusal, …), and it is owed only while the task is parked —
+a task left WORKING is the engine's recovery's to resume, and its turn reads the message.
+
+:class:`OwedScan` finds owed messages when the harness starts (once the engine's recovery
+has given back the turns a crash cut) and, on a store shared by several nodes, every
+``recovery_interval_s``, and runs their handlers again. A handler decides only while its
+message is owed, so a message is handled once however often its handler runs (the hooks may
+run again: they judge, the decision acts); a plain message's turn starts only while it is
+owed and no turn runs on the task here.
 """
 
 from __future__ import annotations
@@ -30,7 +38,7 @@ from accord.agents.api import ExecutorFunction
 from accord.core import lifecycle
 from accord.core.records import TaskRecord
 from accord.harness.channels.decisions import NOTE_KEY
-from accord.harness.channels.judge import OWED_KEY
+from accord.harness.channels.judge import OWED_KEY, OWED_TURN
 from accord.harness.channels.state import state_of
 from accord.harness.core.state import RECEIVED_KEY
 from accord.store.base import TaskHolds
@@ -63,7 +71,17 @@ def handled(task: Task) -> set[str]:
 
 def is_owed(message: Message) -> bool:
     marks = message.metadata
-    return message.role is Role.USER and isinstance(marks, dict) and marks.get(OWED_KEY) is True
+    return (
+        message.role is Role.USER
+        and isinstance(marks, dict)
+        and (marks.get(OWED_KEY) is True or marks.get(OWED_KEY) == OWED_TURN)
+    )
+
+
+def owes_turn(message: Message) -> bool:
+    """Whether ``message`` is a plain message marked owed its turn."""
+    marks = message.metadata
+    return isinstance(marks, dict) and marks.get(OWED_KEY) == OWED_TURN
 
 
 def owed(task: Task) -> list[Message]:
@@ -72,7 +90,22 @@ def owed(task: Task) -> list[Message]:
     if not marked:
         return []
     done = handled(task)
-    return [message for message in marked if message.message_id not in done]
+    waiting = unanswered(task) if task.status.state in lifecycle.INTERRUPTED else set()
+    return [
+        message
+        for message in marked
+        if (message.message_id in waiting if owes_turn(message) else message.message_id not in done)
+    ]
+
+
+def unanswered(task: Task) -> set[str]:
+    """The ids of the messages after the agent's newest one."""
+    found: set[str] = set()
+    for message in reversed(task.history):
+        if message.role is Role.AGENT:
+            break
+        found.add(message.message_id)
+    return found
 
 
 class OwedScan:
@@ -87,6 +120,12 @@ class OwedScan:
         self.engine = engine
         self.handler = handler
         self._loop: asyncio.Task[None] | None = None
+        # Plain messages owed their turn at the last scan: a later scan (other nodes share
+        # the store) starts one only if it was owed then too, never the turn of a message
+        # another node stored a moment ago and is about to start.
+        self._passes = 0
+        self._sighted: set[str] = set()
+        self._sighting: set[str] = set()
 
     def start(self) -> None:
         """Scan now, in the background (the engine's start does not wait for it), and again
@@ -116,15 +155,22 @@ class OwedScan:
         found = 0
         after = ""
         store = self.engine.store
+        self._sighting = set()
         while batch := await store.tasks_in_states(SCAN_STATES, SCAN_BATCH, after):
             for record in batch:
                 if await self._handle(record):
                     found += 1
             after = batch[-1].id
+        self._passes += 1
+        self._sighted = self._sighting
         return found
 
     async def _handle(self, record: TaskRecord) -> bool:
         messages = owed(record.task)
+        turns = {m.message_id for m in messages if owes_turn(m)}
+        self._sighting |= turns
+        if self._passes:  # (see __init__)
+            messages = [m for m in messages if m.message_id not in turns - self._sighted]
         if not messages or lifecycle.is_terminal(record.state):
             return False
         if record.state in (TaskState.SUBMITTED, TaskState.WORKING) and not self.engine.running(
@@ -136,5 +182,5 @@ class OwedScan:
         body = self.handler(record.task, messages)
         started = await self.engine.run_stored(record, messages[0], body)
         if started:
-            log.info("handling %d channel message(s) owed on task %s", len(messages), record.id)
+            log.info("handling %d message(s) owed on task %s", len(messages), record.id)
         return started
