@@ -4,7 +4,7 @@ before any of them, what browsers may do (accord.server.browsers: Host, Origin, 
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from accord.server.access_log import AccessLogged, AccessRecord
 from accord.server.auth import Authenticator, NoAuthentication
@@ -36,6 +36,15 @@ CARD_PATH = "/.well-known/agent-card.json"
 DASHBOARD_PREFIX = "/ui"  # accord.dashboard.PREFIX (not imported: the dashboard is optional)
 
 
+class InboundEndpoint(Protocol):
+    """An endpoint an agent serves beside A2A (the harness's doorbell for pushes from the
+    agents it delegates to): the paths it answers, and answering them."""
+
+    def handles(self, path: str) -> bool: ...
+
+    async def handle(self, request: Request, send: Send) -> None: ...
+
+
 class A2AApplication:
     def __init__(
         self,
@@ -52,7 +61,7 @@ class A2AApplication:
         metrics: MetricsEndpoint | None = None,
         metrics_path: str = "/metrics",
         dashboard: Any = None,
-        inbound: Any = None,
+        inbound: InboundEndpoint | None = None,
     ) -> None:
         self.service = service
         auth = auth or NoAuthentication()
@@ -73,8 +82,7 @@ class A2AApplication:
         # agent makes contracts ([identity] is set)
         self.contracts = contracts
         self.dashboard = dashboard  # accord.dashboard.DashboardApp: /ui, or None when off
-        # The agent's own endpoint (``handles(path)``, ``handle(request, send)``): the
-        # harness's doorbell for pushes from the agents it delegates to; or None.
+        # The agent's own endpoint beside A2A, or None.
         self.inbound = inbound
         engine = service.engine
         self.health = Health({"store": engine.store.ping, "bus": engine.bus.ping})

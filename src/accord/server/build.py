@@ -14,7 +14,7 @@ from accord.engine import Engine, EngineConfig
 from accord.engine.remote import Claims, RemoteAgent
 from accord.push import PushDispatcher, PushSettings
 from accord.server.agent_loader import AgentLoadError, LoadedAgent, checked_agent, load_agent
-from accord.server.app import A2AApplication
+from accord.server.app import A2AApplication, InboundEndpoint
 from accord.server.bounds import Bounds
 from accord.server.browsers import BrowserPolicy
 from accord.server.card import CardSettings, build_card
@@ -256,7 +256,7 @@ def build_app(settings: Settings, agent: Any = None) -> A2AApplication:
     )
 
 
-def _inbound(agent: Any, max_body: int) -> Any:
+def _inbound(agent: Any, max_body: int) -> InboundEndpoint | None:
     """The agent's own HTTP endpoint, if it has one (the harness's push doorbell)."""
     inbound = getattr(agent, "inbound_endpoint", None)
     return inbound(max_body) if callable(inbound) else None
