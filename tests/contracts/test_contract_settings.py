@@ -8,8 +8,8 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
+from accord.config import ConfigError
 from accord.contracts.keys import generate_private_pem
-from accord.server.config_values import ConfigError
 from accord.server.settings import load
 
 

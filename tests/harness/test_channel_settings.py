@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
+from accord.config import ConfigError
 from accord.harness.channels.outbox import DeliverySettings
 from accord.harness.roster import Credentials, RosterAgent
 from accord.harness.settings import parse
-from accord.server.config_values import ConfigError
 
 
 def table(*agents: dict[str, object], **more: object) -> dict[str, object]:

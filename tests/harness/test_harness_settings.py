@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from accord.config import ConfigError
 from accord.harness.settings import HarnessSettings, ModelFactory, parse
-from accord.server.config_values import ConfigError
 
 
 def test_a_minimal_table(tmp_path: Path) -> None:

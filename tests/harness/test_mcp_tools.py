@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from tests.harness.orders_mcp import ORDERS, orders_over_http
 
+from accord.config import ConfigError
 from accord.harness.tools import ToolContext
 from accord.harness.tools.mcp import McpServer, McpServerSettings, parse
-from accord.server.config_values import ConfigError
 
 CONTEXT = ToolContext(task_id="t1", sender="alice")
 

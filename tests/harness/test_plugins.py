@@ -16,11 +16,11 @@ from typing import Any
 import pytest
 from tests.harness.engine_kit import ALICE, said, said_metadata, send, serving
 
+from accord.config import ConfigError
 from accord.harness import HarnessAgent
 from accord.harness.build import from_settings
 from accord.harness.models import FunctionModel
 from accord.harness.settings import HarnessSettings, parse
-from accord.server.config_values import ConfigError
 from accord.wire.model import TaskState
 
 ROOT = Path(__file__).resolve().parents[2]

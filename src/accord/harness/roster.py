@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
+from accord import config as check
 from accord.client import (
     ApiKey,
     BearerToken,
@@ -35,10 +36,9 @@ from accord.client import (
     RetryPolicy,
     Timeouts,
 )
+from accord.config import ConfigError
 from accord.harness.models.endpoint import is_loopback
 from accord.harness.wire import PARTICIPANT_HEADER
-from accord.server import config_values as check
-from accord.server.config_values import ConfigError
 
 KNOWN = ("id", "card", "credentials")
 CREDENTIAL_KINDS = {"bearer_env": "bearer", "api_key_env": "api_key"}

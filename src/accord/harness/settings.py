@@ -37,6 +37,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from accord import config as check
+from accord.config import ConfigError
 from accord.harness.channels.outbox import DeliverySettings, parse_delivery
 from accord.harness.core.delegation import Bounds
 from accord.harness.models import Model, ScriptedModel
@@ -46,8 +48,6 @@ from accord.harness.plugins.manifest import is_path
 from accord.harness.roster import RosterAgent, parse_agents
 from accord.harness.tools.mcp import McpServerSettings
 from accord.harness.tools.mcp import parse as mcp_settings
-from accord.server import config_values as check
-from accord.server.config_values import ConfigError
 
 MODEL_KINDS = ("scripted", "openai")
 

@@ -9,7 +9,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from accord.server import config_values as check
+from accord import config as check
 from accord.wire.model import AgentProvider, AgentSkill
 
 CARD_FIELDS = (

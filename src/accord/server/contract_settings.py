@@ -35,9 +35,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from accord import config as check
+from accord.config import ConfigError
 from accord.contracts.keys import AgentKey, InvalidKeyError, KeySet, load_private_pem
-from accord.server import config_values as check
-from accord.server.config_values import ConfigError
 from accord.wire.time import parse_timestamp
 
 IDENTITY_KNOWN = ("agent_id", "key_file", "keys")

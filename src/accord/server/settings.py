@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from accord.server import config_values as check
+from accord import config as check
+from accord.config import ConfigError
 from accord.server.card_description import CardDescription, parse_card
-from accord.server.config_values import ConfigError
 from accord.server.listen import host_port, reachable_host
 
 ENV_PREFIX = "ACCORD_"

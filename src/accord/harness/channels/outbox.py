@@ -40,14 +40,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from accord import config as check
 from accord.client.errors import ClientError
+from accord.config import ConfigError
 from accord.core.events import Event
 from accord.harness.channels.judge import DELIVER_KEY
 from accord.harness.roster import Roster, RosterAgent
 from accord.harness.wire import PARTICIPANT_METADATA
 from accord.push.dispatcher import backoff_s
-from accord.server import config_values as check
-from accord.server.config_values import ConfigError
 from accord.store.base import FeedEntry, TaskStore
 from accord.store.channel_outbox import ChannelOutbox, Delivery, Owed
 from accord.wire.model import Message, Role, TaskStatusUpdateEvent

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from accord.server import config_values as check
-from accord.server.config_values import ConfigError
+from accord import config as check
+from accord.config import ConfigError
 
 KNOWN = ("base_url", "api", "api_key_env", "timeout_s", "attempts")
 APIS = ("chat", "responses")

@@ -20,6 +20,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, cast
 
+from accord import config as check
+from accord.config import ConfigError
 from accord.harness.commands.spec import (
     ARGUMENT_TYPES,
     CHANGES,
@@ -28,8 +30,6 @@ from accord.harness.commands.spec import (
     ArgumentType,
     Changes,
 )
-from accord.server import config_values as check
-from accord.server.config_values import ConfigError
 
 NAMESPACE = "io.github.madarauchiha-314.tiny-harness"
 PLUGIN_SCHEMA_ID = "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json"

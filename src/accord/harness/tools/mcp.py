@@ -24,10 +24,10 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
+from accord import config as check
+from accord.config import ConfigError
 from accord.harness.tools.base import ToolContext, ToolOutcome, safe_name
 from accord.harness.transcript import ToolSpec
-from accord.server import config_values as check
-from accord.server.config_values import ConfigError
 
 log = logging.getLogger("accord.harness.mcp")
 
