@@ -16,19 +16,19 @@ from accord.server.health import PATHS as HEALTH_PATHS
 from accord.server.health import Health
 from accord.server.http import JSON, Receive, Request, Scope, Send, respond
 from accord.server.jsonrpc import JsonRpcBinding, error_body
+from accord.server.log_context import LogContext
 from accord.server.operations import Service
+from accord.server.request_spans import Traced
 from accord.server.rest import RestBinding, route
 from accord.store.base import StoreError
 from accord.surface.app import handles as surface_path
 from accord.telemetry import context as log_context
 from accord.telemetry import tracing
-from accord.telemetry.logs import LogContext
-from accord.telemetry.requests import Traced
 from accord.wire.codec import encode
 from accord.wire.errors import A2AError, ErrorKind
 
 if TYPE_CHECKING:
-    from accord.telemetry.exposition import MetricsEndpoint
+    from accord.server.metrics_endpoint import MetricsEndpoint
 
 log = logging.getLogger("accord.server")
 

@@ -19,6 +19,7 @@ from accord.server.bounds import Bounds
 from accord.server.browsers import BrowserPolicy
 from accord.server.card import CardSettings, build_card
 from accord.server.card_description import CardDescription
+from accord.server.metrics_endpoint import MetricsEndpoint
 from accord.server.operations import Service
 from accord.server.settings import Principal, Settings
 from accord.store import open_store
@@ -26,7 +27,7 @@ from accord.store.pg_claims import PgClaimTable
 from accord.store.postgres import PostgresStore
 from accord.surface import SurfaceApp
 from accord.telemetry import tracing
-from accord.telemetry.exposition import MetricsEndpoint, Sources
+from accord.telemetry.exposition import Sources
 from accord.telemetry.metrics import RequestMetrics
 from accord.wire.model import (
     APIKeySecurityScheme,

@@ -315,19 +315,8 @@ class TaskSnapshots(Protocol):
         """The task's snapshot as stored, or None (also for another tenant's task)."""
 
 
-# --- operations: what /metrics reads of a store (docs/operations.md) ---------------------------
-
-
-@runtime_checkable
-class StoreGauges(Protocol):
-    """Optional: numbers only the store knows, read once per metrics scrape (each one query
-    over small tables or an index, never a scan of the tasks)."""
-
-    async def task_state_counts(self) -> list[tuple[str, TaskState, int]]:
-        """(tenant, state, tasks) for every pair that holds tasks (the store's counters)."""
-
-    async def push_backlog(self) -> tuple[int, int, int]:
-        """(active configs with undelivered log entries, those entries, failing configs)."""
+# --- operations: what /metrics reads of a store (docs/operations.md): StoreGauges, declared in
+# accord.telemetry.exposition (the store implements it; telemetry stays below the store) -------
 
 
 # --- safe retries: requests already answered (docs/operations.md, "Safe retries") -----------

@@ -1,14 +1,11 @@
-"""``GET /metrics``: the Prometheus text format, built from the numbers the running parts
-keep (:mod:`accord.telemetry.metrics`) when a scrape asks, never before.
+"""What ``GET /metrics`` shows (accord.server.metrics_endpoint serves it): the Prometheus text
+format, built from the numbers the running parts keep (:mod:`accord.telemetry.metrics`) when a
+scrape asks, never before.
 
 Two kinds of values: counters and histograms the hot paths keep in memory (read as they are),
 and gauges only the store knows — tasks by state, the push outbox's depth — read with one
 query each per scrape (bounded by ``store_timeout_s``; a store that does not answer leaves
 them out of that scrape and logs why).
-
-Access: with credentials configured, a scrape needs valid ones unless ``metrics_public``;
-with tenant labels on (the series then name tenants), it needs the Agent actor, the one that
-sees every tenant's tasks already.
 """
 
 from __future__ import annotations
@@ -17,25 +14,17 @@ import asyncio
 import logging
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST
 from prometheus_client.core import (
     CounterMetricFamily,
     GaugeMetricFamily,
     HistogramMetricFamily,
     Metric,
 )
-from prometheus_client.gc_collector import GCCollector
-from prometheus_client.platform_collector import PlatformCollector
-from prometheus_client.process_collector import ProcessCollector
 
 from accord import __version__
-from accord.core.caller import AGENT_ACTOR
-from accord.server.auth import Authenticator
-from accord.server.errors import rest_error
-from accord.server.http import JSON, Request, Send, respond
-from accord.store.base import StoreGauges
 from accord.telemetry import agents
 from accord.telemetry.metrics import (
     BusStats,
@@ -45,13 +34,24 @@ from accord.telemetry.metrics import (
     PushStats,
     RequestMetrics,
 )
-from accord.wire.codec import encode
-from accord.wire.errors import A2AError, ErrorKind
+from accord.wire.model import TaskState
 
 log = logging.getLogger("accord.telemetry")
 
-_CONTENT_TYPE = CONTENT_TYPE_LATEST.encode()
+CONTENT_TYPE = CONTENT_TYPE_LATEST.encode()  # of the Prometheus text format
 _STREAMING = frozenset({"SendStreamingMessage", "SubscribeToTask"})
+
+
+@runtime_checkable
+class StoreGauges(Protocol):
+    """Optional, for a store: numbers only the store knows, read once per metrics scrape (each
+    one query over small tables or an index, never a scan of the tasks)."""
+
+    async def task_state_counts(self) -> list[tuple[str, TaskState, int]]:
+        """(tenant, state, tasks) for every pair that holds tasks (the store's counters)."""
+
+    async def push_backlog(self) -> tuple[int, int, int]:
+        """(active configs with undelivered log entries, those entries, failing configs)."""
 
 
 @dataclass
@@ -278,48 +278,3 @@ class Collector:
 
 def _histogram(family: HistogramMetricFamily, labels: list[str], histogram: Histogram) -> None:
     family.add_metric(labels, histogram.cumulative(), histogram.sum)
-
-
-class MetricsEndpoint:
-    """The ``/metrics`` handler of one application."""
-
-    def __init__(
-        self,
-        sources: Sources,
-        auth: Authenticator,
-        *,
-        public: bool = False,
-        process: bool = True,
-    ) -> None:
-        self.sources = sources
-        self.auth = auth
-        self.public = public
-        self.registry = CollectorRegistry(auto_describe=False)
-        self.registry.register(Collector(sources))
-        if process:  # the process's CPU, memory, file descriptors, GC: per application
-            ProcessCollector(registry=self.registry)
-            PlatformCollector(registry=self.registry)
-            GCCollector(registry=self.registry)
-
-    async def handle(self, request: Request, send: Send) -> None:
-        refusal = self.refusal(request)
-        if refusal is not None:
-            status = refusal.kind.http_status
-            await respond(send, status, encode(rest_error(refusal)), JSON)
-            return
-        await self.sources.refresh()
-        body = generate_latest(self.registry)
-        await respond(send, 200, body, _CONTENT_TYPE, [(b"cache-control", b"no-store")])
-
-    def refusal(self, request: Request) -> A2AError | None:
-        if self.public or not self.auth.configured:
-            return None
-        caller = self.auth.authenticate(request.headers)
-        if caller is None:
-            return A2AError(ErrorKind.UNAUTHENTICATED, "metrics need credentials")
-        if self.sources.tenant_labels and not caller.may(AGENT_ACTOR):
-            return A2AError(
-                ErrorKind.PERMISSION_DENIED,
-                f"metrics with tenant labels need the actor {AGENT_ACTOR}",
-            )
-        return None

@@ -22,8 +22,6 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from accord.server.access_log import AccessRecord, Handler
-from accord.server.http import Receive, Scope, Send
 from accord.telemetry import context
 from accord.telemetry.context import request_id, task_id, trace_id
 
@@ -106,19 +104,3 @@ def ids_from(headers: Iterable[tuple[bytes, bytes]]) -> tuple[str, str | None]:
     if given is None or not _SANE_ID.fullmatch(given):
         given = new_request_id()
     return given, trace
-
-
-class LogContext:
-    """Wraps the application's HTTP handler while JSON logs are on: the request's ids."""
-
-    def __init__(self, handle: Handler) -> None:
-        self.handle = handle
-
-    async def __call__(
-        self, scope: Scope, receive: Receive, send: Send, access: AccessRecord | None = None
-    ) -> None:
-        rid, trace = ids_from(scope["headers"])
-        request_id.set(rid)
-        trace_id.set(trace)
-        task_id.set(None)
-        await self.handle(scope, receive, send, access if access is not None else AccessRecord())
