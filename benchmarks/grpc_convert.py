@@ -1,4 +1,4 @@
-"""Wire model <-> protobuf: direct field copy (accord.grpc.convert) against a JSON detour.
+"""Wire model <-> protobuf: direct field copy (accord.wire.protobuf) against a JSON detour.
 
 Run: .venv/bin/python benchmarks/grpc_convert.py
 The payload is a Task with 20 history messages (two parts each, one with metadata), two
@@ -11,10 +11,10 @@ import timeit
 
 from google.protobuf import json_format
 
-from accord.grpc._generated import a2a_pb2 as pb
-from accord.grpc.convert import from_proto, to_proto
 from accord.wire import codec
 from accord.wire import model as w
+from accord.wire._proto import a2a_pb2 as pb
+from accord.wire.protobuf import from_proto, to_proto
 
 
 def sample_task() -> w.Task:

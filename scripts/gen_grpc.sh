@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates src/accord/grpc/_generated/ from proto/lf/a2a/v1/a2a.proto.
+# Regenerates src/accord/wire/_proto/ from proto/lf/a2a/v1/a2a.proto.
 #
 # Pinned generator: grpcio-tools==1.70.0 (bundled protoc 29.0, Python gencode 5.29.0). Older
 # gencode loads on newer runtimes, so the checked-in modules work with protobuf >= 5.29
@@ -7,7 +7,7 @@
 # protobuf 5.x, which must not replace the project's protobuf); GEN_GRPC_VENV overrides where.
 #
 # After protoc, the modules are rewritten so that
-#   - a2a_pb2 registers lf.a2a.v1 in accord's private descriptor pool (accord/grpc/_pool.py),
+#   - a2a_pb2 registers lf.a2a.v1 in accord's private descriptor pool (accord/wire/_proto_pool.py),
 #     not the default pool the official a2a-sdk also uses (see docs/grpc.md);
 #   - a2a_pb2_grpc imports a2a_pb2 from this package, and keeps only the client stub: accord's
 #     gRPC server registers its own handlers (accord/grpc/server.py), so the servicer base
@@ -18,7 +18,7 @@ set -euo pipefail
 TOOLS_VERSION=1.70.0
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="${GEN_GRPC_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/accord/grpc-tools-$TOOLS_VERSION}"
-OUT="$ROOT/src/accord/grpc/_generated"
+OUT="$ROOT/src/accord/wire/_proto"
 
 if ! "$VENV/bin/python" -c "import grpc_tools" 2>/dev/null; then
   python3 -m venv "$VENV"
@@ -64,16 +64,16 @@ rewrite(
     [
         (
             "# @@protoc_insertion_point(imports)\n",
-            "# @@protoc_insertion_point(imports)\nfrom accord.grpc._pool import POOL as _POOL\n",
+            "# @@protoc_insertion_point(imports)\nfrom accord.wire._proto_pool import POOL as _POOL\n",
         ),
         ("_descriptor_pool.Default().AddSerializedFile(", "_POOL.AddSerializedFile("),
-        ("'lf.a2a.v1.a2a_pb2'", "'accord.grpc._generated.a2a_pb2'"),
+        ("'lf.a2a.v1.a2a_pb2'", "'accord.wire._proto.a2a_pb2'"),
     ],
 )
 rewrite("a2a_pb2.pyi", [])
 rewrite(
     "a2a_pb2_grpc.py",
-    [("from lf.a2a.v1 import a2a_pb2", "from accord.grpc._generated import a2a_pb2")],
+    [("from lf.a2a.v1 import a2a_pb2", "from accord.wire._proto import a2a_pb2")],
     cut_from="\n\nclass A2AServiceServicer(object):",
 )
 (out / "__init__.py").write_text(

@@ -41,7 +41,7 @@ from typing import Any
 import grpc
 import httpx
 
-from accord.grpc._generated import a2a_pb2 as pb
+from accord.wire._proto import a2a_pb2 as pb
 from accord.wire.codec import encode
 from accord.wire.model import AuthenticationInfo, TaskPushNotificationConfig
 

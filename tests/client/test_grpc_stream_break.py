@@ -12,9 +12,9 @@ from client_events import describe
 from test_stream_break import ALL_EVENTS, FAST
 
 from accord.client import Client
-from accord.grpc.convert import to_proto
 from accord.wire.codec import convert
 from accord.wire.model import AgentCard, AgentInterface, StreamResponse
+from accord.wire.protobuf import to_proto
 
 
 def proto(event: dict[str, Any]) -> Any:

@@ -1,4 +1,4 @@
-"""Wire model <-> protobuf conversion (accord.grpc.convert)."""
+"""Wire model <-> protobuf conversion (accord.wire.protobuf)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ from google.protobuf import json_format
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from accord.grpc._generated import a2a_pb2 as pb
-from accord.grpc.convert import from_proto, to_proto
 from accord.wire import WireError, codec, parse_timestamp
 from accord.wire import model as w
+from accord.wire._proto import a2a_pb2 as pb
+from accord.wire.protobuf import from_proto, to_proto
 
 # Every message a method of A2AService takes or returns, plus the pieces they are built from.
 SERVICE_TYPES = [

@@ -1,6 +1,6 @@
 """accord's lf.a2a.v1 schema is wire-compatible with the official one.
 
-Our generated module lives in a private descriptor pool (see accord/grpc/_pool.py), so it can
+Our generated module lives in a private descriptor pool (see accord/wire/_proto_pool.py), so it can
 be imported next to the official SDK's module, which uses the default pool; both are loaded
 here and compared descriptor by descriptor.
 """
@@ -17,7 +17,7 @@ from a2a.types import a2a_pb2 as official
 from google.protobuf import descriptor_pb2
 from google.protobuf.descriptor import Descriptor, FileDescriptor
 
-from accord.grpc._generated import a2a_pb2 as ours
+from accord.wire._proto import a2a_pb2 as ours
 
 ROOT = Path(__file__).resolve().parents[2]
 FieldKey = tuple[Any, ...]
@@ -158,8 +158,8 @@ def _drop_json_names(file: descriptor_pb2.FileDescriptorProto) -> None:
 @pytest.mark.parametrize(
     "order",
     [
-        ("a2a.types.a2a_pb2", "accord.grpc._generated.a2a_pb2_grpc"),
-        ("accord.grpc._generated.a2a_pb2_grpc", "a2a.types.a2a_pb2_grpc"),
+        ("a2a.types.a2a_pb2", "accord.wire._proto.a2a_pb2_grpc"),
+        ("accord.wire._proto.a2a_pb2_grpc", "a2a.types.a2a_pb2_grpc"),
     ],
 )
 def test_both_schemas_import_in_one_process(order: tuple[str, str]) -> None:

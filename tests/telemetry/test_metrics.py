@@ -94,7 +94,7 @@ async def test_request_store_and_task_families_follow_a_scripted_load(tmp_path: 
         try:
             import grpc
 
-            from accord.grpc.convert import to_proto
+            from accord.wire.protobuf import to_proto
 
             request = SendMessageRequest(
                 message=Message(message_id="g-1", role=Role.USER, parts=[Part(text="go")])

@@ -26,7 +26,7 @@ def _grpc_transport(ctx: TransportContext) -> Transport:
 
 def _grpc_available() -> bool:
     try:
-        return find_spec("grpc") is not None and find_spec("accord.grpc._generated") is not None
+        return find_spec("grpc") is not None and find_spec("accord.wire._proto") is not None
     except ImportError:
         return False
 

@@ -29,13 +29,13 @@ from accord.client.errors import (
     error_from_grpc,
 )
 from accord.client.transport import CallMeta, MethodTransport, StreamItem, TransportContext
-from accord.grpc._generated import a2a_pb2_grpc
-from accord.grpc.convert import from_proto, to_proto
+from accord.wire._proto import a2a_pb2_grpc
 from accord.wire.codec import WireError
 from accord.wire.model import (
     StreamResponse,
     Wire,
 )
+from accord.wire.protobuf import from_proto, to_proto
 
 T = TypeVar("T", bound=Wire)
 

@@ -3,7 +3,7 @@
 
 Each call: metadata -> authentication, ``a2a-version`` / ``a2a-extensions`` negotiation and
 the operation's grant (the same :class:`~accord.server.binding.Binding` the HTTP bindings use,
-fed the metadata as headers); proto request -> wire model (``accord.grpc.convert``); the
+fed the metadata as headers); proto request -> wire model (``accord.wire.protobuf``); the
 operation's handler; the result back to proto. Errors come from the one table
 (``accord.wire.errors``): the status code is the row's ``grpc_status`` and the rich status
 (``grpc-status-details-bin``) carries a ``google.rpc.Status`` with ``google.rpc.ErrorInfo``
@@ -30,7 +30,6 @@ from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-unty
 from grpc_status import rpc_status
 from opentelemetry.trace import SpanKind, Tracer
 
-from accord.grpc.convert import from_proto, proto_class, to_proto
 from accord.server.app import A2AApplication
 from accord.server.auth import Authenticator, NoAuthentication
 from accord.server.binding import Binding
@@ -44,6 +43,7 @@ from accord.telemetry.metrics import RequestMetrics, RequestStats
 from accord.wire.codec import WireError
 from accord.wire.errors import ERROR_DOMAIN, A2AError, ErrorKind
 from accord.wire.model import ListTasksResponse, Wire
+from accord.wire.protobuf import from_proto, proto_class, to_proto
 
 log = logging.getLogger("accord.grpc")
 

@@ -27,8 +27,8 @@ import msgspec
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message as ProtoMessage
 
-from accord.grpc._generated import a2a_pb2 as pb
 from accord.wire import model as w
+from accord.wire._proto import a2a_pb2 as pb
 from accord.wire.codec import WireError
 from accord.wire.model import FIELD_MARK, UNSET
 from accord.wire.time import format_timestamp
@@ -200,7 +200,7 @@ def _compile(source: str, name: str, namespace: dict[str, Any]) -> Any:
         _read_value=_read_value,
         _read_timestamp=_read_timestamp,
     )
-    exec(compile(source, f"<accord.grpc.convert {name}>", "exec"), namespace)
+    exec(compile(source, f"<accord.wire.protobuf {name}>", "exec"), namespace)
     return namespace[name]
 
 

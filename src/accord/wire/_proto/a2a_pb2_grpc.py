@@ -4,7 +4,7 @@ import grpc
 import warnings
 
 from google.protobuf import empty_pb2 as google_dot_protobuf_dot_empty__pb2
-from accord.grpc._generated import a2a_pb2 as lf_dot_a2a_dot_v1_dot_a2a__pb2
+from accord.wire._proto import a2a_pb2 as lf_dot_a2a_dot_v1_dot_a2a__pb2
 
 GRPC_GENERATED_VERSION = '1.70.0'
 GRPC_VERSION = grpc.__version__

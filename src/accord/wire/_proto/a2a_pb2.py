@@ -18,7 +18,7 @@ _runtime_version.ValidateProtobufRuntimeVersion(
     'lf/a2a/v1/a2a.proto'
 )
 # @@protoc_insertion_point(imports)
-from accord.grpc._pool import POOL as _POOL
+from accord.wire._proto_pool import POOL as _POOL
 
 _sym_db = _symbol_database.Default()
 
@@ -32,7 +32,7 @@ DESCRIPTOR = _POOL.AddSerializedFile(b'\n\x13lf/a2a/v1/a2a.proto\x12\tlf.a2a.v1\
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
-_builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'accord.grpc._generated.a2a_pb2', _globals)
+_builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'accord.wire._proto.a2a_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_AGENTCARD_SECURITYSCHEMESENTRY']._loaded_options = None
