@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from populate_accord import write_task
 
-from accord.server import build
+from accord.app import build
 from accord.store.memory import MemoryStore
 
 

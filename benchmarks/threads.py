@@ -36,9 +36,9 @@ def serve(db: str, port: int) -> None:
     import gc
     import threading
 
+    from accord.app.build import build_app
+    from accord.app.settings import Settings
     from accord.server import runner
-    from accord.server.build import build_app
-    from accord.server.settings import Settings
     from accord.store import _writer
     from accord.store.sqlite import SqliteStore
 

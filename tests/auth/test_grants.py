@@ -24,14 +24,14 @@ from a2a.types import a2a_pb2 as pb
 from a2a.types import a2a_pb2_grpc
 
 from accord.agents.api import RequestContext, TaskHandle
+from accord.app.build import build_app
+from accord.app.settings import Settings
 from accord.core.caller import AGENT_ACTOR, CLIENT_ACTOR, DISCOVERY_ACTOR, OPEN
 from accord.core.grants import GRANTS, required_actor
 from accord.grpc.server import start_server
 from accord.server.app import A2AApplication
 from accord.server.binding import Binding
-from accord.server.build import build_app
-from accord.server.operations import OPERATIONS
-from accord.server.settings import Settings
+from accord.service.operations import OPERATIONS
 from accord.surface.contract import operations as surface_operations
 from accord.surface.contract import seed_document
 from accord.wire.errors import A2AError, ErrorKind

@@ -14,9 +14,9 @@ import pytest
 from a2a.types import a2a_pb2 as pb
 from a2a.types import a2a_pb2_grpc
 
+from accord.app.build import build_app
+from accord.app.settings import Settings
 from accord.grpc.server import start_server
-from accord.server.build import build_app
-from accord.server.settings import Settings
 
 sys.path.append(str(Path(__file__).resolve().parents[2] / "benchmarks"))  # not a package
 

@@ -23,13 +23,13 @@ from textual.pilot import Pilot
 from textual.widgets import Input, Static
 
 from accord.agents import RequestContext, TaskHandle
+from accord.app.build import build_app
+from accord.app.settings import Settings
 from accord.chat.app import ChatApp, Confirm, LineView
 from accord.client import Client
 from accord.harness.wire import CHANNEL_MEDIA_TYPE, STATUS_KEY
-from accord.server.build import build_app
 from accord.server.listen import bind
 from accord.server.runner import serve as serve_app
-from accord.server.settings import Settings
 from accord.wire.model import Part
 
 ALICE = {"X-Participant-Id": "alice"}

@@ -21,15 +21,15 @@ from google.protobuf.json_format import MessageToDict
 from jwt.api_jwk import PyJWK
 from tests.server.server_helpers import serve_app
 
+from accord.app.build import build_app
+from accord.app.settings import Settings
 from accord.client import CardSignatureError, Client
 from accord.client.card import check_signature
 from accord.contracts import card_signature
 from accord.contracts.canonical import b64url, b64url_decode
 from accord.contracts.keys import AgentKey, KeySet
 from accord.contracts.wire import CONTRACTS_URI, TRUST_URI
-from accord.server.build import build_app
 from accord.server.contract_settings import Identity
-from accord.server.settings import Settings
 from accord.wire.codec import decode
 from accord.wire.model import AgentCard
 

@@ -11,12 +11,13 @@ import httpx
 import pytest
 from tests.server.server_helpers import serve_app
 
+from accord.app.build import build_app
+from accord.app.settings import Settings
 from accord.contracts.keys import KeySet
 from accord.contracts.wire import Notice
 from accord.core.caller import Caller
-from accord.server.build import build_app
+from accord.server.contract_api import ContractApi
 from accord.server.contract_settings import ContractSettings, Identity, Peer
-from accord.server.settings import Settings
 
 from .contract_helpers import VECTOR_TERMS, new_key, public
 from .service_helpers import FakePeers, now_ms
@@ -48,7 +49,9 @@ async def api() -> AsyncIterator[tuple[httpx.AsyncClient, FakePeers]]:
     )
     app = build_app(settings)
     peers = FakePeers({"agent:b": public(B_KEY), "agent:a": public(A_KEY)})
-    app.contracts.service.peers = peers  # the other agent is played here
+    api = app.endpoint(ContractApi)
+    assert api is not None
+    api.service.peers = peers  # the other agent is played here
     async with serve_app(app) as http:
         yield http, peers
 
@@ -200,7 +203,9 @@ def proposal_from_b(terms: dict[str, Any]) -> dict[str, Any]:
 async def propose_from_b(http: httpx.AsyncClient, document: dict[str, Any]) -> str:
     """agent:b's proposal, as the gate hands it to the service."""
     app = http._transport.app  # type: ignore[attr-defined]
-    service = app.contracts.service
+    api = app.endpoint(ContractApi)
+    assert api is not None
+    service = api.service
     record = await service.receive(
         Notice("proposal", document["interactionId"], document),
         Caller(identity="agent:b", tenant="", authenticated=True),

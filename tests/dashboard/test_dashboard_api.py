@@ -17,11 +17,11 @@ from tests.dashboard.dashboard_agents import conversation
 from tests.server.server_helpers import listening, message
 
 import accord.dashboard
+from accord.app.build import build_app
+from accord.app.settings import Settings, load
 from accord.core.views import TaskQuery
 from accord.dashboard import listing
 from accord.harness.wire import COMMANDS_URI
-from accord.server.build import build_app
-from accord.server.settings import Settings, load
 from accord.store.base import TaskPage
 
 STATIC = Path(accord.dashboard.__file__).parent / "static"

@@ -23,9 +23,9 @@ from google.rpc import error_details_pb2, status_pb2
 from tests.processes import free_port as _free_port
 
 from accord.agents.api import RequestContext, TaskHandle
+from accord.app.build import build_app
+from accord.app.settings import Principal, Settings
 from accord.grpc.server import WithGrpc, rich_status, start_server
-from accord.server.build import build_app
-from accord.server.settings import Principal, Settings
 from accord.wire.errors import A2AError, ErrorKind, FieldViolation
 from accord.wire.model import AgentExtension
 

@@ -11,10 +11,10 @@ from typing import Any
 
 import httpx
 
+from accord.app.build import build_app
+from accord.app.settings import Settings
 from accord.server.app import A2AApplication
-from accord.server.build import build_app
 from accord.server.runner import serve
-from accord.server.settings import Settings
 
 
 def message(text: str = "hi", **fields: Any) -> dict[str, Any]:

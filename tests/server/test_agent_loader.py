@@ -12,9 +12,9 @@ import pytest
 
 from accord.agents.conformance import ConformanceAgent
 from accord.agents.echo import echo
-from accord.server.agent_loader import AgentLoadError, load_agent
-from accord.server.build import build_app
-from accord.server.settings import Settings
+from accord.agents.loader import AgentLoadError, load_agent
+from accord.app.build import build_app
+from accord.app.settings import Settings
 
 _names = itertools.count()
 WriteModule = Callable[..., str]

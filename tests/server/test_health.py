@@ -12,8 +12,8 @@ import httpx
 from server_helpers import Serve, rpc, serve_app
 from tests.conftest import ADMIN_DSN, _execute, _with_database
 
-from accord.server.build import build_app
-from accord.server.settings import Principal, Settings
+from accord.app.build import build_app
+from accord.app.settings import Principal, Settings
 
 SECRET = "health-test-token-0123456789"
 AUTH = {"bearer_tokens": {SECRET: Principal("alice")}}

@@ -15,9 +15,9 @@ from server_helpers import message
 from tests.processes import free_port
 
 from accord.agents.api import RequestContext, TaskHandle
+from accord.app.build import build_app
+from accord.app.settings import Settings
 from accord.server.app import A2AApplication
-from accord.server.build import build_app
-from accord.server.settings import Settings
 
 
 async def asking_agent(ctx: RequestContext, task: TaskHandle) -> None:

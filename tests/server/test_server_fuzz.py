@@ -17,10 +17,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from accord.agents.api import RequestContext, TaskHandle
+from accord.app.build import build_app
+from accord.app.settings import Principal, Settings
 from accord.server.app import A2AApplication
-from accord.server.build import build_app
-from accord.server.operations import OPERATIONS
-from accord.server.settings import Principal, Settings
+from accord.service.operations import OPERATIONS
 
 EXAMPLES = 200
 

@@ -12,8 +12,8 @@ from accord.agents.echo import echo
 from accord.core.limits import Limits
 from accord.engine import Engine, EngineConfig
 from accord.server.app import A2AApplication
-from accord.server.card import CardSettings, build_card
-from accord.server.operations import Service
+from accord.service.card import CardSettings, build_card
+from accord.service.operations import Service
 from accord.store import open_store
 from accord.wire.model import AgentExtension
 

@@ -12,9 +12,9 @@ from typing import Any
 import httpx
 import jsonschema_rs
 
+from accord.app.build import build_app
+from accord.app.settings import Settings
 from accord.server.app import A2AApplication
-from accord.server.build import build_app
-from accord.server.settings import Settings
 from accord.surface.contract import seed_document
 
 KEYS = {

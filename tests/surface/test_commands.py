@@ -9,7 +9,7 @@ import pytest
 from surface_helpers import KEYS, message, surface
 
 from accord.agents.api import RequestContext, TaskHandle
-from accord.server.card_description import CardDescription
+from accord.agents.description import CardDescription
 
 SEND = "/tasks/commands/message:send"
 TEXT_ONLY = CardDescription(default_input_modes=["text/plain"])  # with strict_input_modes

@@ -8,6 +8,7 @@ import asyncio
 import pytest
 from surface_helpers import KEYS, message, surface
 
+from accord.surface import SurfaceApp
 from accord.surface.feed import FeedHub, follow
 
 
@@ -216,7 +217,8 @@ async def test_the_feed_stops_when_the_worker_disconnects() -> None:
             "headers": [(b"x-api-key", KEYS["agent"].encode())],
             "query_string": b"",
         }
-        surface_app = s.app.surface
+        surface_app = s.app.endpoint(SurfaceApp)
+        assert surface_app is not None
         await asyncio.wait_for(surface_app.handle(Request(scope, receive), send), 5)
         assert sent[0]["status"] == 200
 

@@ -15,11 +15,11 @@ import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
 from accord.agents.api import RequestContext, TaskHandle
+from accord.app.build import build_app
+from accord.app.settings import Principal, Settings
 from accord.engine import Engine
 from accord.grpc.server import start_server
 from accord.server.app import A2AApplication
-from accord.server.build import build_app
-from accord.server.settings import Principal, Settings
 from accord.store.postgres import PostgresStore
 from accord.telemetry import agents
 from accord.wire.model import Message, Part, Role, SendMessageRequest

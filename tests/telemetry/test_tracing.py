@@ -16,13 +16,13 @@ from opentelemetry.trace import SpanKind
 from tests.processes import free_port as _free_port
 
 from accord.agents.api import RequestContext, TaskHandle
+from accord.app.build import build_app
+from accord.app.settings import Settings
 from accord.client import Client
 from accord.grpc.server import start_server
 from accord.server.app import A2AApplication
-from accord.server.build import build_app
 from accord.server.listen import bind
 from accord.server.runner import serve
-from accord.server.settings import Settings
 from accord.wire.model import SendMessageConfiguration, TaskPushNotificationConfig
 
 from .tracing_setup import spans, traced, untraced

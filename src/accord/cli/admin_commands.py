@@ -49,7 +49,7 @@ def _fail(code: int, message: str) -> NoReturn:
 
 
 def _store_url(config_path: str | None, store: str | None) -> str:
-    from accord.server.settings import load
+    from accord.app.settings import load
 
     try:
         return load(config_path, {"store": store}).store

@@ -99,9 +99,9 @@ def serve(config_path: str | None, **flags: Any) -> None:
 
     Exits 2 when the settings or the agent are refused, 3 when the server cannot start (a
     port in use, a store that cannot open); each says why in one line."""
-    from accord.server.build import build_app
+    from accord.app.build import build_app
+    from accord.app.settings import load
     from accord.server.listen import ListenError, bind, check_free, host_port
-    from accord.server.settings import load
     from accord.store import redact_url
 
     try:

@@ -34,8 +34,8 @@ from accord.server.binding import Binding
 from accord.server.event_ids import event_number
 from accord.server.failures import log_unexpected
 from accord.server.http import JSON, Request, Send, respond, until_disconnected
-from accord.server.operations import Service
 from accord.server.sse import STREAM_HEADERS
+from accord.service.operations import Service
 from accord.surface.feed import FeedHub
 from accord.wire.codec import encode
 from accord.wire.errors import A2AError, ErrorKind
@@ -80,6 +80,9 @@ class DashboardApp:
         return self._hub
 
     # --- entry -------------------------------------------------------------------------------
+
+    def handles(self, path: str) -> bool:
+        return handles(path)
 
     async def handle(self, request: Request, send: Send) -> None:
         path, method = request.path, request.method

@@ -1,5 +1,5 @@
 """The gRPC binding: ``lf.a2a.v1.A2AService`` on ``grpc.aio``, over the same operations
-(``accord.server.operations``) and engine as the HTTP bindings.
+(``accord.service.operations``) and engine as the HTTP bindings.
 
 Each call: metadata -> authentication, ``a2a-version`` / ``a2a-extensions`` negotiation and
 the operation's grant (the same :class:`~accord.server.binding.Binding` the HTTP bindings use,
@@ -36,7 +36,7 @@ from accord.server.binding import Binding
 from accord.server.errors import from_wire_error, internal_error
 from accord.server.failures import log_unexpected
 from accord.server.http import Receive, Request, Scope, Send
-from accord.server.operations import OPERATIONS, Call, Operation, Service
+from accord.service.operations import OPERATIONS, Call, Operation, Service
 from accord.telemetry import context as log_context
 from accord.telemetry import logs, tracing
 from accord.telemetry.metrics import RequestMetrics, RequestStats

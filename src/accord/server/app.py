@@ -4,24 +4,23 @@ before any of them, what browsers may do (accord.server.browsers: Host, Origin, 
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 from accord.server.access_log import AccessLogged, AccessRecord
 from accord.server.auth import Authenticator, NoAuthentication
 from accord.server.browsers import BrowserPolicy
 from accord.server.card import CardEndpoint
-from accord.server.contract_api import handles as contract_path
 from accord.server.errors import rest_error
 from accord.server.health import PATHS as HEALTH_PATHS
 from accord.server.health import Health
 from accord.server.http import JSON, Receive, Request, Scope, Send, respond
 from accord.server.jsonrpc import JsonRpcBinding, error_body
 from accord.server.log_context import LogContext
-from accord.server.operations import Service
 from accord.server.request_spans import Traced
 from accord.server.rest import RestBinding, route
+from accord.service.operations import Service
 from accord.store.base import StoreError
-from accord.surface.app import handles as surface_path
 from accord.telemetry import context as log_context
 from accord.telemetry import tracing
 from accord.wire.codec import encode
@@ -33,16 +32,31 @@ if TYPE_CHECKING:
 log = logging.getLogger("accord.server")
 
 CARD_PATH = "/.well-known/agent-card.json"
-DASHBOARD_PREFIX = "/ui"  # accord.dashboard.PREFIX (not imported: the dashboard is optional)
 
 
-class InboundEndpoint(Protocol):
-    """An endpoint an agent serves beside A2A (the harness's doorbell for pushes from the
-    agents it delegates to): the paths it answers, and answering them."""
+@runtime_checkable
+class Endpoint(Protocol):
+    """A part of the application beside the A2A bindings — the command surface, the contracts
+    API, the dashboard, an agent's own endpoint (the harness's doorbell for pushes from the
+    agents it delegates to): the paths it answers, and answering them. Endpoints are asked in
+    the order given, before the HTTP+JSON routes (whose tenant prefix would take their
+    paths)."""
 
     def handles(self, path: str) -> bool: ...
 
     async def handle(self, request: Request, send: Send) -> None: ...
+
+
+E = TypeVar("E")
+
+InboundEndpoint = Endpoint  # an agent's own endpoint (accord.agents.Inbound gives one)
+
+
+@runtime_checkable
+class OwnRefusals(Protocol):
+    """An endpoint whose refusals (a browser check failed) have a shape of their own."""
+
+    def refusal_body(self, message: str) -> bytes: ...
 
 
 class A2AApplication:
@@ -54,14 +68,11 @@ class A2AApplication:
         require_auth: bool = True,
         jsonrpc_path: str = "/",
         manage_engine: bool = True,
-        surface: Any = None,
         browsers: BrowserPolicy | None = None,
         access_log: bool = False,
-        contracts: Any = None,
         metrics: MetricsEndpoint | None = None,
         metrics_path: str = "/metrics",
-        dashboard: Any = None,
-        inbound: InboundEndpoint | None = None,
+        endpoints: Sequence[Endpoint] = (),
     ) -> None:
         self.service = service
         auth = auth or NoAuthentication()
@@ -77,13 +88,7 @@ class A2AApplication:
         self.jsonrpc_path = jsonrpc_path
         self._jsonrpc_path = jsonrpc_path.rstrip("/")  # a trailing slash is accepted either way
         self.manage_engine = manage_engine
-        self.surface = surface  # accord.surface.SurfaceApp: the seed's command surface
-        # accord.server.contract_api.ContractApi: the operators' /contracts API, when the
-        # agent makes contracts ([identity] is set)
-        self.contracts = contracts
-        self.dashboard = dashboard  # accord.dashboard.DashboardApp: /ui, or None when off
-        # The agent's own endpoint beside A2A, or None.
-        self.inbound = inbound
+        self.endpoints = tuple(endpoints)
         engine = service.engine
         self.health = Health({"store": engine.store.ping, "bus": engine.bus.ping})
         # Off, the access log and tracing cost nothing: requests go straight to the handler.
@@ -93,6 +98,14 @@ class A2AApplication:
         if log_context.enabled:  # (JSON logs: the request's ids on its lines)
             handle = LogContext(handle)
         self._serve_http = AccessLogged(handle) if access_log else handle
+
+    def endpoint(self, kind: type[E]) -> E | None:
+        """The mounted endpoint of type ``kind`` (the command surface, the contracts API …),
+        or None."""
+        for endpoint in self.endpoints:
+            if isinstance(endpoint, kind):
+                return endpoint
+        return None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
@@ -124,21 +137,10 @@ class A2AApplication:
         if method == "POST" and path.rstrip("/") == self._jsonrpc_path:
             await self.jsonrpc.handle(request, send)
             return
-        if self.surface is not None and surface_path(path):
-            await self.surface.handle(request, send)
-            return
-        if self.contracts is not None and contract_path(path):
-            await self.contracts.handle(request, send)
-            return
-        # The dashboard (/ui …) before HTTP+JSON, whose tenant prefix would take /ui/tasks.
-        if self.dashboard is not None and (
-            path == DASHBOARD_PREFIX or path.startswith(DASHBOARD_PREFIX + "/")
-        ):
-            await self.dashboard.handle(request, send)
-            return
-        if self.inbound is not None and self.inbound.handles(path):
-            await self.inbound.handle(request, send)
-            return
+        for endpoint in self.endpoints:
+            if endpoint.handles(path):
+                await endpoint.handle(request, send)
+                return
         routed = route(method, path)
         if routed is not None:
             await self.rest.handle(request, send, routed)
@@ -166,9 +168,11 @@ class A2AApplication:
         path = request.path
         if request.method == "POST" and path.rstrip("/") == self._jsonrpc_path:
             await respond(send, 200, error_body(error), JSON)
-        elif self.surface is not None and surface_path(path):
-            await respond(send, 403, encode({"refused": message}), JSON)
         else:
+            for endpoint in self.endpoints:
+                if isinstance(endpoint, OwnRefusals) and endpoint.handles(path):
+                    await respond(send, 403, endpoint.refusal_body(message), JSON)
+                    return
             await respond(send, 403, encode(rest_error(error)), JSON)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:

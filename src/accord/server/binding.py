@@ -15,7 +15,7 @@ from accord.core.grants import granted, required_actor
 from accord.server.auth import Authenticator
 from accord.server.event_ids import event_number
 from accord.server.http import Request, until_disconnected
-from accord.server.operations import Call, Operation, Service, negotiate
+from accord.service.operations import Call, Operation, Service, negotiate
 from accord.telemetry.metrics import RequestMetrics, RequestStats
 from accord.wire.errors import A2AError, ErrorKind, invalid_params
 

@@ -110,6 +110,9 @@ class ContractApi:
         self.binding = binding
         self.max_body = max_body
 
+    def handles(self, path: str) -> bool:
+        return handles(path)
+
     async def handle(self, request: Request, send: Send) -> None:
         try:
             caller = self.binding.authenticate(request)

@@ -14,7 +14,7 @@ from accord.server.binding import Binding
 from accord.server.errors import from_wire_error, internal_error, jsonrpc_error
 from accord.server.failures import log_unexpected
 from accord.server.http import JSON, Request, Send, respond
-from accord.server.operations import OPERATIONS, Call, Operation
+from accord.service.operations import OPERATIONS, Call, Operation
 from accord.wire.codec import WireError, decode, encode
 from accord.wire.errors import A2AError, ErrorKind, invalid_params
 

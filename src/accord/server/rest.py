@@ -16,7 +16,7 @@ from accord.server.binding import Binding
 from accord.server.errors import from_wire_error, internal_error, rest_error
 from accord.server.failures import log_unexpected
 from accord.server.http import A2A_JSON, JSON, Request, Send, respond
-from accord.server.operations import OPERATIONS, Call, Operation
+from accord.service.operations import OPERATIONS, Call, Operation
 from accord.wire.codec import WireError, convert, decode, decode_json, encode
 from accord.wire.errors import A2AError, ErrorKind, invalid_params
 

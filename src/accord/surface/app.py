@@ -26,7 +26,7 @@ from accord.server.auth import Authenticator
 from accord.server.binding import Binding
 from accord.server.failures import log_unexpected
 from accord.server.http import JSON, Request, Send, respond
-from accord.server.operations import Call, Service, negotiate
+from accord.service.operations import Call, Service, negotiate
 from accord.surface import contract, views
 from accord.surface.feed import FeedHub, follow, parse_last_event_id
 from accord.surface.handlers import HANDLERS, NEGOTIATED, Context, InputError, Result, Unfinished
@@ -75,6 +75,13 @@ class SurfaceApp:
         self._document = _json(contract.served_document(auth.configured, api_key, bearer))
 
     # --- entry -------------------------------------------------------------------------------
+
+    def handles(self, path: str) -> bool:
+        return handles(path)
+
+    def refusal_body(self, message: str) -> bytes:
+        """A request a browser check refused, in the surface's own shape."""
+        return _json({"refused": message})
 
     async def handle(self, request: Request, send: Send) -> None:
         path, method = request.path, request.method

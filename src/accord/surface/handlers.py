@@ -23,7 +23,7 @@ from accord.core.caller import Caller
 from accord.core.outcome import Outcome, Published
 from accord.core.records import TaskRecord
 from accord.engine.remote import Claims
-from accord.server.operations import Call, Service, scoped
+from accord.service.operations import Call, Service, scoped
 from accord.wire.codec import WireError, decode, to_builtins
 from accord.wire.errors import A2AError, ErrorKind
 from accord.wire.model import (

@@ -25,6 +25,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, Protocol
 
+from accord.agents.loader import importable_from_working_directory
 from accord.config import ConfigError
 from accord.harness.commands.registry import COMMAND_IN, CommandRegistry
 from accord.harness.commands.spec import CommandSpec
@@ -42,7 +43,6 @@ from accord.harness.plugins.manifest import (
     parse_manifest,
 )
 from accord.push.ssrf import Guard, RefusedTarget
-from accord.server.agent_loader import importable_from_working_directory
 
 log = logging.getLogger("accord.harness.plugins")
 

@@ -7,21 +7,21 @@ import logging
 import time
 from typing import Any
 
+from accord.agents.description import CardDescription
+from accord.agents.loader import AgentLoadError, LoadedAgent, checked_agent, load_agent
+from accord.app.settings import Principal, Settings
 from accord.auth import PrincipalAuthenticator, parse_auth
 from accord.core.caller import Caller
 from accord.core.limits import Limits
 from accord.engine import Engine, EngineConfig
 from accord.engine.remote import Claims, RemoteAgent
 from accord.push import PushDispatcher, PushSettings
-from accord.server.agent_loader import AgentLoadError, LoadedAgent, checked_agent, load_agent
 from accord.server.app import A2AApplication, InboundEndpoint
-from accord.server.bounds import Bounds
 from accord.server.browsers import BrowserPolicy
-from accord.server.card import CardSettings, build_card
-from accord.server.card_description import CardDescription
 from accord.server.metrics_endpoint import MetricsEndpoint
-from accord.server.operations import Service
-from accord.server.settings import Principal, Settings
+from accord.service.bounds import Bounds
+from accord.service.card import CardSettings, build_card
+from accord.service.operations import Service
 from accord.store import open_store
 from accord.store.pg_claims import PgClaimTable
 from accord.store.postgres import PostgresStore
@@ -246,14 +246,21 @@ def build_app(settings: Settings, agent: Any = None) -> A2AApplication:
         service,
         auth,
         require_auth=settings.require_auth,
-        surface=surface,
         browsers=browsers,
         access_log=settings.access_log,
-        contracts=contracts,
         metrics=metrics_endpoint(settings, engine, auth),
         metrics_path=settings.metrics_path,
-        dashboard=dashboard,
-        inbound=_inbound(loaded.agent, settings.max_body_bytes),
+        endpoints=[
+            part
+            for part in (
+                surface,
+                contracts,
+                # the dashboard (/ui …) before HTTP+JSON, whose tenant prefix would take /ui/x
+                dashboard,
+                _inbound(loaded.agent, settings.max_body_bytes),
+            )
+            if part is not None
+        ],
     )
 
 

@@ -18,7 +18,7 @@ from accord.core import client as client_commands
 from accord.core import negotiation, views
 from accord.core.caller import Caller
 from accord.engine import Engine, StreamItem
-from accord.server.bounds import Bounds
+from accord.service.bounds import Bounds
 from accord.wire.errors import A2AError, ErrorKind
 from accord.wire.model import (
     AgentCard,

@@ -14,8 +14,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from accord import config as check
+from accord.agents.description import CardDescription, parse_card
 from accord.config import ConfigError
-from accord.server.card_description import CardDescription, parse_card
 from accord.server.listen import host_port, reachable_host
 
 ENV_PREFIX = "ACCORD_"
@@ -45,7 +45,7 @@ class Settings:
     # grpc_port.
     grpc_public_url: str = ""
     # [card]: name, description, version, provider, links, skills, media types (over the
-    # agent module's own `card`); see accord.server.card_description.
+    # agent module's own `card`); see accord.agents.description.
     card: CardDescription = field(default_factory=CardDescription)
     # [harness]: the harness agent's settings (--agent harness); see docs/harness.md.
     harness: Any = None  # accord.harness.HarnessSettings, read only when given

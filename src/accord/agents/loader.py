@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
+from accord.agents.description import CardDescription, parse_card
 from accord.config import ConfigError
-from accord.server.card_description import CardDescription, parse_card
 
 log = logging.getLogger("accord.server")
 
