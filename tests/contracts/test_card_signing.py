@@ -25,11 +25,11 @@ from accord.app.build import build_app
 from accord.app.settings import Settings
 from accord.client import CardSignatureError, Client
 from accord.client.card import check_signature
-from accord.contracts import card_signature
-from accord.contracts.canonical import b64url, b64url_decode
-from accord.contracts.keys import AgentKey, KeySet
 from accord.contracts.wire import CONTRACTS_URI, TRUST_URI
 from accord.server.contract_settings import Identity
+from accord.signing import cards
+from accord.signing.canonical import b64url, b64url_decode
+from accord.signing.keys import AgentKey, KeySet
 from accord.wire.codec import decode
 from accord.wire.model import AgentCard
 
@@ -63,7 +63,7 @@ async def served_card(overrides: dict[str, Any]) -> tuple[dict[str, Any], Any]:
     async with serve_app(build_app(settings(**overrides))) as http:
         body = (await http.get("/.well-known/agent-card.json")).json()
         resolver = A2ACardResolver(http, "http://localhost")
-        jwks = card_signature.published_keys(body)
+        jwks = cards.published_keys(body)
         assert jwks is not None
         card = await resolver.get_agent_card(signature_verifier=sdk_verifier(jwks[1].jwks()))
     return body, card
@@ -92,7 +92,7 @@ async def test_the_sdk_verifies_the_card_accord_serves(overrides: dict[str, Any]
 async def test_the_sdk_refuses_a_tampered_card() -> None:
     body, _ = await served_card(AUTH)
     tampered = {**body, "description": "A different agent."}
-    verifier = sdk_verifier(card_signature.published_keys(body)[1].jwks())  # type: ignore[index]
+    verifier = sdk_verifier(cards.published_keys(body)[1].jwks())  # type: ignore[index]
     with pytest.raises(InvalidSignaturesError):
         verifier(parse_agent_card(json.loads(json.dumps(tampered))))
     card = decode(json.dumps(tampered).encode(), AgentCard)
@@ -130,7 +130,7 @@ async def test_a_key_outside_its_window_signs_nothing_and_verifies_nothing() -> 
         body = (await http.get("/.well-known/agent-card.json")).json()
     assert "signatures" not in body  # no key valid now: the card is not signed
     # A signature made with it anyway (a stolen retired key) does not hold.
-    forged = {**body, "signatures": card_signature.sign(body, retired)}
+    forged = {**body, "signatures": cards.sign(body, retired)}
     card = decode(json.dumps(forged).encode(), AgentCard)
     check = check_signature(card, json.dumps(forged).encode())
     assert check.status == "invalid" and "validity window" in check.reason

@@ -13,11 +13,11 @@ from tests.server.server_helpers import serve_app
 
 from accord.app.build import build_app
 from accord.app.settings import Settings
-from accord.contracts.keys import KeySet
 from accord.contracts.wire import Notice
 from accord.core.caller import Caller
 from accord.server.contract_api import ContractApi
 from accord.server.contract_settings import ContractSettings, Identity, Peer
+from accord.signing.keys import KeySet
 
 from .contract_helpers import VECTOR_TERMS, new_key, public
 from .service_helpers import FakePeers, now_ms

@@ -10,7 +10,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 
 from accord.app.settings import load
 from accord.config import ConfigError
-from accord.contracts.keys import generate_private_pem
+from accord.signing.keys import generate_private_pem
 
 
 def write(tmp_path: Path, text: str) -> str:

@@ -10,14 +10,12 @@ import copy
 import pytest
 
 from accord.contracts import documents
-from accord.contracts.canonical import b64url, b64url_decode
 from accord.contracts.errors import (
     INVALID_ACCEPTANCE,
     INVALID_SIGNATURE,
     TERMS_HASH_MISMATCH,
     ContractRefusal,
 )
-from accord.contracts.keys import KeySet
 from accord.contracts.proofs import (
     acceptance_payload,
     channel_acceptance,
@@ -28,6 +26,8 @@ from accord.contracts.proofs import (
     verify_contract_signature,
 )
 from accord.contracts.verify import verify_document
+from accord.signing.canonical import b64url, b64url_decode
+from accord.signing.keys import KeySet
 from accord.wire.time import format_timestamp
 
 from .contract_helpers import HOUR_MS, NOW_MS, accepted, new_key, proposal, public, terms

@@ -271,9 +271,9 @@ approve = _move_command("approve", "Approve the action a task under the contract
 def verify(document: str, key_files: tuple[str, ...], as_json: bool) -> None:
     """Check a contract document offline: its schema, its terms hash, every acceptance and
     signature (against the keys given)."""
-    from accord.contracts.card_signature import published_keys
-    from accord.contracts.keys import InvalidKeyError, KeySet
     from accord.contracts.verify import verify_document
+    from accord.signing.cards import published_keys
+    from accord.signing.keys import InvalidKeyError, KeySet
 
     keys: dict[str, KeySet] = {}
     for item in key_files:
@@ -322,7 +322,7 @@ def keys() -> None:
 def generate(file: str, force: bool) -> None:
     """Write a new Ed25519 private key to FILE (PEM, readable by its owner only) and print
     its public JWK (its kid is what [identity] publishes)."""
-    from accord.contracts.keys import AgentKey, generate_private_pem, load_private_pem
+    from accord.signing.keys import AgentKey, generate_private_pem, load_private_pem
 
     pem = generate_private_pem()
     flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if force else os.O_EXCL)

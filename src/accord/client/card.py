@@ -22,7 +22,7 @@ from accord.wire.codec import WireError, decode, encode
 from accord.wire.model import AgentCard, AgentInterface
 
 if TYPE_CHECKING:  # (the check and its crypto are imported when a card is checked)
-    from accord.contracts.card_signature import CardCheck
+    from accord.signing.cards import CardCheck
 
 WELL_KNOWN_PATH = "/.well-known/agent-card.json"
 PROTOCOL_VERSION = "1.0"
@@ -85,8 +85,8 @@ def check_signature(
     """Whether the card's signatures hold (A2A §8.4): checked against ``keys`` (a JWKS you
     trust) or, without them, against the keys the card publishes in accord's contract
     extension. ``served`` is the card's bytes as served, tried beside accord's rendering."""
-    from accord.contracts import card_signature
-    from accord.contracts.keys import InvalidKeyError, KeySet
+    from accord.signing import cards
+    from accord.signing.keys import InvalidKeyError, KeySet
 
     alternates = []
     if served is not None:
@@ -99,7 +99,7 @@ def check_signature(
     except InvalidKeyError as exc:
         raise ValueError(f"card_keys: {exc}") from None
     now_ms = time.time_ns() // 1_000_000
-    return card_signature.verify(json.loads(encode(card)), trusted, now_ms, alternates=alternates)
+    return cards.verify(json.loads(encode(card)), trusted, now_ms, alternates=alternates)
 
 
 def verified(card: AgentCard, check: CardCheck) -> None:

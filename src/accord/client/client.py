@@ -78,7 +78,7 @@ from accord.wire.model import (
 )
 
 if TYPE_CHECKING:
-    from accord.contracts.card_signature import CardCheck
+    from accord.signing.cards import CardCheck
 
 _builtin.register()
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from accord.contracts.canonical import CanonicalError
 from accord.contracts.errors import INVALID_DOCUMENT, TERMS_HASH_MISMATCH, ContractRefusal
 from accord.contracts.proofs import terms_hash
 from accord.contracts.schema import (
@@ -17,6 +16,7 @@ from accord.contracts.schema import (
     SchemaError,
     parse_interaction,
 )
+from accord.signing.canonical import CanonicalError
 from accord.wire.errors import FieldViolation
 from accord.wire.time import format_timestamp
 

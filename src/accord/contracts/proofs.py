@@ -24,13 +24,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from accord.contracts.canonical import b64url, b64url_decode, canonical, canonical_hash
 from accord.contracts.errors import (
     INVALID_ACCEPTANCE,
     INVALID_SIGNATURE,
     ContractRefusal,
 )
-from accord.contracts.keys import AgentKey, KeySet
+from accord.signing.canonical import b64url, b64url_decode, canonical, canonical_hash
+from accord.signing.keys import AgentKey, KeySet
 from accord.wire.time import parse_timestamp
 
 ACCEPTANCE_TYPE = "accord.contract-acceptance/v1"

@@ -9,8 +9,8 @@ from typing import Any
 
 from accord.contracts import documents
 from accord.contracts.errors import INVALID_ACCEPTANCE, ContractRefusal
-from accord.contracts.keys import KeySet
 from accord.contracts.proofs import CHANNEL_METHODS, verify_acceptance, verify_contract_signature
+from accord.signing.keys import KeySet
 from accord.wire.time import parse_timestamp
 
 

@@ -25,10 +25,11 @@ from typing import Any
 
 from accord.contracts.errors import CONTRACT_MISMATCH, INVALID_DOCUMENT, ContractRefusal
 from accord.contracts.schema import UUID
+from accord.signing import cards
 from accord.wire.model import UNSET, Message
 
 TRUST_URI = "https://openclasp.vercel.app/extensions/trust/v0.1"
-CONTRACTS_URI = "urn:accord:a2a:contracts:v1"
+CONTRACTS_URI = cards.CONTRACTS_URI  # "urn:accord:a2a:contracts:v1"
 NOTICE_MEDIA_TYPE = "application/vnd.accord.contract+json"
 # The status sub-state of a task parked for a person's approval (under CONTRACTS_URI in the
 # task's metadata and its status update's).

@@ -18,14 +18,12 @@ import httpx
 
 from accord.client import A2AClientError, ApiKey, BearerToken, Client, ClientError, Timeouts
 from accord.client.card import fetch_card
-from accord.contracts import card_signature
 from accord.contracts.errors import (
     NOT_A_PARTY,
     PEER_REFUSED,
     PEER_UNREACHABLE,
     ContractRefusal,
 )
-from accord.contracts.keys import KeySet
 from accord.contracts.wire import (
     CONTRACTS_URI,
     NOTICE_MEDIA_TYPE,
@@ -35,6 +33,8 @@ from accord.contracts.wire import (
     notice_data,
 )
 from accord.server.contract_settings import ContractSettings, Peer
+from accord.signing import cards
+from accord.signing.keys import KeySet
 from accord.wire.codec import encode
 from accord.wire.model import AgentCard, Message, Part, Role
 
@@ -100,14 +100,14 @@ class Peers:
                 PEER_UNREACHABLE, f"cannot read {agent_id}'s card at {peer.url}: {exc}"
             ) from None
         card_json = json.loads(encode(card))
-        published = card_signature.published_keys(card_json)
+        published = cards.published_keys(card_json)
         if published is None or published[0] != agent_id:
             raise ContractRefusal(
                 PEER_REFUSED,
                 f"the card at {peer.url} does not publish agent {agent_id!r} and its keys "
                 f"(accord's contract extension, {CONTRACTS_URI})",
             )
-        check = card_signature.verify(card_json, published[1], self.clock())
+        check = cards.verify(card_json, published[1], self.clock())
         if check.status == "invalid":
             raise ContractRefusal(
                 PEER_REFUSED, f"{agent_id}'s card signature does not hold: {check.reason}"

@@ -37,7 +37,7 @@ from typing import Any
 
 from accord import config as check
 from accord.config import ConfigError
-from accord.contracts.keys import AgentKey, InvalidKeyError, KeySet, load_private_pem
+from accord.signing.keys import AgentKey, InvalidKeyError, KeySet, load_private_pem
 from accord.wire.time import parse_timestamp
 
 IDENTITY_KNOWN = ("agent_id", "key_file", "keys")

@@ -9,13 +9,13 @@ from typing import Any
 
 import msgspec
 
-from accord.contracts import card_signature
 from accord.contracts.wire import CONTRACTS_URI, TRUST_URI
 from accord.engine import Engine
 from accord.server.contract_gate import ContractGate
 from accord.server.contract_peers import Peers
 from accord.server.contract_service import ContractService
 from accord.server.contract_settings import ContractSettings, Identity
+from accord.signing import cards
 from accord.store.contracts import contract_store
 from accord.wire.codec import encode
 from accord.wire.model import AgentCard, AgentCardSignature, AgentExtension
@@ -44,7 +44,7 @@ def signed(card: AgentCard, identity: Identity, now_ms: int) -> AgentCard:
         return card
     signatures = [
         AgentCardSignature(protected=s["protected"], signature=s["signature"])
-        for s in card_signature.sign(json.loads(encode(card)), key)
+        for s in cards.sign(json.loads(encode(card)), key)
     ]
     return msgspec.structs.replace(card, signatures=signatures)
 

@@ -26,10 +26,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from accord.contracts.canonical import CanonicalError, b64url, b64url_decode, canonical
-from accord.contracts.keys import AgentKey, InvalidKeyError, KeySet
-from accord.contracts.wire import CONTRACTS_URI
+from accord.signing.canonical import CanonicalError, b64url, b64url_decode, canonical
+from accord.signing.keys import AgentKey, InvalidKeyError, KeySet
 
+# The card extension whose params publish the agent's keys: accord's contract extension
+# (accord.contracts.wire names it too).
+CONTRACTS_URI = "urn:accord:a2a:contracts:v1"
 ALGORITHM = "EdDSA"
 MAX_SIGNATURES = 16
 

@@ -17,7 +17,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from accord.contracts.canonical import b64url, b64url_decode, canonical
+from accord.signing.canonical import b64url, b64url_decode, canonical
 
 MAX_PUBLISHED_KEYS = 64  # more than any rotation needs; bounds what a peer's card costs us
 
