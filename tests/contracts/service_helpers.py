@@ -8,15 +8,15 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from accord.contracts.errors import NOT_A_PARTY, ContractRefusal
+from accord.contracts.gate import ContractGate
+from accord.contracts.peers import PeerCard
+from accord.contracts.service import ContractService
+from accord.contracts.settings import ContractSettings, Identity
+from accord.contracts.tables import contract_store
 from accord.contracts.wire import Notice, Reference
 from accord.engine import Engine
-from accord.server.contract_gate import ContractGate
-from accord.server.contract_peers import PeerCard
-from accord.server.contract_service import ContractService
-from accord.server.contract_settings import ContractSettings, Identity
 from accord.signing.keys import AgentKey, KeySet
 from accord.store import open_store
-from accord.store.contracts import contract_store
 from accord.wire.model import AgentCard
 
 B_URL = "https://b.example"

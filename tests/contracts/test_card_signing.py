@@ -25,8 +25,8 @@ from accord.app.build import build_app
 from accord.app.settings import Settings
 from accord.client import CardSignatureError, Client
 from accord.client.card import check_signature
+from accord.contracts.settings import Identity
 from accord.contracts.wire import CONTRACTS_URI, TRUST_URI
-from accord.server.contract_settings import Identity
 from accord.signing import cards
 from accord.signing.canonical import b64url, b64url_decode
 from accord.signing.keys import AgentKey, KeySet

@@ -13,10 +13,10 @@ from tests.server.server_helpers import serve_app
 
 from accord.app.build import build_app
 from accord.app.settings import Settings
+from accord.contracts.api import ContractApi
+from accord.contracts.settings import ContractSettings, Identity, Peer
 from accord.contracts.wire import Notice
 from accord.core.caller import Caller
-from accord.server.contract_api import ContractApi
-from accord.server.contract_settings import ContractSettings, Identity, Peer
 from accord.signing.keys import KeySet
 
 from .contract_helpers import VECTOR_TERMS, new_key, public

@@ -19,9 +19,9 @@ from accord.contracts.errors import (
     ContractRefusal,
 )
 from accord.contracts.proofs import channel_acceptance, signed_acceptance
+from accord.contracts.service import ContractService
 from accord.contracts.wire import CONTRACTS_URI, TRUST_URI, Notice, Reference
 from accord.core.caller import Caller
-from accord.server.contract_service import ContractService
 from accord.signing.keys import KeySet
 from accord.wire.errors import A2AError
 from accord.wire.model import Message, Part, Role, SendMessageRequest, Task, TaskState

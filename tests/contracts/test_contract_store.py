@@ -11,10 +11,10 @@ import pytest
 
 from accord.contracts import lifecycle
 from accord.contracts.errors import ContractRefusal
+from accord.contracts.tables import ContractConflict, contract_store
 from accord.contracts.wire import Notice
 from accord.core.caller import Caller
 from accord.store import open_store
-from accord.store.contracts import ContractConflict, contract_store
 
 from .contract_helpers import HOUR_MS, accepted, new_key, proposal, public, terms
 from .service_helpers import now_ms, responder_service

@@ -15,11 +15,11 @@ from tests.harness.engine_kit import ALICE, Recorder, brief, said, send, sub_sta
 from accord.core.caller import Caller
 from accord.harness import Conversation, HarnessAgent
 from accord.harness.channels.outbox import TASK_REF_KEY, DeliverySettings
+from accord.harness.channels.outbox_store import channel_outbox
 from accord.harness.hooks import HookAbort
 from accord.harness.hooks.operations import ChannelReceived, MessageReceived
 from accord.harness.wire import CHANNEL_MEDIA_TYPE, EVENT_MEDIA_TYPE, TASK_KEY
 from accord.store.base import TaskStore
-from accord.store.channel_outbox import channel_outbox
 from accord.wire.model import Message, Part, Role, SendMessageRequest, Task
 
 HELPER = Caller(participant="helper")

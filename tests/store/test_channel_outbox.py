@@ -1,4 +1,4 @@
-"""The channel outbox (accord.store.channel_outbox) on every backend: rows owed per (task,
+"""The channel outbox (accord.harness.channels.outbox_store) on every backend: rows owed per (task,
 recipient, message), claimed in message order per recipient under a lease, retried, given
 up, forgotten once delivered, and gone with their task; the feed position only grows."""
 
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from accord.harness.channels.outbox_store import Delivery, Owed, channel_outbox
 from accord.store import MemoryStore, SqliteStore, TaskStore
-from accord.store.channel_outbox import Delivery, Owed, channel_outbox
 
 from .records import new_task
 

@@ -139,7 +139,7 @@ def build_app(settings: Settings, agent: Any = None) -> A2AApplication:
     )
     identity = settings.identity
     if identity is not None:  # interaction contracts: the agent's id and keys on its card
-        from accord.server import contract_setup
+        from accord.contracts import setup as contract_setup
 
         card_settings.extensions += contract_setup.card_extensions(identity)
     card = build_card(card_settings)
@@ -212,8 +212,8 @@ def build_app(settings: Settings, agent: Any = None) -> A2AApplication:
     )
     contracts = None
     if contract_service is not None:
+        from accord.contracts.api import ContractApi
         from accord.server.binding import Binding
-        from accord.server.contract_api import ContractApi
 
         binding = Binding(service, auth, settings.require_auth)
         contracts = ContractApi(contract_service, binding, settings.max_body_bytes)

@@ -52,9 +52,9 @@ class Settings:
     # --- interaction contracts (docs/contracts.md) --------------------------------------
     # [identity]: this agent's id and Ed25519 keys (card signing, signed acceptances);
     # [contracts]: lifetimes, windows, the sweeper, the peers. See
-    # accord.server.contract_settings.
-    identity: Any = None  # accord.server.contract_settings.Identity, when given
-    contracts: Any = None  # accord.server.contract_settings.ContractSettings, when given
+    # accord.contracts.settings.
+    identity: Any = None  # accord.contracts.settings.Identity, when given
+    contracts: Any = None  # accord.contracts.settings.ContractSettings, when given
     streaming: bool = True
     push_notifications: bool = True
     extended_card: bool = False
@@ -211,7 +211,7 @@ def _checked(name: str, value: Any, where: str, source: str) -> Any:
 
         return parse_harness(value, source)
     if name in ("identity", "contracts"):
-        from accord.server import contract_settings
+        from accord.contracts import settings as contract_settings
 
         if name == "identity":
             return contract_settings.parse_identity(value, source)

@@ -46,6 +46,7 @@ from accord.harness.channels.desk import Channels
 from accord.harness.channels.judge import OWED_TURN, Judged
 from accord.harness.channels.judge import owed as owed_message
 from accord.harness.channels.outbox import ChannelDispatcher
+from accord.harness.channels.outbox_store import channel_outbox
 from accord.harness.channels.owed import OwedScan, owed, owes_turn
 from accord.harness.channels.state import changed_by as channels_changed_by
 from accord.harness.channels.tool import AskParticipant
@@ -102,7 +103,6 @@ from accord.harness.wire import (
     TASK_URI,
     TaskExtension,
 )
-from accord.store.channel_outbox import channel_outbox
 from accord.telemetry import agents as telemetry
 from accord.wire.errors import A2AError
 from accord.wire.model import (

@@ -198,7 +198,7 @@ MIGRATIONS: list[tuple[int, tuple[str, ...]]] = [
         8,
         (
             # (IF NOT EXISTS: a database rolled back to an older version by hand still opens.)
-            # Interaction contracts (accord.store.contracts): one row per contract and
+            # Interaction contracts (accord.contracts.tables): one row per contract and
             # tenant, written over its version only (compare-and-swap); due_ms is when the
             # sweeper must look at it next (expiry, a completion window, a notice owed), NULL
             # once there is nothing left to do.
@@ -241,9 +241,9 @@ MIGRATIONS: list[tuple[int, tuple[str, ...]]] = [
     (
         9,
         (
-            # The channel outbox (accord.store.channel_outbox): channel messages owed to the
-            # harness's agent participants, one row per (task, recipient, message event), in
-            # message order per (task, recipient); next_attempt_ms is a lease, a retry time,
+            # The channel outbox (accord.harness.channels.outbox_store): channel messages owed to
+            # the harness's agent participants, one row per (task, recipient, message event),
+            # in message order per (task, recipient); next_attempt_ms is a lease, a retry time,
             # or when it was delivered.
             """CREATE TABLE IF NOT EXISTS channel_deliveries (
                 task_id TEXT NOT NULL,

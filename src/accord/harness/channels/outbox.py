@@ -1,7 +1,7 @@
 """Delivering channel messages to agent participants: the durable outbox drained to their
 A2A endpoints.
 
-Nothing is queued in memory that is not also in the store (accord.store.channel_outbox):
+Nothing is queued in memory that is not also in the store (accord.harness.channels.outbox_store):
 
 - **following**: every message the harness stores for agent participants names them
   (``accord.harness/deliver_to``: its help requests and messages, and the relays of the
@@ -45,11 +45,11 @@ from accord.client.errors import ClientError
 from accord.config import ConfigError
 from accord.core.events import Event
 from accord.harness.channels.judge import DELIVER_KEY
+from accord.harness.channels.outbox_store import ChannelOutbox, Delivery, Owed
 from accord.harness.roster import Roster, RosterAgent
 from accord.harness.wire import PARTICIPANT_METADATA
 from accord.push.dispatcher import backoff_s
 from accord.store.base import FeedEntry, TaskStore
-from accord.store.channel_outbox import ChannelOutbox, Delivery, Owed
 from accord.wire.model import Message, Role, TaskStatusUpdateEvent
 
 log = logging.getLogger("accord.harness.channels")

@@ -19,6 +19,7 @@ import uuid
 from accord.agents.api import Divert, ExecutorFunction, RequestContext, Screened, TaskHandle
 from accord.contracts import enforcement
 from accord.contracts.errors import ContractRefusal
+from accord.contracts.service import ContractService
 from accord.contracts.wire import (
     AWAITING_APPROVAL,
     CONTRACTS_URI,
@@ -32,7 +33,6 @@ from accord.contracts.wire import (
     reference_of,
 )
 from accord.core.caller import Caller
-from accord.server.contract_service import ContractService
 from accord.wire.errors import A2AError, ErrorKind
 from accord.wire.model import UNSET, Message, Part, Role, SendMessageRequest, Task, TaskState
 

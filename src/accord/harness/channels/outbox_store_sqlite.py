@@ -6,7 +6,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 
-from accord.store.channel_outbox import COLUMNS, FEED_NAME, Delivery, Owed, delivery_of
+from accord.harness.channels.outbox_store import COLUMNS, FEED_NAME, Delivery, Owed, delivery_of
 from accord.store.sqlite import SqliteStore
 
 # The first pending row of each (task, recipient) that is due, oldest retry first.

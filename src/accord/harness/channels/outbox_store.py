@@ -111,11 +111,11 @@ def channel_outbox(store: TaskStore) -> ChannelOutbox:
     from accord.store.sqlite import SqliteStore
 
     if isinstance(store, SqliteStore):
-        from accord.store.channel_outbox_sqlite import SqliteChannelOutbox
+        from accord.harness.channels.outbox_store_sqlite import SqliteChannelOutbox
 
         return SqliteChannelOutbox(store)
     if isinstance(store, PostgresStore):
-        from accord.store.channel_outbox_pg import PgChannelOutbox
+        from accord.harness.channels.outbox_store_pg import PgChannelOutbox
 
         return PgChannelOutbox(store)
     if isinstance(store, MemoryStore):  # (one per store, as the SQL ones share a database)

@@ -131,15 +131,15 @@ def contract_store(store: TaskStore) -> ContractStore:
     from accord.store.sqlite import SqliteStore
 
     if isinstance(store, SqliteStore):
-        from accord.store.contracts_sqlite import SqliteContracts
+        from accord.contracts.tables_sqlite import SqliteContracts
 
         return SqliteContracts(store)
     if isinstance(store, PostgresStore):
-        from accord.store.contracts_pg import PgContracts
+        from accord.contracts.tables_pg import PgContracts
 
         return PgContracts(store)
     if isinstance(store, MemoryStore):
-        from accord.store.contracts_memory import MemoryContracts
+        from accord.contracts.tables_memory import MemoryContracts
 
         return MemoryContracts(store)
     raise StoreError(f"contracts need the memory, SQLite or PostgreSQL store, not {store!r}")

@@ -34,16 +34,16 @@ from accord.contracts.errors import (
     ContractRefusal,
 )
 from accord.contracts.lifecycle import Moved
+from accord.contracts.peers import Peers
 from accord.contracts.proofs import channel_acceptance, signed_acceptance, verify_acceptance
 from accord.contracts.record import LIVE, ContractRecord, Event
 from accord.contracts.schema import PROTOCOL_VERSION, SchemaError, parse_terms
+from accord.contracts.settings import ContractSettings, Identity
+from accord.contracts.tables import ContractConflict, ContractStore
 from accord.contracts.wire import Notice, Reference, asked_of, reference_of
 from accord.core.caller import Caller
 from accord.core.lifecycle import TERMINAL
 from accord.engine import Engine
-from accord.server.contract_peers import Peers
-from accord.server.contract_settings import ContractSettings, Identity
-from accord.store.contracts import ContractConflict, ContractStore
 from accord.wire.errors import A2AError, FieldViolation
 from accord.wire.model import (
     Message,

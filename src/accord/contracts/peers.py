@@ -24,6 +24,7 @@ from accord.contracts.errors import (
     PEER_UNREACHABLE,
     ContractRefusal,
 )
+from accord.contracts.settings import ContractSettings, Peer
 from accord.contracts.wire import (
     CONTRACTS_URI,
     NOTICE_MEDIA_TYPE,
@@ -32,7 +33,6 @@ from accord.contracts.wire import (
     Reference,
     notice_data,
 )
-from accord.server.contract_settings import ContractSettings, Peer
 from accord.signing import cards
 from accord.signing.keys import KeySet
 from accord.wire.codec import encode

@@ -9,14 +9,14 @@ from typing import Any
 
 import msgspec
 
+from accord.contracts.gate import ContractGate
+from accord.contracts.peers import Peers
+from accord.contracts.service import ContractService
+from accord.contracts.settings import ContractSettings, Identity
+from accord.contracts.tables import contract_store
 from accord.contracts.wire import CONTRACTS_URI, TRUST_URI
 from accord.engine import Engine
-from accord.server.contract_gate import ContractGate
-from accord.server.contract_peers import Peers
-from accord.server.contract_service import ContractService
-from accord.server.contract_settings import ContractSettings, Identity
 from accord.signing import cards
-from accord.store.contracts import contract_store
 from accord.wire.codec import encode
 from accord.wire.model import AgentCard, AgentCardSignature, AgentExtension
 

@@ -41,7 +41,7 @@ from accord.wire.errors import (
 from accord.wire.time import format_timestamp
 
 if TYPE_CHECKING:  # the app imports this module for handles(); the service comes with it
-    from accord.server.contract_service import ContractService
+    from accord.contracts.service import ContractService
 
 log = logging.getLogger("accord.contracts")
 

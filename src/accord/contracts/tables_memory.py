@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from accord.contracts.record import ContractRecord, Event
+from accord.contracts.tables import ContractConflict
 from accord.core.lifecycle import TERMINAL
-from accord.store.contracts import ContractConflict
 from accord.store.memory import MemoryStore
 
 

@@ -8,8 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from accord.contracts.record import ContractRecord, Event
-from accord.store import _rows
-from accord.store.contracts import (
+from accord.contracts.tables import (
     ContractConflict,
     document_json,
     event_from,
@@ -18,6 +17,7 @@ from accord.store.contracts import (
     record_row,
     state_json,
 )
+from accord.store import _rows
 from accord.store.sqlite import SqliteStore, delete_task_rows
 
 _COLUMNS = "tenant, version, document, state"
