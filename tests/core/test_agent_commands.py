@@ -7,9 +7,8 @@ import pytest
 from core_helpers import T0, accepted, assert_refused, new_task, task_in
 
 from accord.core import agent, lifecycle
-from accord.core._build import SEED_STATE_NAMES
 from accord.core.events import Event, apply, fold
-from accord.core.outcome import Published
+from accord.core.outcome import SEED_STATE_NAMES, Published
 from accord.wire.errors import ErrorKind
 from accord.wire.model import (
     Artifact,

@@ -8,8 +8,9 @@ import asyncio
 
 import pytest
 
+from accord.core.records import RequestKey
 from accord.store import TaskStore
-from accord.store.base import DuplicateRequest, RequestKey, StoredRequest
+from accord.store.base import DuplicateRequest, StoredRequest
 
 from .records import continued, created, moved
 

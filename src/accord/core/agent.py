@@ -13,18 +13,18 @@ from typing import Any
 import msgspec
 
 from accord.core import lifecycle
-from accord.core._build import (
-    SEED_STATE_NAMES,
-    append,
-    artifact_published,
-    status_published,
-    task_not_found,
-    timestamp,
-)
+from accord.core._build import append, timestamp
 from accord.core.events import Event, JournalEntry
-from accord.core.outcome import Outcome, Published, refused
+from accord.core.outcome import (
+    SEED_STATE_NAMES,
+    Outcome,
+    Published,
+    artifact_published,
+    refused,
+    status_published,
+)
 from accord.core.records import TaskRecord
-from accord.wire.errors import A2AError, ErrorKind
+from accord.wire.errors import A2AError, ErrorKind, task_not_found
 from accord.wire.model import (
     UNSET,
     Artifact,

@@ -14,14 +14,14 @@ from typing import Any
 import msgspec
 
 from accord.core import lifecycle
-from accord.core._build import append, task_not_found, timestamp
+from accord.core._build import append, timestamp
 from accord.core.agent import move
 from accord.core.events import Event
 from accord.core.limits import Limits
 from accord.core.outcome import Outcome, Published, refused
 from accord.core.records import PushConfigRecord, TaskRecord
 from accord.wire.codec import to_builtins
-from accord.wire.errors import A2AError, ErrorKind, invalid_params
+from accord.wire.errors import A2AError, ErrorKind, invalid_params, task_not_found
 from accord.wire.model import (
     Message,
     Part,

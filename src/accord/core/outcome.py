@@ -4,15 +4,19 @@ and the domain events it publishes (the command surface's ``published`` list).""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from accord.core.events import Event
-from accord.core.records import PushConfigRecord, TaskRecord
+from accord.core.records import PushConfigRecord, RequestKey, TaskRecord
+from accord.wire.codec import to_builtins
 from accord.wire.errors import A2AError
-from accord.wire.model import Message, TaskPushNotificationConfig
-
-if TYPE_CHECKING:
-    from accord.store.base import RequestKey
+from accord.wire.model import (
+    Message,
+    TaskArtifactUpdateEvent,
+    TaskPushNotificationConfig,
+    TaskState,
+    TaskStatusUpdateEvent,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,3 +57,36 @@ class Outcome:
 
 def refused(name: str, error: A2AError, payload: dict[str, Any] | None = None) -> Outcome:
     return Outcome(name=name, error=error, payload=payload)
+
+
+# The seed's names for task states (``a2a.tasks.Task.State``).
+SEED_STATE_NAMES: dict[TaskState, str] = {
+    TaskState.SUBMITTED: "Submitted",
+    TaskState.WORKING: "Working",
+    TaskState.COMPLETED: "Completed",
+    TaskState.FAILED: "Failed",
+    TaskState.CANCELED: "Canceled",
+    TaskState.INPUT_REQUIRED: "InputRequired",
+    TaskState.REJECTED: "Rejected",
+    TaskState.AUTH_REQUIRED: "AuthRequired",
+}
+
+
+def status_published(update: TaskStatusUpdateEvent) -> Published:
+    return Published(
+        "a2a.tasks.TaskStatusUpdated",
+        {
+            "task_id": update.task_id,
+            "context_id": update.context_id,
+            "status": to_builtins(update.status),
+        },
+    )
+
+
+def artifact_published(update: TaskArtifactUpdateEvent) -> Published:
+    payload: dict[str, Any] = {
+        "taskId": update.task_id,
+        "contextId": update.context_id,
+        "artifact": to_builtins(update.artifact),
+    }
+    return Published("a2a.tasks.TaskArtifactUpdated", payload)

@@ -3,6 +3,8 @@ push-notification config with its owner."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import msgspec
 
 from accord.wire.model import Task, TaskPushNotificationConfig, TaskState
@@ -33,4 +35,17 @@ class PushConfigRecord(msgspec.Struct, gc=False):
 
     config: TaskPushNotificationConfig
     tenant: str
+    created_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class RequestKey:
+    """A request that must not be carried out twice: who sent it (tenant and identity), its
+    key (``m:`` + a message's messageId, or ``k:`` + an Idempotency-Key), a digest of what it
+    asked for, and when it was first seen."""
+
+    tenant: str
+    caller: str
+    key: str
+    fingerprint: bytes
     created_ms: int

@@ -21,12 +21,12 @@ from collections.abc import AsyncIterator
 
 from accord.bus.local import LocalBus
 from accord.core import lifecycle, views
-from accord.core._build import task_not_found
 from accord.core.events import Event, apply
 from accord.core.records import TaskRecord
 from accord.dashboard.scope import Viewer
 from accord.store.base import TaskStore
 from accord.wire.codec import encode
+from accord.wire.errors import task_not_found
 from accord.wire.time import format_timestamp
 
 BATCH = 256

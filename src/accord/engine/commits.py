@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING
 
 from accord.core.events import Event
 from accord.core.outcome import Outcome
-from accord.core.records import PushConfigRecord, TaskRecord
+from accord.core.records import PushConfigRecord, RequestKey, TaskRecord
 from accord.engine.live import LiveTask, PendingWrite
-from accord.store.base import DuplicateRequest, LimitExceeded, RequestKey, SeqConflict
+from accord.store.base import DuplicateRequest, LimitExceeded, SeqConflict
 from accord.telemetry import tracing
 
 if TYPE_CHECKING:

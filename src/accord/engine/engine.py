@@ -47,7 +47,7 @@ from accord.core import lifecycle, views
 from accord.core.caller import Caller
 from accord.core.limits import Limits
 from accord.core.outcome import Outcome, refused
-from accord.core.records import TaskRecord
+from accord.core.records import RequestKey, TaskRecord
 from accord.engine.commits import Commits
 from accord.engine.live import LiveHandle, LiveTask, Run, as_message, durable_record
 from accord.engine.push_configs import PushConfigs
@@ -55,7 +55,6 @@ from accord.engine.retries import Recorded, Retries
 from accord.engine.streams import StreamItem, Streams
 from accord.store.base import (
     DuplicateRequest,
-    RequestKey,
     SeqConflict,
     StoreError,
     TaskHolds,

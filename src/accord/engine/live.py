@@ -23,8 +23,9 @@ from accord.engine.errors import creation_failed
 from accord.wire.model import Artifact, Message, Part, Role, Task
 
 if TYPE_CHECKING:
+    from accord.core.records import RequestKey
     from accord.engine.engine import Engine
-    from accord.store.base import RequestKey, TaskStore
+    from accord.store.base import TaskStore
 
 
 # Per live task: a turn's few events; a follower further behind reads the store (events can

@@ -13,13 +13,12 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from accord.core import client as client_commands
-from accord.core._build import task_not_found
 from accord.core.caller import Caller
 from accord.core.records import PushConfigRecord, TaskRecord
 from accord.engine.errors import limit_error
 from accord.push.headers import check_config
 from accord.store.base import LimitExceeded, TaskGone
-from accord.wire.errors import A2AError, ErrorKind
+from accord.wire.errors import A2AError, ErrorKind, task_not_found
 from accord.wire.model import UNSET, SendMessageRequest, TaskPushNotificationConfig
 
 if TYPE_CHECKING:

@@ -28,19 +28,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from accord.core import views
-from accord.core._build import task_not_found
 from accord.core.caller import Caller
+from accord.core.records import RequestKey
 from accord.engine.live import LiveTask, Run
 from accord.engine.streams import StreamItem, event_ends_turn
-from accord.store.base import (
-    DuplicateRequest,
-    RequestKey,
-    RequestLog,
-    StoredRequest,
-    TaskHolds,
-)
+from accord.store.base import DuplicateRequest, RequestLog, StoredRequest, TaskHolds
 from accord.wire.codec import WireError, decode, encode
-from accord.wire.errors import A2AError, ErrorKind, invalid_params
+from accord.wire.errors import A2AError, ErrorKind, invalid_params, task_not_found
 from accord.wire.model import Message, SendMessageRequest, StreamResponse, Task
 
 if TYPE_CHECKING:

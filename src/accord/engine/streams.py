@@ -15,12 +15,12 @@ from typing import Any
 from accord.bus.local import LocalBus
 from accord.core import client as client_commands
 from accord.core import lifecycle, views
-from accord.core._build import task_not_found
 from accord.core.caller import Caller
 from accord.core.events import Event
 from accord.core.records import TaskRecord
 from accord.engine.live import LiveTask, Run, durable_record
 from accord.store.base import TaskStore
+from accord.wire.errors import task_not_found
 from accord.wire.model import StreamResponse, TaskState
 
 READ_BATCH = 256

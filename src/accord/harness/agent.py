@@ -39,7 +39,6 @@ from accord.agents.api import (
     Verdict,
 )
 from accord.core import lifecycle
-from accord.core._build import task_not_found
 from accord.core.caller import Caller
 from accord.harness import received, usage
 from accord.harness.channels.desk import Channels
@@ -104,7 +103,7 @@ from accord.harness.wire import (
     TaskExtension,
 )
 from accord.telemetry import agents as telemetry
-from accord.wire.errors import A2AError
+from accord.wire.errors import A2AError, task_not_found
 from accord.wire.model import (
     UNSET,
     AgentExtension,

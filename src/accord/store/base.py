@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Literal, Protocol, runtime_checkable
 
 from accord.core.events import Event
-from accord.core.records import PushConfigRecord, TaskRecord
+from accord.core.records import PushConfigRecord, RequestKey, TaskRecord
 from accord.core.views import Cursor, TaskQuery
 from accord.wire.model import TaskState
 
@@ -320,19 +320,6 @@ class TaskSnapshots(Protocol):
 
 
 # --- safe retries: requests already answered (docs/operations.md, "Safe retries") -----------
-
-
-@dataclass(frozen=True, slots=True)
-class RequestKey:
-    """A request that must not be carried out twice: who sent it (tenant and identity), its
-    key (``m:`` + a message's messageId, or ``k:`` + an Idempotency-Key), a digest of what it
-    asked for, and when it was first seen."""
-
-    tenant: str
-    caller: str
-    key: str
-    fingerprint: bytes
-    created_ms: int
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 from accord.core.events import Event
 from accord.core.lifecycle import TERMINAL
-from accord.core.records import PushConfigRecord, TaskRecord
+from accord.core.records import PushConfigRecord, RequestKey, TaskRecord
 from accord.core.views import Cursor, TaskQuery, after_cursor, matches, sort_key
 from accord.store._checks import check_append
 from accord.store.base import (
@@ -28,7 +28,6 @@ from accord.store.base import (
     FeedEntry,
     LimitExceeded,
     PushDelivery,
-    RequestKey,
     SeqConflict,
     StoredRequest,
     TaskGone,

@@ -25,7 +25,7 @@ import asyncpg
 from asyncpg.pool import PoolConnectionProxy
 
 from accord.core.events import Event
-from accord.core.records import PushConfigRecord, TaskRecord
+from accord.core.records import PushConfigRecord, RequestKey, TaskRecord
 from accord.core.views import Cursor, TaskQuery
 from accord.store import _rows, pg_migrations
 from accord.store._checks import check_append
@@ -35,7 +35,6 @@ from accord.store.base import (
     FeedEntry,
     LimitExceeded,
     PushDelivery,
-    RequestKey,
     SeqConflict,
     StoredRequest,
     StoreError,

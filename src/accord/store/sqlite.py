@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from accord.core.events import Event
-from accord.core.records import PushConfigRecord, TaskRecord
+from accord.core.records import PushConfigRecord, RequestKey, TaskRecord
 from accord.core.views import Cursor, TaskQuery
 from accord.store import _rows, migrations, sqlite_lock
 from accord.store._appends import STATEMENT_CACHE, Append, tenant_counts
@@ -34,7 +34,6 @@ from accord.store.base import (
     FeedEntry,
     LimitExceeded,
     PushDelivery,
-    RequestKey,
     StoredRequest,
     StoreError,
     TaskGone,

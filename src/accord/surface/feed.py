@@ -13,8 +13,8 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
-from accord.core._build import artifact_published, status_published
 from accord.core.events import Event
+from accord.core.outcome import artifact_published, status_published
 from accord.engine import Engine
 from accord.server.event_ids import event_number
 from accord.store.base import FeedEntry

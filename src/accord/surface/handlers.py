@@ -18,9 +18,8 @@ import msgspec
 from accord.core import agent as agent_commands
 from accord.core import client as client_commands
 from accord.core import views
-from accord.core._build import status_published
 from accord.core.caller import Caller
-from accord.core.outcome import Outcome, Published
+from accord.core.outcome import Outcome, Published, status_published
 from accord.core.records import TaskRecord
 from accord.engine.remote import Claims
 from accord.service.operations import Call, Service, scoped

@@ -6,8 +6,8 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from accord.agents.api import Access
-from accord.core._build import SEED_STATE_NAMES
 from accord.core.caller import Caller
+from accord.core.outcome import SEED_STATE_NAMES
 from accord.core.records import PushConfigRecord, TaskRecord
 from accord.core.views import TaskQuery
 from accord.store.base import TaskStore

@@ -205,3 +205,7 @@ def invalid_params(field_path: str, description: str) -> A2AError:
     return A2AError(
         ErrorKind.INVALID_PARAMS, message, violations=[FieldViolation(field_path, description)]
     )
+
+
+def task_not_found(task_id: str) -> A2AError:
+    return A2AError(ErrorKind.TASK_NOT_FOUND, f"task {task_id!r} not found", {"taskId": task_id})

@@ -16,7 +16,6 @@ from functools import partial
 from typing import Any
 
 from accord.core import agent as moves
-from accord.core._build import task_not_found
 from accord.core.outcome import Outcome, refused
 from accord.core.records import TaskRecord
 from accord.harness.channels.data import ChannelData
@@ -25,6 +24,7 @@ from accord.harness.channels.state import ChannelState, HelpRequest, metadata_wi
 from accord.harness.core import conversation
 from accord.harness.core.conversation import Decision
 from accord.harness.wire import CHANNEL_MEDIA_TYPE, STATUS_KEY, SubState, status_data
+from accord.wire.errors import task_not_found
 from accord.wire.model import Message, Part, Role, TaskState
 
 # Status-message metadata: a relay of a participant's channel message ({"relay": its id})

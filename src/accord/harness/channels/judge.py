@@ -31,7 +31,6 @@ from dataclasses import dataclass
 
 import msgspec
 
-from accord.core._build import task_not_found
 from accord.harness.channels import data as channel_data
 from accord.harness.channels.data import ChannelData
 from accord.harness.channels.state import (
@@ -42,7 +41,7 @@ from accord.harness.channels.state import (
     state_of,
 )
 from accord.harness.wire import CHANNEL_MEDIA_TYPE, EVENT_MEDIA_TYPE, TaskExtension
-from accord.wire.errors import A2AError, ErrorKind, FieldViolation, invalid_params
+from accord.wire.errors import A2AError, ErrorKind, FieldViolation, invalid_params, task_not_found
 from accord.wire.model import Message, Task
 
 # Message metadata: the agent participants a stored channel message goes to (the outbox

@@ -23,7 +23,6 @@ from typing import Any
 
 import msgspec
 
-from accord.core._build import task_not_found
 from accord.harness.channels.state import CHANNELS_FIELD
 from accord.harness.core import envelope as envelopes
 from accord.harness.core.envelope import Envelope
@@ -37,7 +36,7 @@ from accord.harness.wire import (
     Role,
     TaskExtension,
 )
-from accord.wire.errors import A2AError, ErrorKind, invalid_params
+from accord.wire.errors import A2AError, ErrorKind, invalid_params, task_not_found
 from accord.wire.model import UNSET, Message, Task
 
 NAME_LENGTH = 60  # a task named after its first message takes this much of its first line
