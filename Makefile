@@ -1,6 +1,7 @@
 # The two commands a fresh clone needs: `make run` and `make test`.
-# `run` installs accord's runtime only; `test`, `lint` and `typecheck` add the dev extras
-# (pytest, the official a2a-sdk for interop tests, linters: a few hundred MB more).
+# `run` installs accord with every runtime extra (accord[all]: gRPC, PostgreSQL, the harness,
+# the chat client — what the README's demos use); `test`, `lint` and `typecheck` add the dev
+# extras (pytest, the official a2a-sdk for interop tests, linters: a few hundred MB more).
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -15,8 +16,8 @@ $(BIN)/python:
 	$(BIN)/pip install --upgrade pip
 
 $(RUNTIME_STAMP): pyproject.toml | $(BIN)/python
-	@echo "Installing accord's runtime dependencies into $(VENV)"
-	$(BIN)/pip install -e .
+	@echo "Installing accord and its runtime extras into $(VENV)"
+	$(BIN)/pip install -e '.[all]'
 	touch $@
 
 $(DEV_STAMP): $(RUNTIME_STAMP)

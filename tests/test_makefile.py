@@ -42,10 +42,10 @@ def installs(commands: list[str]) -> list[str]:
     return [command for command in commands if " install " in command]
 
 
-def test_make_run_installs_the_runtime_only(clone: Path) -> None:
+def test_make_run_installs_the_runtime_with_its_extras_only(clone: Path) -> None:
     commands = would_run("run", clone)
     assert commands[-1].startswith(".venv/bin/accord serve")
-    assert any(command.endswith("pip install -e .") for command in commands)
+    assert any(command.endswith("pip install -e '.[all]'") for command in commands)
     assert not any("[dev]" in command for command in commands)
     assert not any("--quiet" in command or " -q" in command for command in installs(commands))
 

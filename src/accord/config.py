@@ -9,12 +9,14 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
+from accord.errors import AccordError
+
 TRUE_WORDS = ("1", "true", "yes", "on")
 FALSE_WORDS = ("0", "false", "no", "off")
 _MEDIA_TYPE = re.compile(r"[\w.+-]+/[\w.+*-]+(\s*;.*)?")
 
 
-class ConfigError(ValueError):
+class ConfigError(AccordError, ValueError):
     """A configuration value was refused; the message names its source and the setting."""
 
 

@@ -15,6 +15,7 @@ from accord.core.caller import Caller
 from accord.core.limits import Limits
 from accord.engine import Engine, EngineConfig
 from accord.engine.remote import Claims, RemoteAgent
+from accord.errors import require
 from accord.push import PushDispatcher, PushSettings
 from accord.server.app import A2AApplication, InboundEndpoint
 from accord.server.browsers import BrowserPolicy
@@ -23,8 +24,7 @@ from accord.service.bounds import Bounds
 from accord.service.card import CardSettings, build_card
 from accord.service.operations import Service
 from accord.store import open_store
-from accord.store.pg_claims import PgClaimTable
-from accord.store.postgres import PostgresStore
+from accord.store.base import SharedStore
 from accord.surface import SurfaceApp
 from accord.telemetry import tracing
 from accord.telemetry.exposition import Sources
@@ -83,7 +83,21 @@ def declared_card(agent: Any) -> CardDescription:
     )
 
 
+def check_extras(settings: Settings, agent: Any = None) -> None:
+    """Raise :class:`MissingExtra` naming the extra to install when the settings ask for a
+    part whose dependencies are not installed, before anything is built."""
+    if agent is None and settings.agent == "harness":
+        require("harness", "the harness (--agent harness)")
+    if settings.store.startswith(("postgresql:", "postgres:")):
+        require("postgres", "a PostgreSQL store")
+    if settings.grpc_port is not None:
+        require("grpc", "gRPC (grpc_port)")
+    if settings.http == "uvicorn":
+        require("uvicorn", 'http = "uvicorn"')
+
+
 def build_app(settings: Settings, agent: Any = None) -> A2AApplication:
+    check_extras(settings, agent)
     if settings.tracing != "off":  # before anything is built: the parts look once
         tracing.configure(settings.tracing, service_name=settings.card.name or "accord")
     auth = PrincipalAuthenticator(
@@ -182,7 +196,7 @@ def build_app(settings: Settings, agent: Any = None) -> A2AApplication:
             retry_by_message_id=settings.retry_by_message_id,
         ),
         # Several nodes on one PostgreSQL database wake each other's followers.
-        bus=store.bus() if isinstance(store, PostgresStore) else None,
+        bus=store.bus() if isinstance(store, SharedStore) else None,
     )
     if settings.push_notifications:
         engine.attach_push(push_dispatcher(engine, settings))
@@ -221,7 +235,7 @@ def build_app(settings: Settings, agent: Any = None) -> A2AApplication:
     if isinstance(loaded.agent, RemoteAgent):
         loaded.agent.bind(engine)
         # Nodes on one PostgreSQL database grant and reap the same claims.
-        table = PgClaimTable(lambda: store.pool) if isinstance(store, PostgresStore) else None
+        table = store.claim_table() if isinstance(store, SharedStore) else None
         claims = Claims(engine, int(settings.claim_lease_s * 1000), engine.clock, table)
         engine.on_start(claims.start)
     surface = SurfaceApp(

@@ -39,6 +39,10 @@ CHANNEL = "accord_tasks"
 _RECONNECT_S = 1.0
 
 
+# The application_name of a node's LISTEN connection: how the database tells the nodes apart.
+NODE_PREFIX = "accord node "
+
+
 class PostgresBus(LocalBus):
     """A :class:`LocalBus` whose notifications also reach every other node on the database.
 
@@ -143,7 +147,7 @@ class PostgresBus(LocalBus):
         lost = asyncio.Event()
         # Named after the node: the dashboard's Health page lists the cluster's nodes by it.
         conn = await asyncpg.connect(
-            self.dsn, server_settings={"application_name": f"accord node {self.node}"}
+            self.dsn, server_settings={"application_name": NODE_PREFIX + self.node}
         )
         conn.add_termination_listener(lambda _conn: lost.set())
         await conn.add_listener(self.channel, self._on_notification)

@@ -21,6 +21,9 @@ def chat(settings: Settings, task_id: str | None) -> None:
     The reply streams in as it is written; the header shows the task's state, sub-state and
     whose turn it is. Enter sends; / completes the agent's commands; Ctrl+D completes the
     conversation; Ctrl+C cancels it (after asking); Ctrl+Q leaves it running."""
+    from accord.errors import require
+
+    require("chat", "accord chat")
     from accord.chat.app import ChatApp
     from accord.client.urls import check_agent_url
 

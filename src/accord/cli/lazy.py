@@ -44,6 +44,17 @@ class LazyGroup(click.Group):
             return lazy.load()
         return super().get_command(ctx, cmd_name)
 
+    def invoke(self, ctx: click.Context) -> Any:
+        """A command whose optional dependencies are missing says which extra to install,
+        in one line (exit status 2)."""
+        from accord.errors import MissingExtra
+
+        try:
+            return super().invoke(ctx)
+        except MissingExtra as exc:
+            click.echo(f"accord: {exc}", err=True)
+            ctx.exit(2)
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """The listing of ``--help``, from the short helps given here: nothing is imported."""
         rows: list[tuple[str, str]] = []

@@ -20,8 +20,7 @@ from accord.dashboard.deliveries import config_row
 from accord.dashboard.scope import Viewer
 from accord.engine import Engine
 from accord.server.health import Health
-from accord.store.base import PushDelivery, TaskStore
-from accord.store.postgres import PostgresStore
+from accord.store.base import PushDelivery, SharedStore, TaskStore
 from accord.surface.feed import FeedHub
 from accord.wire.codec import encode
 from accord.wire.model import TaskState
@@ -29,7 +28,6 @@ from accord.wire.model import TaskState
 SCAN_LIMIT = 10_000  # push configs read to count an outbox
 FAILING_SHOWN = 20
 REFRESH_S = 5.0  # the stream looks again this often, and after every commit it hears
-_NODE_PREFIX = "accord node "  # the application_name of a node's LISTEN connection
 
 
 def store_kind(store: TaskStore) -> str:
@@ -130,27 +128,16 @@ class HealthReport:
         """The cluster's nodes (PostgreSQL): each one's LISTEN connection, as the database
         sees it; None on a single-process store."""
         store = self.engine.store
-        if not isinstance(store, PostgresStore):
+        if not isinstance(store, SharedStore):
             return None
         this = getattr(self.engine.bus, "node", "")
         try:
-            rows = await store.pool.fetch(
-                "SELECT application_name, host(client_addr), backend_start"
-                " FROM pg_stat_activity"
-                " WHERE datname = current_database() AND application_name LIKE $1"
-                " ORDER BY backend_start",
-                _NODE_PREFIX + "%",
-            )
+            nodes = await store.nodes()
         except Exception:
             return []  # the store's readiness says what is wrong
         return [
-            {
-                "node": name.removeprefix(_NODE_PREFIX),
-                "address": address or "local socket",
-                "since": started.isoformat(),
-                "this": name.removeprefix(_NODE_PREFIX) == this,
-            }
-            for name, address, started in rows
+            {"node": node, "address": address, "since": started.isoformat(), "this": node == this}
+            for node, address, started in nodes
         ]
 
     async def follow(

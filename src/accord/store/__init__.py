@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from urllib.parse import parse_qs
 
+from accord.errors import require
 from accord.store import sqlite_lock
 from accord.store.base import (
     LimitExceeded,
@@ -98,6 +99,7 @@ def open_store(url: str = DEFAULT_URL, *, exclusive: bool = True) -> TaskStore:
             exclusive=exclusive,
         )
     if scheme in ("postgresql", "postgres"):
+        require("postgres", "a PostgreSQL store")
         from accord.store.postgres import PostgresStore  # asyncpg loads only when used
 
         pool_size = options.pop("pool_size", None)

@@ -19,15 +19,20 @@ refuses the common case without a write.
 
 from __future__ import annotations
 
+import datetime
 import secrets
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
 from accord.core.events import Event
 from accord.core.records import PushConfigRecord, RequestKey, TaskRecord
 from accord.core.views import Cursor, TaskQuery
 from accord.wire.model import TaskState
+
+if TYPE_CHECKING:
+    from accord.bus.local import LocalBus
+    from accord.store.claims import ClaimTable
 
 
 def new_secret() -> bytes:
@@ -313,6 +318,26 @@ class TaskSnapshots(Protocol):
 
     async def get_snapshot(self, task_id: str, tenant: str) -> bytes | None:
         """The task's snapshot as stored, or None (also for another tenant's task)."""
+
+
+# --- several nodes on one store -------------------------------------------------------------
+
+
+@runtime_checkable
+class SharedStore(Protocol):
+    """Optional: a store several nodes share (PostgreSQL, docs/scale-out.md): the bus that
+    wakes the followers of every node when one of them appends, and the table of remote
+    workers' claims that every node grants and reaps."""
+
+    def bus(self) -> LocalBus:
+        """A bus on this store, started and closed with it."""
+
+    def claim_table(self) -> ClaimTable:
+        """The claims of remote workers (``--agent remote``), shared by the nodes."""
+
+    async def nodes(self) -> list[tuple[str, str, datetime.datetime]]:
+        """The nodes connected now, as the database sees their buses' connections: (node,
+        address, connected since), oldest first."""
 
 
 # --- operations: what /metrics reads of a store (docs/operations.md): StoreGauges, declared in

@@ -17,6 +17,7 @@ makes one whose connections open and close with the store.
 from __future__ import annotations
 
 import asyncio
+import datetime
 import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import asyncpg
 from asyncpg.pool import PoolConnectionProxy
 
+from accord.bus.postgres import NODE_PREFIX
 from accord.core.events import Event
 from accord.core.records import PushConfigRecord, RequestKey, TaskRecord
 from accord.core.views import Cursor, TaskQuery
@@ -51,6 +53,7 @@ from accord.wire.model import (
 
 if TYPE_CHECKING:
     from accord.bus.postgres import PostgresBus
+    from accord.store.pg_claims import PgClaimTable
 
 _Conn = asyncpg.Connection | PoolConnectionProxy
 _UNFINISHED = frozenset(
@@ -190,6 +193,26 @@ class PostgresStore:
         bus = PostgresBus(self.dsn, catch_up_s=catch_up_s)
         self._buses.append(bus)
         return bus
+
+    async def nodes(self) -> list[tuple[str, str, datetime.datetime]]:
+        rows = await self.pool.fetch(
+            "SELECT application_name, host(client_addr), backend_start"
+            " FROM pg_stat_activity"
+            " WHERE datname = current_database() AND application_name LIKE $1"
+            " ORDER BY backend_start",
+            NODE_PREFIX + "%",
+        )
+        return [
+            (name.removeprefix(NODE_PREFIX), address or "local socket", started)
+            for name, address, started in rows
+        ]
+
+    def claim_table(self) -> PgClaimTable:
+        """The table of remote workers' claims, on this database (every node grants and
+        reaps the same claims)."""
+        from accord.store.pg_claims import PgClaimTable
+
+        return PgClaimTable(lambda: self.pool)
 
     async def open(self) -> None:
         if self._pool is not None:

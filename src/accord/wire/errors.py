@@ -13,6 +13,8 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any
 
+from accord.errors import AccordError
+
 ERROR_DOMAIN = "a2a-protocol.org"
 ERROR_INFO_TYPE = "type.googleapis.com/google.rpc.ErrorInfo"
 BAD_REQUEST_TYPE = "type.googleapis.com/google.rpc.BadRequest"
@@ -163,7 +165,7 @@ class FieldViolation:
 
 
 @dataclass(eq=False)
-class A2AError(Exception):
+class A2AError(AccordError):
     """An error the protocol defines, ready for any binding to encode."""
 
     kind: ErrorKind
