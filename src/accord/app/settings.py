@@ -10,13 +10,17 @@ import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from accord import config as check
 from accord.agents.description import CardDescription, parse_card
 from accord.config import ConfigError
 from accord.server.listen import host_port, reachable_host
+
+if TYPE_CHECKING:  # (imported when their tables are read: see _checked)
+    from accord.contracts.settings import ContractSettings, Identity
+    from accord.harness.settings import HarnessSettings
 
 ENV_PREFIX = "ACCORD_"
 HTTP_SERVERS = ("accord", "uvicorn")
@@ -48,13 +52,13 @@ class Settings:
     # agent module's own `card`); see accord.agents.description.
     card: CardDescription = field(default_factory=CardDescription)
     # [harness]: the harness agent's settings (--agent harness); see docs/harness.md.
-    harness: Any = None  # accord.harness.HarnessSettings, read only when given
+    harness: HarnessSettings | None = None  # read (and the harness imported) only when given
     # --- interaction contracts (docs/contracts.md) --------------------------------------
     # [identity]: this agent's id and Ed25519 keys (card signing, signed acceptances);
     # [contracts]: lifetimes, windows, the sweeper, the peers. See
     # accord.contracts.settings.
-    identity: Any = None  # accord.contracts.settings.Identity, when given
-    contracts: Any = None  # accord.contracts.settings.ContractSettings, when given
+    identity: Identity | None = None
+    contracts: ContractSettings | None = None
     streaming: bool = True
     push_notifications: bool = True
     extended_card: bool = False
