@@ -16,13 +16,30 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from tests.harness.harness_proc import HarnessServer, start
 from tests.processes import free_port
 
 from accord.client import ApiKey, Client, PermissionDeniedError
-from accord.contracts.wire import TRUST_URI, under_contract
-from accord.wire.model import Message, Part, Role, Task, TaskState
+from accord.contracts.wire import (
+    NOTICE_MEDIA_TYPE,
+    TRUST_URI,
+    Notice,
+    Reference,
+    notice_data,
+    receipt_data,
+    under_contract,
+)
+from accord.wire.model import (
+    Message,
+    Part,
+    Role,
+    SendMessageConfiguration,
+    Task,
+    TaskPushNotificationConfig,
+    TaskState,
+)
 from accord.wire.time import format_timestamp
 
 ACCORD = Path(sys.executable).with_name("accord")
@@ -307,3 +324,88 @@ async def test_the_negotiated_document_verifies_offline(pair: Pair, tmp_path: Pa
     # Both cards are signed, and accord card says so.
     shown = cli("card", pair.b.url, "--verify")
     assert "signature: valid (key " in shown.stdout
+
+
+# --- notices, strangers and unsigned acceptances ----------------------------------------------
+
+
+def propose(pair: Pair, tmp: Path, **terms: Any) -> dict[str, Any]:
+    """agent:a's operator proposes (the CLI): the pending document, delivered to agent:b."""
+    terms_file = tmp / f"terms-{uuid.uuid4().hex}.json"
+    terms_file.write_text(json.dumps({**TERMS, **terms}))
+    proposed = contracts(
+        pair.a, OPERATOR_A, "propose", "--responder", "agent:b", "--terms", str(terms_file)
+    )
+    document: dict[str, Any] = proposed["interaction"]
+    return document
+
+
+def notice_message(data: dict[str, Any], reference: dict[str, str]) -> Message:
+    return Message(
+        message_id=str(uuid.uuid4()),
+        role=Role.USER,
+        parts=[Part(data=data, media_type=NOTICE_MEDIA_TYPE)],
+        metadata={TRUST_URI: reference},
+    )
+
+
+async def task_count(server: HarnessServer) -> int:
+    async with Client.connect(server.url, credentials=ApiKey(OPERATOR_B)) as client:
+        page = await client.list_tasks_page(page_size=1)
+    return page.total_size
+
+
+def receipt(answer: object) -> Any:
+    assert isinstance(answer, Message), answer
+    [part] = answer.parts
+    assert part.media_type == NOTICE_MEDIA_TYPE
+    return part.data
+
+
+async def test_a_notice_never_makes_a_task_whatever_its_configuration(
+    pair: Pair, tmp_path: Path
+) -> None:
+    """A notice is answered with its receipt and makes no task, whatever the request's
+    configuration, on every binding, sent or streamed (here: agent:a's proposal, which
+    agent:b has already, sent again: taken once, answered each time)."""
+    document = propose(pair, tmp_path)
+    interaction_id = document["interactionId"]
+    data = notice_data(Notice("proposal", interaction_id, document))
+    reference = Reference.of(document).metadata()
+    expected = receipt_data(interaction_id, "pending")
+    configurations = [
+        SendMessageConfiguration(return_immediately=True),
+        SendMessageConfiguration(
+            return_immediately=True,
+            history_length=0,
+            accepted_output_modes=["text/plain"],
+            task_push_notification_config=TaskPushNotificationConfig(url="https://hook.example"),
+        ),
+        SendMessageConfiguration(history_length=5),
+    ]
+    before = await task_count(pair.b)
+    for binding in ("JSONRPC", "HTTP+JSON", "GRPC"):
+        async with Client.connect(
+            pair.b.url, credentials=ApiKey(A_AT_B), binding=binding, extensions=[TRUST_URI]
+        ) as client:
+            for configuration in configurations:
+                answer = await client.send(
+                    notice_message(data, reference), configuration=configuration
+                )
+                assert receipt(answer) == expected, (binding, configuration)
+            chosen = msgspec.structs.replace(
+                notice_message(data, reference), context_id="the-senders-own-context"
+            )
+            assert receipt(await client.send(chosen, return_immediately=True)) == expected
+            for configuration in configurations:
+                events = [
+                    event
+                    async for event in client.stream(
+                        notice_message(data, reference), configuration=configuration
+                    )
+                ]
+                assert [receipt(event.message) for event in events] == [expected], binding
+    assert await task_count(pair.b) == before
+    log = pair.b.log()
+    assert "reply() answers a new message without a task" not in log
+    assert "Traceback" not in log
