@@ -16,12 +16,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx
 import msgspec
 import pytest
 from tests.harness.harness_proc import HarnessServer, start
 from tests.processes import free_port
 
 from accord.client import ApiKey, Client, PermissionDeniedError
+from accord.contracts import documents
+from accord.contracts.proofs import channel_acceptance
 from accord.contracts.wire import (
     NOTICE_MEDIA_TYPE,
     TRUST_URI,
@@ -329,6 +332,12 @@ async def test_the_negotiated_document_verifies_offline(pair: Pair, tmp_path: Pa
 # --- notices, strangers and unsigned acceptances ----------------------------------------------
 
 
+def interfaces(server: HarnessServer) -> dict[str, str]:
+    """The URL of each binding the server's card lists."""
+    card = httpx.get(f"{server.url}/.well-known/agent-card.json", timeout=10).json()
+    return {i["protocolBinding"]: i["url"] for i in card["supportedInterfaces"]}
+
+
 def propose(pair: Pair, tmp: Path, **terms: Any) -> dict[str, Any]:
     """agent:a's operator proposes (the CLI): the pending document, delivered to agent:b."""
     terms_file = tmp / f"terms-{uuid.uuid4().hex}.json"
@@ -409,3 +418,33 @@ async def test_a_notice_never_makes_a_task_whatever_its_configuration(
     log = pair.b.log()
     assert "reply() answers a new message without a task" not in log
     assert "Traceback" not in log
+
+
+async def test_a_peer_with_keys_cannot_propose_with_an_unsigned_acceptance(pair: Pair) -> None:
+    """agent:a publishes keys on its card, so agent:b refuses its unsigned (oauth_account)
+    acceptance even over agent:a's own authenticated channel (require_signed_acceptances)."""
+    now = time.time_ns() // 1_000_000
+    interaction_id = str(uuid.uuid4())
+    document = documents.new_proposal(
+        {**TERMS, "protocolVersion": "0.1", "interactionId": interaction_id,
+         "parties": ["agent:a", "agent:b"]},
+        initiator="agent:a",
+        responder="agent:b",
+        initiator_transport=documents.transport(interfaces(pair.a)["JSONRPC"]),
+        responder_transport=documents.transport(interfaces(pair.b)["JSONRPC"]),
+        now_ms=now,
+        expires_ms=now + 3_600_000,
+        accept=lambda hash_, at: channel_acceptance("agent:a", hash_, at),
+    )  # fmt: skip
+    message = notice_message(
+        notice_data(Notice("proposal", interaction_id, document)),
+        Reference.of(document).metadata(),
+    )
+    async with Client.connect(pair.b.url, credentials=ApiKey(A_AT_B)) as client:
+        with pytest.raises(PermissionDeniedError) as refused:
+            await client.send(message)
+    assert refused.value.metadata.get("contractReason") == "invalid_acceptance"
+    assert "require_signed_acceptances" in refused.value.message
+    shown = cli("contracts", "show", pair.b.url, interaction_id,
+                "--header", f"X-API-Key:{OPERATOR_B}", check=False)  # fmt: skip
+    assert shown.returncode == 1 and "contract_unknown" in shown.stderr

@@ -505,7 +505,10 @@ class ContractService:
     ) -> None:
         """An acceptance of ``agent_id`` arriving from ``sender``: dated within the contract's
         life (give or take the clock skew) and proven by the agent's key valid then (its
-        card is read again once when the key is not among those known)."""
+        card is read again once when the key is not among those known). An unsigned
+        (``oauth_account``) acceptance is taken over the agent's own authenticated channel
+        only, and never when its acceptances must be signed (``require_signed_acceptances``;
+        by default, when it publishes keys)."""
         interaction_id = str(document["interactionId"])
         skew = int(self.settings.clock_skew_s * 1000)
         at = parse_timestamp(acceptance["acceptedAt"])
@@ -530,6 +533,9 @@ class ContractService:
                     hash_=str(document["termsHash"]),
                     keys=keys,
                     vouched_by=sender.identity,
+                    signed_only=self.settings.signed_acceptances_required(
+                        agent_id, publishes_keys=len(keys) > 0
+                    ),
                 )
                 return
             except ContractRefusal as refusal:
