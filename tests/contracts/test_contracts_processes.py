@@ -11,11 +11,12 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import grpc
 import httpx
 import msgspec
 import pytest
@@ -26,6 +27,7 @@ from accord.client import ApiKey, Client, PermissionDeniedError
 from accord.contracts import documents
 from accord.contracts.proofs import channel_acceptance
 from accord.contracts.wire import (
+    CONTRACTS_URI,
     NOTICE_MEDIA_TYPE,
     TRUST_URI,
     Notice,
@@ -34,11 +36,14 @@ from accord.contracts.wire import (
     receipt_data,
     under_contract,
 )
+from accord.grpc.convert import to_proto
+from accord.wire.codec import encode
 from accord.wire.model import (
     Message,
     Part,
     Role,
     SendMessageConfiguration,
+    SendMessageRequest,
     Task,
     TaskPushNotificationConfig,
     TaskState,
@@ -50,6 +55,12 @@ OPERATOR_A = "operator-a-key-0123456789"
 OPERATOR_B = "operator-b-key-0123456789"
 A_AT_B = "agent-a-at-b-0123456789"  # what agent:a presents to agent:b
 B_AT_A = "agent-b-at-a-0123456789"
+C_AT_B = "agent-c-at-b-0123456789"  # agent:c, a peer of agent:b's in no contract
+STRANGER_PRINCIPAL = f"""
+[[principals]]
+identity = "agent:c"
+api_key = "{C_AT_B}"
+"""
 PATIENCE_S = 30.0
 
 TERMS = {
@@ -73,10 +84,16 @@ TERMS = {
 
 
 def config(
-    me: str, key: Path, operator: str, peer: str, peer_port: int, creds: tuple[str, str]
+    me: str,
+    key: Path,
+    operator: str,
+    peer: str,
+    peer_port: int,
+    creds: tuple[str, str],
+    extra: str = "",
 ) -> str:
     presented, accepted = creds
-    return f"""
+    return f"""{extra}
 [[principals]]
 identity = "op-{me[-1]}"
 actors = ["accord.contracts.Operator", "a2a.tasks.Client"]
@@ -127,8 +144,9 @@ def pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pair]:
         config("agent:a", workdir / "a.key", OPERATOR_A, "agent:b", port_b, (A_AT_B, B_AT_A))
     )
     (workdir / "b.toml").write_text(
-        config("agent:b", workdir / "b.key", OPERATOR_B, "agent:a", port_a, (B_AT_A, A_AT_B))
-    )
+        config("agent:b", workdir / "b.key", OPERATOR_B, "agent:a", port_a, (B_AT_A, A_AT_B),
+               STRANGER_PRINCIPAL)
+    )  # fmt: skip
     a = start(workdir, f"sqlite:///{workdir / 'a.db'}", workdir / "a.toml", name="a",
               grpc=False, agent="echo", port=port_a)  # fmt: skip
     try:
@@ -235,7 +253,8 @@ async def test_two_servers_negotiate_and_enforce_a_contract(pair: Pair, tmp_path
         await refused_with("action_outside_contract", pair, document, "wipe", action="delete",
                            binding=binding)  # fmt: skip
         await refused_with("action_outside_contract", pair, document, "hi")  # names none
-        await refused_with("not_a_party", pair, document, "hi", action="browse", key=OPERATOR_B)
+        await refused_with("contract_unknown", pair, document, "hi", action="browse",
+                           key=OPERATOR_B)  # fmt: skip
         await refused_with("contract_mismatch", pair, document, "hi", action="browse",
                            terms_hash="x" * 43, binding=binding)  # fmt: skip
     message = await refused_with("action_outside_contract", pair, document, "wipe", action="delete")
@@ -448,3 +467,86 @@ async def test_a_peer_with_keys_cannot_propose_with_an_unsigned_acceptance(pair:
     shown = cli("contracts", "show", pair.b.url, interaction_id,
                 "--header", f"X-API-Key:{OPERATOR_B}", check=False)  # fmt: skip
     assert shown.returncode == 1 and "contract_unknown" in shown.stderr
+
+
+async def raw_answers(pair: Pair, interaction_id: str, key: str) -> list[Any]:
+    """What ``key``'s holder is answered, byte for byte, when it names ``interaction_id``:
+    a message under it and notices of it, on JSON-RPC, HTTP+JSON and gRPC, sent and
+    streamed (status, headers but the date, body; gRPC: code, details, trailers)."""
+    reference = {
+        "interactionId": interaction_id,
+        "termsHash": "x" * 43,
+        "initiatorAgentId": "agent:a",
+        "responderAgentId": "agent:b",
+    }
+    metadata = {TRUST_URI: reference, CONTRACTS_URI: {"action": "browse"}}
+    messages = [
+        Message(message_id="m", role=Role.USER, parts=[Part(text="hi")], metadata=metadata),
+        notice_message({"kind": "cancellation", "interactionId": interaction_id}, reference),
+        notice_message({"kind": "completion", "interactionId": interaction_id}, reference),
+        notice_message({"kind": "acceptance", "interaction": {"interactionId": interaction_id}},
+                       reference),
+    ]  # fmt: skip
+    urls = interfaces(pair.b)
+    headers = {"A2A-Version": "1.0", "X-API-Key": key, "A2A-Extensions": TRUST_URI}
+    answers: list[Any] = []
+    async with httpx.AsyncClient(timeout=10, headers=headers) as http:
+        for message in messages:
+            message = msgspec.structs.replace(message, message_id=str(uuid.uuid4()))
+            request = SendMessageRequest(message=message)
+            params = json.loads(encode(request))
+            for method in ("SendMessage", "SendStreamingMessage"):
+                body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+                answers.append(_shown(await http.post(urls["JSONRPC"], json=body)))
+            for verb in ("send", "stream"):
+                url = f"{urls['HTTP+JSON'].rstrip('/')}/message:{verb}"
+                answers.append(_shown(await http.post(url, json=params)))
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{pair.b.grpc_port}") as channel:
+                serialized = to_proto(request).SerializeToString()
+                grpc_metadata = (("a2a-version", "1.0"), ("x-api-key", key))
+                send = channel.unary_unary("/lf.a2a.v1.A2AService/SendMessage")
+                stream = channel.unary_stream("/lf.a2a.v1.A2AService/SendStreamingMessage")
+                for call in (send(serialized, metadata=grpc_metadata),
+                             stream(serialized, metadata=grpc_metadata)):  # fmt: skip
+                    try:
+                        answers.append(("answered", [item async for item in _items(call)]))
+                    except grpc.aio.AioRpcError as error:
+                        answers.append(
+                            (error.code(), error.details(), tuple(error.trailing_metadata()))
+                        )
+    return answers
+
+
+async def _items(call: Any) -> AsyncIterator[Any]:
+    if hasattr(call, "__aiter__"):
+        async for item in call:
+            yield item
+    else:
+        yield await call
+
+
+def _shown(response: httpx.Response) -> tuple[int, list[tuple[str, str]], bytes]:
+    kept = [(k, v) for k, v in response.headers.items() if k.lower() != "date"]
+    return response.status_code, kept, response.content
+
+
+async def test_a_contract_is_unknown_to_anyone_but_its_other_party(
+    pair: Pair, tmp_path: Path
+) -> None:
+    """Naming a contract tells a stranger nothing: agent:c (a principal of agent:b's in no
+    contract) and agent:b's own operator get, byte for byte, the answers they got before the
+    contract existed, pending or active, on every binding, for messages and notices."""
+    interaction_id = str(uuid.uuid4())
+    strangers = (C_AT_B, OPERATOR_B)
+    unknown = [await raw_answers(pair, interaction_id, key) for key in strangers]
+    for answer in unknown[0]:  # each a refusal naming contract_unknown
+        assert "contract_unknown" in str(answer[2] if isinstance(answer[2], bytes) else answer[1])
+    propose(pair, tmp_path, interactionId=interaction_id)
+    assert [await raw_answers(pair, interaction_id, key) for key in strangers] == unknown
+    accepted = contracts(pair.b, OPERATOR_B, "accept", interaction_id)
+    assert accepted["interaction"]["status"] == "active"
+    assert [await raw_answers(pair, interaction_id, key) for key in strangers] == unknown
+    # Its other party is told what is wrong (here: the terms hash its message names).
+    await refused_with("contract_mismatch", pair, accepted["interaction"], "hi", action="browse",
+                       terms_hash="x" * 43)  # fmt: skip
+    assert "it exists; 'agent:c' is not its other party" in pair.b.log()

@@ -123,12 +123,13 @@ class ContractGate:
 
     def _refused(self, refusal: ContractRefusal, caller: Caller, action: str | None) -> A2AError:
         log.warning(
-            "contract refused a message: %s interaction=%s sender=%s action=%s: %s",
+            "contract refused a message: %s interaction=%s sender=%s action=%s: %s%s",
             refusal.code,
             refusal.interaction_id or "-",
             caller.identity if caller.authenticated else "(unauthenticated)",
             action or "-",
             refusal.message,
+            f" ({refusal.note})" if refusal.note else "",
         )
         return refusal.as_a2a()
 
