@@ -4,6 +4,7 @@ tenant, with field-level errors and a reason code on every refusal."""
 from __future__ import annotations
 
 import dataclasses
+import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -95,13 +96,29 @@ async def test_another_tenants_contract_is_unknown(
     api: tuple[httpx.AsyncClient, FakePeers],
 ) -> None:
     http, _ = api
-    interaction_id = (await propose(http)).json()["interaction"]["interactionId"]
-    for request in (
-        http.get(f"/contracts/{interaction_id}", headers=headers("op-x")),
-        http.post(f"/contracts/{interaction_id}:cancel", json={}, headers=headers("op-x")),
-    ):
-        response = await request
-        assert response.status_code == 404 and reason(response) == "contract_unknown"
+    interaction_id = str(uuid.uuid4())
+
+    async def asked_by_op_x() -> list[tuple[int, list[tuple[str, str]], bytes]]:
+        answers = []
+        for request in (
+            http.get(f"/contracts/{interaction_id}", headers=headers("op-x")),
+            http.post(f"/contracts/{interaction_id}:cancel", json={}, headers=headers("op-x")),
+            http.post(
+                f"/contracts/{interaction_id}:approve",
+                json={"taskId": "t"},
+                headers=headers("op-x"),
+            ),
+        ):
+            response = await request
+            assert response.status_code == 404 and reason(response) == "contract_unknown"
+            shown = [(k, v) for k, v in response.headers.items() if k.lower() != "date"]
+            answers.append((response.status_code, shown, response.content))
+        return answers
+
+    before = await asked_by_op_x()
+    made = await propose(http, terms={**TERMS, "interactionId": interaction_id})
+    assert made.json()["interaction"]["interactionId"] == interaction_id
+    assert await asked_by_op_x() == before  # byte for byte: as if it did not exist
     assert (await http.get("/contracts", headers=headers("op-x"))).json() == {"contracts": []}
 
 

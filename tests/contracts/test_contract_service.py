@@ -20,6 +20,7 @@ from accord.contracts.errors import (
 )
 from accord.contracts.proofs import channel_acceptance, signed_acceptance
 from accord.contracts.service import ContractService
+from accord.contracts.settings import Peer
 from accord.contracts.wire import CONTRACTS_URI, TRUST_URI, Notice, Reference
 from accord.core.caller import Caller
 from accord.signing.keys import KeySet
@@ -220,15 +221,55 @@ async def test_an_agent_without_keys_accepts_through_its_authenticated_channel()
         record = await service.accept("", document["interactionId"])
         acceptance = record.document["acceptances"]["agent:b"]
         assert acceptance["method"] == "oauth_account" and "signature" not in acceptance
-        # And an unsigned proposal is taken only from the agent it names.
-        unsigned = proposal(A_KEY, contract=terms(interactionId=str(uuid.uuid4())), now_ms=now_ms())
-        unsigned["acceptances"]["agent:a"] = channel_acceptance(
-            "agent:a", unsigned["termsHash"], unsigned["createdAt"]
-        )
-        taken = await service.receive(
-            Notice("proposal", unsigned["interactionId"], unsigned), AGENT_A
-        )
-        assert taken.status == "pending"
+
+
+def unsigned_proposal() -> Notice:
+    """agent:a's proposal with its acceptance unsigned (oauth_account)."""
+    document = proposal(A_KEY, contract=terms(interactionId=str(uuid.uuid4())), now_ms=now_ms())
+    document["acceptances"]["agent:a"] = channel_acceptance(
+        "agent:a", document["termsHash"], document["createdAt"]
+    )
+    return Notice("proposal", document["interactionId"], document)
+
+
+async def test_an_unsigned_acceptance_is_taken_only_where_signatures_are_not_required() -> None:
+    """An oauth_account acceptance comes only from the agent it names, and — by default —
+    only from an agent that publishes no keys: one that does must sign
+    (require_signed_acceptances, which the operator may also set for every peer, or per
+    peer, either way)."""
+    stranger = Caller(identity="agent:c", tenant="", authenticated=True)
+    cases: list[tuple[KeySet, dict[str, Any], Caller, str | None]] = [
+        (public(A_KEY), {}, AGENT_A, INVALID_ACCEPTANCE),  # it publishes keys: must sign
+        (KeySet(), {}, AGENT_A, None),  # no keys: its channel vouches for it
+        (KeySet(), {}, stranger, NOT_A_PARTY),  # ... its own channel only
+        (KeySet(), {"require_signed_acceptances": True}, AGENT_A, INVALID_ACCEPTANCE),
+        (public(A_KEY), {"require_signed_acceptances": False}, AGENT_A, None),
+        (  # the peer's own setting wins over [contracts]'
+            public(A_KEY),
+            {
+                "require_signed_acceptances": True,
+                "peers": {
+                    "agent:a": Peer(
+                        "agent:a", "https://a.example", require_signed_acceptances=False
+                    )
+                },
+            },
+            AGENT_A,
+            None,
+        ),
+    ]
+    for keys, settings, sender, code in cases:
+        async with responder_service("memory://", B_KEY, keys, **settings) as service:
+            notice = unsigned_proposal()
+            if code is None:
+                assert (await service.receive(notice, sender)).status == "pending"
+                continue
+            with pytest.raises(ContractRefusal) as refused:
+                await service.receive(notice, sender)
+            assert refused.value.code == code, (keys, settings, refused.value)
+            if code == INVALID_ACCEPTANCE:
+                assert "require_signed_acceptances" in refused.value.message
+            assert await service.store.get("", notice.interaction_id) is None
 
 
 async def test_messages_without_a_contract_never_reach_the_contract_store() -> None:

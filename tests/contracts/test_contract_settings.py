@@ -72,6 +72,30 @@ api_key_env = "B_KEY"
     assert (peer.url, peer.api_key, peer.token) == ("https://b.example", "s3cret-of-b-0123", None)
     assert "s3cret" not in repr(settings.contracts)
     assert settings.contracts.completion_window_s == 60
+    # Unsigned acceptances: refused from a peer that publishes keys, unless set otherwise.
+    assert settings.contracts.require_signed_acceptances is None
+    assert peer.require_signed_acceptances is None
+    assert settings.contracts.signed_acceptances_required("agent:b", publishes_keys=True)
+    assert not settings.contracts.signed_acceptances_required("agent:b", publishes_keys=False)
+
+
+def test_require_signed_acceptances(tmp_path: Path) -> None:
+    settings = load(
+        write(
+            tmp_path,
+            """[contracts]
+require_signed_acceptances = true
+[contracts.peers."agent:b"]
+url = "https://b.example"
+require_signed_acceptances = false
+[contracts.peers."agent:c"]
+url = "https://c.example"
+""",
+        )
+    )
+    contracts = settings.contracts
+    assert not contracts.signed_acceptances_required("agent:b", publishes_keys=True)
+    assert contracts.signed_acceptances_required("agent:c", publishes_keys=False)
 
 
 @pytest.mark.parametrize(
@@ -87,6 +111,10 @@ api_key_env = "B_KEY"
          "identity.keys[0].file: missing"),
         ('[contracts]\nsweep_interval_s = 0\n', "contracts.sweep_interval_s: must be more than 0"),
         ('[contracts]\nlifetime_s = "long"\n', "contracts.lifetime_s: expected a number"),
+        ('[contracts]\nrequire_signed_acceptances = "maybe"\n',
+         "contracts.require_signed_acceptances: expected true or false"),
+        ('[contracts.peers."agent:b"]\nurl = "https://b"\nrequire_signed_acceptances = 1\n',
+         'contracts.peers."agent:b".require_signed_acceptances: expected true or false'),
         ('[contracts.peers."agent:b"]\napi_key = "k"\n', 'contracts.peers."agent:b".url: missing'),
         ('[contracts.peers."agent:b"]\nurl = "ftp://b"\n',
          'contracts.peers."agent:b".url: expected an absolute http(s) URL'),

@@ -11,18 +11,43 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import grpc
+import httpx
+import msgspec
 import pytest
+from accord.grpc.convert import to_proto
 from tests.harness.harness_proc import HarnessServer, start
 from tests.processes import free_port
 
 from accord.client import ApiKey, Client, PermissionDeniedError
-from accord.contracts.wire import TRUST_URI, under_contract
-from accord.wire.model import Message, Part, Role, Task, TaskState
+from accord.contracts import documents
+from accord.contracts.proofs import channel_acceptance
+from accord.contracts.wire import (
+    CONTRACTS_URI,
+    NOTICE_MEDIA_TYPE,
+    TRUST_URI,
+    Notice,
+    Reference,
+    notice_data,
+    receipt_data,
+    under_contract,
+)
+from accord.wire.codec import encode
+from accord.wire.model import (
+    Message,
+    Part,
+    Role,
+    SendMessageConfiguration,
+    SendMessageRequest,
+    Task,
+    TaskPushNotificationConfig,
+    TaskState,
+)
 from accord.wire.time import format_timestamp
 
 ACCORD = Path(sys.executable).with_name("accord")
@@ -30,6 +55,12 @@ OPERATOR_A = "operator-a-key-0123456789"
 OPERATOR_B = "operator-b-key-0123456789"
 A_AT_B = "agent-a-at-b-0123456789"  # what agent:a presents to agent:b
 B_AT_A = "agent-b-at-a-0123456789"
+C_AT_B = "agent-c-at-b-0123456789"  # agent:c, a peer of agent:b's in no contract
+STRANGER_PRINCIPAL = f"""
+[[principals]]
+identity = "agent:c"
+api_key = "{C_AT_B}"
+"""
 PATIENCE_S = 30.0
 
 TERMS = {
@@ -53,10 +84,16 @@ TERMS = {
 
 
 def config(
-    me: str, key: Path, operator: str, peer: str, peer_port: int, creds: tuple[str, str]
+    me: str,
+    key: Path,
+    operator: str,
+    peer: str,
+    peer_port: int,
+    creds: tuple[str, str],
+    extra: str = "",
 ) -> str:
     presented, accepted = creds
-    return f"""
+    return f"""{extra}
 [[principals]]
 identity = "op-{me[-1]}"
 actors = ["accord.contracts.Operator", "a2a.tasks.Client"]
@@ -107,8 +144,9 @@ def pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pair]:
         config("agent:a", workdir / "a.key", OPERATOR_A, "agent:b", port_b, (A_AT_B, B_AT_A))
     )
     (workdir / "b.toml").write_text(
-        config("agent:b", workdir / "b.key", OPERATOR_B, "agent:a", port_a, (B_AT_A, A_AT_B))
-    )
+        config("agent:b", workdir / "b.key", OPERATOR_B, "agent:a", port_a, (B_AT_A, A_AT_B),
+               STRANGER_PRINCIPAL)
+    )  # fmt: skip
     a = start(workdir, f"sqlite:///{workdir / 'a.db'}", workdir / "a.toml", name="a",
               grpc=False, agent="echo", port=port_a)  # fmt: skip
     try:
@@ -215,7 +253,8 @@ async def test_two_servers_negotiate_and_enforce_a_contract(pair: Pair, tmp_path
         await refused_with("action_outside_contract", pair, document, "wipe", action="delete",
                            binding=binding)  # fmt: skip
         await refused_with("action_outside_contract", pair, document, "hi")  # names none
-        await refused_with("not_a_party", pair, document, "hi", action="browse", key=OPERATOR_B)
+        await refused_with("contract_unknown", pair, document, "hi", action="browse",
+                           key=OPERATOR_B)  # fmt: skip
         await refused_with("contract_mismatch", pair, document, "hi", action="browse",
                            terms_hash="x" * 43, binding=binding)  # fmt: skip
     message = await refused_with("action_outside_contract", pair, document, "wipe", action="delete")
@@ -307,3 +346,207 @@ async def test_the_negotiated_document_verifies_offline(pair: Pair, tmp_path: Pa
     # Both cards are signed, and accord card says so.
     shown = cli("card", pair.b.url, "--verify")
     assert "signature: valid (key " in shown.stdout
+
+
+# --- notices, strangers and unsigned acceptances ----------------------------------------------
+
+
+def interfaces(server: HarnessServer) -> dict[str, str]:
+    """The URL of each binding the server's card lists."""
+    card = httpx.get(f"{server.url}/.well-known/agent-card.json", timeout=10).json()
+    return {i["protocolBinding"]: i["url"] for i in card["supportedInterfaces"]}
+
+
+def propose(pair: Pair, tmp: Path, **terms: Any) -> dict[str, Any]:
+    """agent:a's operator proposes (the CLI): the pending document, delivered to agent:b."""
+    terms_file = tmp / f"terms-{uuid.uuid4().hex}.json"
+    terms_file.write_text(json.dumps({**TERMS, **terms}))
+    proposed = contracts(
+        pair.a, OPERATOR_A, "propose", "--responder", "agent:b", "--terms", str(terms_file)
+    )
+    document: dict[str, Any] = proposed["interaction"]
+    return document
+
+
+def notice_message(data: dict[str, Any], reference: dict[str, str]) -> Message:
+    return Message(
+        message_id=str(uuid.uuid4()),
+        role=Role.USER,
+        parts=[Part(data=data, media_type=NOTICE_MEDIA_TYPE)],
+        metadata={TRUST_URI: reference},
+    )
+
+
+async def task_count(server: HarnessServer) -> int:
+    async with Client.connect(server.url, credentials=ApiKey(OPERATOR_B)) as client:
+        page = await client.list_tasks_page(page_size=1)
+    return page.total_size
+
+
+def receipt(answer: object) -> Any:
+    assert isinstance(answer, Message), answer
+    [part] = answer.parts
+    assert part.media_type == NOTICE_MEDIA_TYPE
+    return part.data
+
+
+async def test_a_notice_never_makes_a_task_whatever_its_configuration(
+    pair: Pair, tmp_path: Path
+) -> None:
+    """A notice is answered with its receipt and makes no task, whatever the request's
+    configuration, on every binding, sent or streamed (here: agent:a's proposal, which
+    agent:b has already, sent again: taken once, answered each time)."""
+    document = propose(pair, tmp_path)
+    interaction_id = document["interactionId"]
+    data = notice_data(Notice("proposal", interaction_id, document))
+    reference = Reference.of(document).metadata()
+    expected = receipt_data(interaction_id, "pending")
+    configurations = [
+        SendMessageConfiguration(return_immediately=True),
+        SendMessageConfiguration(
+            return_immediately=True,
+            history_length=0,
+            accepted_output_modes=["text/plain"],
+            task_push_notification_config=TaskPushNotificationConfig(url="https://hook.example"),
+        ),
+        SendMessageConfiguration(history_length=5),
+    ]
+    before = await task_count(pair.b)
+    for binding in ("JSONRPC", "HTTP+JSON", "GRPC"):
+        async with Client.connect(
+            pair.b.url, credentials=ApiKey(A_AT_B), binding=binding, extensions=[TRUST_URI]
+        ) as client:
+            for configuration in configurations:
+                answer = await client.send(
+                    notice_message(data, reference), configuration=configuration
+                )
+                assert receipt(answer) == expected, (binding, configuration)
+            chosen = msgspec.structs.replace(
+                notice_message(data, reference), context_id="the-senders-own-context"
+            )
+            assert receipt(await client.send(chosen, return_immediately=True)) == expected
+            for configuration in configurations:
+                events = [
+                    event
+                    async for event in client.stream(
+                        notice_message(data, reference), configuration=configuration
+                    )
+                ]
+                assert [receipt(event.message) for event in events] == [expected], binding
+    assert await task_count(pair.b) == before
+    log = pair.b.log()
+    assert "reply() answers a new message without a task" not in log
+    assert "Traceback" not in log
+
+
+async def test_a_peer_with_keys_cannot_propose_with_an_unsigned_acceptance(pair: Pair) -> None:
+    """agent:a publishes keys on its card, so agent:b refuses its unsigned (oauth_account)
+    acceptance even over agent:a's own authenticated channel (require_signed_acceptances)."""
+    now = time.time_ns() // 1_000_000
+    interaction_id = str(uuid.uuid4())
+    document = documents.new_proposal(
+        {**TERMS, "protocolVersion": "0.1", "interactionId": interaction_id,
+         "parties": ["agent:a", "agent:b"]},
+        initiator="agent:a",
+        responder="agent:b",
+        initiator_transport=documents.transport(interfaces(pair.a)["JSONRPC"]),
+        responder_transport=documents.transport(interfaces(pair.b)["JSONRPC"]),
+        now_ms=now,
+        expires_ms=now + 3_600_000,
+        accept=lambda hash_, at: channel_acceptance("agent:a", hash_, at),
+    )  # fmt: skip
+    message = notice_message(
+        notice_data(Notice("proposal", interaction_id, document)),
+        Reference.of(document).metadata(),
+    )
+    async with Client.connect(pair.b.url, credentials=ApiKey(A_AT_B)) as client:
+        with pytest.raises(PermissionDeniedError) as refused:
+            await client.send(message)
+    assert refused.value.metadata.get("contractReason") == "invalid_acceptance"
+    assert "require_signed_acceptances" in refused.value.message
+    shown = cli("contracts", "show", pair.b.url, interaction_id,
+                "--header", f"X-API-Key:{OPERATOR_B}", check=False)  # fmt: skip
+    assert shown.returncode == 1 and "contract_unknown" in shown.stderr
+
+
+async def raw_answers(pair: Pair, interaction_id: str, key: str) -> list[Any]:
+    """What ``key``'s holder is answered, byte for byte, when it names ``interaction_id``:
+    a message under it and notices of it, on JSON-RPC, HTTP+JSON and gRPC, sent and
+    streamed (status, headers but the date, body; gRPC: code, details, trailers)."""
+    reference = {
+        "interactionId": interaction_id,
+        "termsHash": "x" * 43,
+        "initiatorAgentId": "agent:a",
+        "responderAgentId": "agent:b",
+    }
+    metadata = {TRUST_URI: reference, CONTRACTS_URI: {"action": "browse"}}
+    messages = [
+        Message(message_id="m", role=Role.USER, parts=[Part(text="hi")], metadata=metadata),
+        notice_message({"kind": "cancellation", "interactionId": interaction_id}, reference),
+        notice_message({"kind": "completion", "interactionId": interaction_id}, reference),
+        notice_message({"kind": "acceptance", "interaction": {"interactionId": interaction_id}},
+                       reference),
+    ]  # fmt: skip
+    urls = interfaces(pair.b)
+    headers = {"A2A-Version": "1.0", "X-API-Key": key, "A2A-Extensions": TRUST_URI}
+    answers: list[Any] = []
+    async with httpx.AsyncClient(timeout=10, headers=headers) as http:
+        for message in messages:
+            message = msgspec.structs.replace(message, message_id=str(uuid.uuid4()))
+            request = SendMessageRequest(message=message)
+            params = json.loads(encode(request))
+            for method in ("SendMessage", "SendStreamingMessage"):
+                body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+                answers.append(_shown(await http.post(urls["JSONRPC"], json=body)))
+            for verb in ("send", "stream"):
+                url = f"{urls['HTTP+JSON'].rstrip('/')}/message:{verb}"
+                answers.append(_shown(await http.post(url, json=params)))
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{pair.b.grpc_port}") as channel:
+                serialized = to_proto(request).SerializeToString()
+                grpc_metadata = (("a2a-version", "1.0"), ("x-api-key", key))
+                send = channel.unary_unary("/lf.a2a.v1.A2AService/SendMessage")
+                stream = channel.unary_stream("/lf.a2a.v1.A2AService/SendStreamingMessage")
+                for call in (send(serialized, metadata=grpc_metadata),
+                             stream(serialized, metadata=grpc_metadata)):  # fmt: skip
+                    try:
+                        answers.append(("answered", [item async for item in _items(call)]))
+                    except grpc.aio.AioRpcError as error:
+                        answers.append(
+                            (error.code(), error.details(), tuple(error.trailing_metadata()))
+                        )
+    return answers
+
+
+async def _items(call: Any) -> AsyncIterator[Any]:
+    if hasattr(call, "__aiter__"):
+        async for item in call:
+            yield item
+    else:
+        yield await call
+
+
+def _shown(response: httpx.Response) -> tuple[int, list[tuple[str, str]], bytes]:
+    kept = [(k, v) for k, v in response.headers.items() if k.lower() != "date"]
+    return response.status_code, kept, response.content
+
+
+async def test_a_contract_is_unknown_to_anyone_but_its_other_party(
+    pair: Pair, tmp_path: Path
+) -> None:
+    """Naming a contract tells a stranger nothing: agent:c (a principal of agent:b's in no
+    contract) and agent:b's own operator get, byte for byte, the answers they got before the
+    contract existed, pending or active, on every binding, for messages and notices."""
+    interaction_id = str(uuid.uuid4())
+    strangers = (C_AT_B, OPERATOR_B)
+    unknown = [await raw_answers(pair, interaction_id, key) for key in strangers]
+    for answer in unknown[0]:  # each a refusal naming contract_unknown
+        assert "contract_unknown" in str(answer[2] if isinstance(answer[2], bytes) else answer[1])
+    propose(pair, tmp_path, interactionId=interaction_id)
+    assert [await raw_answers(pair, interaction_id, key) for key in strangers] == unknown
+    accepted = contracts(pair.b, OPERATOR_B, "accept", interaction_id)
+    assert accepted["interaction"]["status"] == "active"
+    assert [await raw_answers(pair, interaction_id, key) for key in strangers] == unknown
+    # Its other party is told what is wrong (here: the terms hash its message names).
+    await refused_with("contract_mismatch", pair, accepted["interaction"], "hi", action="browse",
+                       terms_hash="x" * 43)  # fmt: skip
+    assert "it exists; 'agent:c' is not its other party" in pair.b.log()

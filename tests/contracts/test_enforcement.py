@@ -11,7 +11,6 @@ from accord.contracts.errors import (
     CONTRACT_MISMATCH,
     CONTRACT_NOT_ACTIVE,
     CONTRACT_UNKNOWN,
-    NOT_A_PARTY,
     PROHIBITED_DATA,
     ContractRefusal,
 )
@@ -76,6 +75,15 @@ def refused(**kwargs: object) -> str:
     return refusal.value.code
 
 
+def refusal(**kwargs: object) -> tuple[str, str, str, dict[str, str]]:
+    """The refusal as the sender gets it: its A2A error's kind, message and metadata."""
+    found = kwargs.pop("found", record())
+    with pytest.raises(ContractRefusal) as refused:
+        judge(found, **kwargs)  # type: ignore[arg-type]
+    error = refused.value.as_a2a()
+    return refused.value.code, error.kind.name, error.message, error.metadata
+
+
 def test_an_allowed_action_from_the_other_party_passes() -> None:
     assert judge(record()) == enforcement.ALLOW
     assert judge(record(), data=("public",)) == enforcement.ALLOW
@@ -85,10 +93,14 @@ def test_each_refusal_has_its_code() -> None:
     current = record()
     reference = Reference.of(current.document)
     assert refused(found=None) == CONTRACT_UNKNOWN
-    assert refused(sender=None) == NOT_A_PARTY
-    assert refused(sender="agent:c") == NOT_A_PARTY
-    assert refused(sender="agent:b") == NOT_A_PARTY  # ourselves: not the other party
     other_hash = Reference(reference.interaction_id, "x" * 43, "agent:a", "agent:b")
+    # Anyone but the other party is told exactly what a contract that does not exist tells
+    # (whatever else is wrong with its message): not that it exists, nor who it is with.
+    unknown = refusal(found=None, reference=other_hash)
+    for sender in (None, "agent:c", "agent:b"):  # (agent:b: ourselves, not the other party)
+        for found in (record(), record("pending"), record("cancelled")):
+            shown = refusal(found=found, sender=sender, reference=other_hash)
+            assert shown == unknown, (sender, found.status)
     assert refused(reference=other_hash) == CONTRACT_MISMATCH
     swapped = Reference(reference.interaction_id, reference.terms_hash, "agent:b", "agent:a")
     assert refused(reference=swapped) == CONTRACT_MISMATCH

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -172,6 +173,42 @@ async def test_a_client_does_not_see_a_conversation_it_is_not_in() -> None:
         ).status_code == 404
         # As GetTask answers her.
         assert (await http.get(f"/tasks/{task['id']}", headers=carol)).status_code == 404
+
+
+async def test_a_search_for_a_task_one_may_not_see_answers_as_for_no_task() -> None:
+    """The search by id is no oracle: a task of the tenant the caller may not see is answered
+    exactly as an id that names no task, and no answer counts the tasks it may not see."""
+    carol_key = "acme-carol-key-0123456789"
+    principals = [
+        *PRINCIPALS,
+        {"identity": "carol", "tenant": "acme", "actors": ["a2a.tasks.Client"],
+         "api_key": carol_key},
+    ]  # fmt: skip
+    async with running(conversation, principals=principals) as http:
+        alices = [(await send(http, f"alice {n}", **key(ACME_CLIENT)))["id"] for n in range(3)]
+        own = (await send(http, "mine", **key(carol_key)))["id"]
+        carol = key(carol_key)
+
+        async def search(text: str) -> httpx.Response:
+            response = await http.get("/ui/api/tasks", params={"q": text}, headers=carol)
+            assert response.status_code == 200, response.text
+            return response
+
+        def answer(response: httpx.Response) -> tuple[int, list[tuple[str, str]], bytes]:
+            shown = [(k, v) for k, v in response.headers.items() if k.lower() != "date"]
+            return response.status_code, shown, response.content
+
+        unknown = answer(await search(str(uuid.uuid4())))
+        for task_id in alices:
+            assert answer(await search(task_id)) == unknown
+        # Only her own task was counted: nothing tells how many tasks she may not see.
+        assert json.loads(unknown[2]) == {
+            "rows": [], "next": "", "total": None, "scanned": 1, "exhausted": True,
+        }  # fmt: skip
+        page = (await http.get("/ui/api/tasks", headers=carol)).json()
+        assert [row["id"] for row in page["rows"]] == [own] and page["scanned"] == 1
+        # Her own task by id is still found directly.
+        assert [row["id"] for row in (await search(own)).json()["rows"]] == [own]
 
 
 async def test_a_principal_without_a_read_grant_is_refused() -> None:

@@ -11,6 +11,7 @@ import pytest
 from accord.agents.api import (
     Access,
     Admit,
+    Answered,
     Divert,
     RequestContext,
     Screened,
@@ -22,7 +23,16 @@ from accord.core.caller import Caller
 from accord.engine import Engine
 from accord.store.memory import MemoryStore
 from accord.wire import A2AError, ErrorKind
-from accord.wire.model import Message, Part, Role, SendMessageRequest, Task, TaskState
+from accord.wire.model import (
+    Message,
+    Part,
+    Role,
+    SendMessageConfiguration,
+    SendMessageRequest,
+    Task,
+    TaskPushNotificationConfig,
+    TaskState,
+)
 
 ALICE = Caller(identity="alice", tenant="t1")
 
@@ -170,3 +180,45 @@ async def test_gates_are_asked_in_order_and_the_first_divert_wins() -> None:
         assert isinstance(task, Task) and task.status.state is TaskState.INPUT_REQUIRED
     assert order[:3] == ["screen first", "screen second", "screen third"]
     assert order[3:] == ["judge first", "judge second"]
+
+
+class Answering:
+    """A gate that answers "ping" itself (as a protocol message between servers)."""
+
+    async def screen(self, request: SendMessageRequest, caller: Caller) -> Answered | None:
+        if request.message.text() != "ping":
+            return None
+        return Answered(Message(message_id="pong", role=Role.AGENT, parts=[Part(text="pong")]))
+
+
+async def test_a_gates_answer_makes_no_task_whatever_the_configuration() -> None:
+    """The client gets the gate's answer, sent or streamed, and nothing is stored and no agent
+    runs — with returnImmediately, an inline push config, a context id of its own."""
+    agent = Picky()
+    store = MemoryStore()
+    async with Engine(store, agent) as engine:
+        engine.add_gate(Answering())
+        configurations = [
+            SendMessageConfiguration(),
+            SendMessageConfiguration(return_immediately=True),
+            SendMessageConfiguration(
+                return_immediately=True,
+                history_length=0,
+                accepted_output_modes=["application/json"],
+                task_push_notification_config=TaskPushNotificationConfig(url="ftp://refused"),
+            ),
+        ]
+        for n, configuration in enumerate(configurations):
+            ping = Message(
+                message_id=f"ping-{n}", role=Role.USER, parts=[Part(text="ping")], context_id="c"
+            )
+            sent = SendMessageRequest(message=ping, configuration=configuration)
+            answer = await engine.send_message(sent, ALICE)
+            assert isinstance(answer, Message) and answer.text() == "pong"
+            again = await engine.send_message(sent, ALICE)  # a retry is screened again
+            assert isinstance(again, Message) and again.text() == "pong"
+            streamed = await engine.send_streaming_message(sent, ALICE)
+            items = [item async for item in streamed if item is not None]
+            assert [item.response.message for item in items] == [answer]
+        assert await store.count_tasks(ALICE.tenant) == 0
+        assert agent.asked == []

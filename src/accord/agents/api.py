@@ -273,10 +273,25 @@ class Screened:
     admitted: Callable[[str], Awaitable[None]] | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class Answered:
+    """A gate's answer to a message that is the gate's business alone (a protocol message
+    between servers, such as a contract notice): the client gets ``message`` as the direct
+    reply (the one item of a stream), and nothing else happens — no task is created and
+    nothing of the request is stored, whatever its configuration (returnImmediately, an
+    inline push config, historyLength) or its context id; no agent and no later gate sees
+    it. A retry is screened again."""
+
+    message: Message
+
+
 class Gate(Protocol):
     """An engine-level check of every SendMessage on every binding, whatever the agent
     (``Engine.add_gate``). ``screen`` may do I/O (look something up); it returns None for a
     message it has no opinion on — which must cost next to nothing, every message pays it —
-    or a :class:`Screened` judgement; it may raise A2AError to refuse outright."""
+    a :class:`Screened` judgement, or an :class:`Answered` reply; it may raise A2AError to
+    refuse outright."""
 
-    async def screen(self, request: SendMessageRequest, caller: Caller) -> Screened | None: ...
+    async def screen(
+        self, request: SendMessageRequest, caller: Caller
+    ) -> Screened | Answered | None: ...

@@ -1,4 +1,12 @@
-"""Interaction contracts between agents, sans I/O: the document and its schema, the terms
-hash, keys and proofs (acceptances, contract and card signatures), the lifecycle, the A2A
-wire, and the enforcement decision. Storage, HTTP and A2A delivery are adapters around it
-(accord.store.contracts_*, accord.server.contracts)."""
+"""Interaction contracts between agents, one feature in one package (docs/contracts.md).
+
+The pure core, sans I/O: the document and its schema (``schema``, ``documents``), the terms
+hash and proofs (``proofs``, ``verify``), the record and its lifecycle (``record``,
+``lifecycle``), the A2A wire (``wire``), the enforcement decision (``enforcement``) and the
+refusals (``errors``). Keys and card signatures are accord.signing's.
+
+Its adapters: the service that runs contracts on an engine (``service``), the gate that judges
+each message before it is stored (``gate``), the peers it talks to with accord's client
+(``peers``), the operators' HTTP API at ``/contracts`` (``api``), its settings (``settings``),
+the wiring into an application (``setup``) and its tables on each store (``tables*``).
+"""

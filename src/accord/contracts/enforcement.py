@@ -2,15 +2,16 @@
 
 A message under a contract is refused unless, in this order:
 
-1. the contract exists here (``contract_unknown``);
-2. its sender is authenticated as the other party (``not_a_party``);
-3. the reference it carries names the stored terms hash and parties (``contract_mismatch``);
-4. the contract has not expired — ``expiresAt``, or the terms' ``deadline`` when earlier
+1. the contract exists here and its sender is authenticated as the other party
+   (``contract_unknown``: to anyone else a contract that exists looks exactly like one that
+   does not);
+2. the reference it carries names the stored terms hash and parties (``contract_mismatch``);
+3. the contract has not expired — ``expiresAt``, or the terms' ``deadline`` when earlier
    (``contract_expired``);
-5. the contract is active (``contract_not_active``);
-6. the action it asks for is named, allowed and not prohibited — prohibited wins, an empty
+4. the contract is active (``contract_not_active``);
+5. the action it asks for is named, allowed and not prohibited — prohibited wins, an empty
    allow-list allows nothing (``action_outside_contract``);
-7. the data classes it declares are allowed and not prohibited (``prohibited_data``).
+6. the data classes it declares are allowed and not prohibited (``prohibited_data``).
 
 An allowed action listed in ``humanApprovalRequirements`` then parks the task until a person
 of this agent approves it (:data:`PARK`), unless that task's action was approved already.
@@ -26,10 +27,9 @@ from accord.contracts.errors import (
     CONTRACT_EXPIRED,
     CONTRACT_MISMATCH,
     CONTRACT_NOT_ACTIVE,
-    CONTRACT_UNKNOWN,
-    NOT_A_PARTY,
     PROHIBITED_DATA,
     ContractRefusal,
+    unknown_contract,
 )
 from accord.contracts.record import ContractRecord
 from accord.contracts.wire import Reference
@@ -58,15 +58,9 @@ def judge(
     def refuse(code: str, message: str) -> ContractRefusal:
         return ContractRefusal(code, message, interaction_id=interaction_id)
 
-    if record is None:
-        raise refuse(CONTRACT_UNKNOWN, f"no contract {interaction_id} here")
-    if sender is None or sender != record.counterparty:
+    if record is None or sender is None or sender != record.counterparty:
         who = "an unauthenticated sender" if sender is None else repr(sender)
-        raise refuse(
-            NOT_A_PARTY,
-            f"{who} is not a party to contract {interaction_id} (it is with "
-            f"{record.counterparty!r})",
-        )
+        raise unknown_contract(interaction_id, exists=record is not None, who=who)
     if reference.terms_hash != record.terms_hash:
         raise refuse(CONTRACT_MISMATCH, "the message names other terms than the accepted ones")
     if (reference.initiator, reference.responder) != (record.initiator, record.responder):

@@ -4,7 +4,9 @@ agent, before the agent sees it.
 - A message with neither OpenClasp's trust metadata nor a contract notice part is none of its
   business: two dictionary look-ups.
 - A contract notice (proposal, acceptance, …) from the other agent is applied to the stored
-  contract and answered with a receipt, as a direct message: the agent never sees it.
+  contract and answered with a receipt, as a direct message (the gate's own answer): no task
+  is created and nothing of it is stored, whatever the request's configuration, and the
+  agent never sees it.
 - A message under a contract is judged by :func:`accord.contracts.enforcement.judge`: refused
   with PermissionDenied and the reason code in ErrorInfo's metadata (``contractReason``), and
   a log line; parked in INPUT_REQUIRED (sub-state ``awaiting-approval``) when its action
@@ -16,7 +18,14 @@ from __future__ import annotations
 import logging
 import uuid
 
-from accord.agents.api import Divert, ExecutorFunction, RequestContext, Screened, TaskHandle
+from accord.agents.api import (
+    Answered,
+    Divert,
+    ExecutorFunction,
+    RequestContext,
+    Screened,
+    TaskHandle,
+)
 from accord.contracts import enforcement
 from accord.contracts.errors import ContractRefusal
 from accord.contracts.service import ContractService
@@ -45,7 +54,9 @@ class ContractGate:
     def __init__(self, service: ContractService) -> None:
         self.service = service
 
-    async def screen(self, request: SendMessageRequest, caller: Caller) -> Screened | None:
+    async def screen(
+        self, request: SendMessageRequest, caller: Caller
+    ) -> Screened | Answered | None:
         message = request.message
         metadata = message.metadata
         if (metadata is UNSET or TRUST_URI not in metadata) and not any(
@@ -89,36 +100,36 @@ class ContractGate:
 
         return Screened(judge, admitted)
 
-    async def _notice(self, notice: Notice, message: Message, caller: Caller) -> Screened:
+    async def _notice(self, notice: Notice, message: Message, caller: Caller) -> Answered:
+        """Apply a notice and answer it with the receipt, as the gate's own answer: no task,
+        nothing of it stored, whatever the request's configuration."""
         if message.task_id:
             raise A2AError(
                 ErrorKind.INVALID_PARAMS, "a contract notice starts no task: send it without taskId"
             )
         record = await self.service.receive(notice, caller)
-        answer = Message(
-            message_id=str(uuid.uuid4()),
-            role=Role.AGENT,
-            parts=[
-                Part(
-                    data=receipt_data(record.interaction_id, record.status),
-                    media_type=NOTICE_MEDIA_TYPE,
-                )
-            ],
+        return Answered(
+            Message(
+                message_id=str(uuid.uuid4()),
+                role=Role.AGENT,
+                parts=[
+                    Part(
+                        data=receipt_data(record.interaction_id, record.status),
+                        media_type=NOTICE_MEDIA_TYPE,
+                    )
+                ],
+            )
         )
-
-        async def reply(ctx: RequestContext, task: TaskHandle) -> None:
-            await task.reply(answer)
-
-        return Screened(lambda task: Divert(reply))
 
     def _refused(self, refusal: ContractRefusal, caller: Caller, action: str | None) -> A2AError:
         log.warning(
-            "contract refused a message: %s interaction=%s sender=%s action=%s: %s",
+            "contract refused a message: %s interaction=%s sender=%s action=%s: %s%s",
             refusal.code,
             refusal.interaction_id or "-",
             caller.identity if caller.authenticated else "(unauthenticated)",
             action or "-",
             refusal.message,
+            f" ({refusal.note})" if refusal.note else "",
         )
         return refusal.as_a2a()
 

@@ -123,19 +123,26 @@ def verify_acceptance(
     hash_: str,
     keys: KeySet | None,
     vouched_by: str | None = None,
+    signed_only: bool = False,
 ) -> None:
     """Check ``agent_id``'s acceptance of the terms ``hash_`` of ``interaction_id``.
 
     ``ed25519``: the signature verifies over the statement naming this interaction, agent,
     hash, time and key, with that agent's key ``keyId``, valid at ``acceptedAt``.
-    ``oauth_*``: only when ``vouched_by`` — the authenticated sender it arrived from, or None
-    offline — is that agent. ContractRefusal(invalid_acceptance) otherwise."""
+    ``oauth_*``: never with ``signed_only``; else only when ``vouched_by`` — the
+    authenticated sender it arrived from, or None offline — is that agent.
+    ContractRefusal(invalid_acceptance) otherwise."""
     if acceptance.get("agentId") != agent_id:
         raise _refused(f"the acceptance under {agent_id} names {acceptance.get('agentId')!r}")
     if acceptance.get("termsHash") != hash_:
         raise _refused(f"{agent_id}'s acceptance is of other terms (termsHash differs)")
     method = acceptance.get("method")
     if method in CHANNEL_METHODS:
+        if signed_only:
+            raise _refused(
+                f"{agent_id}'s acceptance must be signed (ed25519), not {method} "
+                "(require_signed_acceptances)"
+            )
         if "signature" in acceptance:
             raise _refused(f"{agent_id}'s {method} acceptance carries a signature")
         if vouched_by != agent_id:

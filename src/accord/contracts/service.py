@@ -25,13 +25,13 @@ from accord.contracts.errors import (
     CONTRACT_EXISTS,
     CONTRACT_EXPIRED,
     CONTRACT_MISMATCH,
-    CONTRACT_UNKNOWN,
     INVALID_ACCEPTANCE,
     INVALID_DOCUMENT,
     NOT_A_PARTY,
     NOT_PERMITTED,
     PEER_UNREACHABLE,
     ContractRefusal,
+    unknown_contract,
 )
 from accord.contracts.lifecycle import Moved
 from accord.contracts.peers import Peers
@@ -95,11 +95,7 @@ class ContractService:
     async def get(self, tenant: str, interaction_id: str) -> ContractRecord:
         record = await self.store.get(tenant, interaction_id)
         if record is None:
-            raise ContractRefusal(
-                CONTRACT_UNKNOWN,
-                f"no contract {interaction_id} here",
-                interaction_id=interaction_id,
-            )
+            raise unknown_contract(interaction_id)
         return record
 
     async def current(self, tenant: str, interaction_id: str) -> ContractRecord | None:
@@ -387,12 +383,11 @@ class ContractService:
             )
         if notice.kind == "proposal":
             return await self._proposed(notice, sender)
-        record = await self.get(sender.tenant, notice.interaction_id)
-        if sender.identity != record.counterparty:
-            raise ContractRefusal(
-                NOT_A_PARTY,
-                f"{sender.identity!r} is not the other party of {notice.interaction_id}",
-                interaction_id=notice.interaction_id,
+        record = await self.store.get(sender.tenant, notice.interaction_id)
+        if record is None or sender.identity != record.counterparty:
+            # (to a sender that is not its other party, a contract is as unknown as none)
+            raise unknown_contract(
+                notice.interaction_id, exists=record is not None, who=repr(sender.identity)
             )
         by = sender.identity
         if notice.kind == "acceptance":
@@ -505,7 +500,10 @@ class ContractService:
     ) -> None:
         """An acceptance of ``agent_id`` arriving from ``sender``: dated within the contract's
         life (give or take the clock skew) and proven by the agent's key valid then (its
-        card is read again once when the key is not among those known)."""
+        card is read again once when the key is not among those known). An unsigned
+        (``oauth_account``) acceptance is taken over the agent's own authenticated channel
+        only, and never when its acceptances must be signed (``require_signed_acceptances``;
+        by default, when it publishes keys)."""
         interaction_id = str(document["interactionId"])
         skew = int(self.settings.clock_skew_s * 1000)
         at = parse_timestamp(acceptance["acceptedAt"])
@@ -530,6 +528,9 @@ class ContractService:
                     hash_=str(document["termsHash"]),
                     keys=keys,
                     vouched_by=sender.identity,
+                    signed_only=self.settings.signed_acceptances_required(
+                        agent_id, publishes_keys=len(keys) > 0
+                    ),
                 )
                 return
             except ContractRefusal as refusal:

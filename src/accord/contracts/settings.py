@@ -19,11 +19,14 @@
     sweep_interval_s = 30           # how often expiries, windows, notices and retention run
     clock_skew_s = 300              # how far a peer's acceptedAt may be from our clock
     notice_timeout_s = 10           # how long to wait for the other agent
+    require_signed_acceptances = true   # refuse a peer's unsigned (oauth_account) acceptance;
+                                    # unset: refused from a peer that publishes keys
 
     [contracts.peers."agent:b"]     # an agent this one makes contracts with
     url = "https://b.example"       # its base URL (its card is read there)
     api_key_env = "AGENT_B_KEY"     # the credential accord presents there: api_key, token
                                     # or their _env forms
+    require_signed_acceptances = false  # this peer's own setting (unset: [contracts]'s)
 
 Every error names the file and the setting.
 """
@@ -48,9 +51,11 @@ CONTRACTS_KNOWN = (
     "sweep_interval_s",
     "clock_skew_s",
     "notice_timeout_s",
+    "require_signed_acceptances",
     "peers",
 )
-PEER_KNOWN = ("url", "api_key", "api_key_env", "token", "token_env")
+NUMBERS = CONTRACTS_KNOWN[:5]
+PEER_KNOWN = ("url", "api_key", "api_key_env", "token", "token_env", "require_signed_acceptances")
 
 
 @dataclass(frozen=True)
@@ -68,6 +73,7 @@ class Peer:
     url: str
     api_key: str | None = field(default=None, repr=False)
     token: str | None = field(default=None, repr=False)
+    require_signed_acceptances: bool | None = None  # None: [contracts]'s setting
 
 
 @dataclass(frozen=True)
@@ -77,7 +83,19 @@ class ContractSettings:
     sweep_interval_s: float = 30.0
     clock_skew_s: float = 300.0
     notice_timeout_s: float = 10.0
+    # Whether a peer's acceptance must be signed (ed25519), an unsigned oauth_account one
+    # refused even over the peer's authenticated channel. None: when the peer publishes keys.
+    require_signed_acceptances: bool | None = None
     peers: dict[str, Peer] = field(default_factory=dict)
+
+    def signed_acceptances_required(self, agent_id: str, publishes_keys: bool) -> bool:
+        """Whether ``agent_id``'s acceptances must be signed: its peer's setting, else the
+        contracts' one, else whether it publishes keys."""
+        peer = self.peers.get(agent_id)
+        required = self.require_signed_acceptances
+        if peer is not None and peer.require_signed_acceptances is not None:
+            required = peer.require_signed_acceptances
+        return publishes_keys if required is None else required
 
 
 def _where(source: str, name: str) -> str:
@@ -145,7 +163,7 @@ def parse_contracts(value: Any, source: str = "") -> ContractSettings:
     where = _where(source, "contracts")
     fields = check.table(value, where, CONTRACTS_KNOWN)
     numbers: dict[str, float] = {}
-    for name in CONTRACTS_KNOWN[:-1]:
+    for name in NUMBERS:
         if name in fields:
             number = check.number(fields[name], f"{where}.{name}")
             if number <= 0:
@@ -157,7 +175,14 @@ def parse_contracts(value: Any, source: str = "") -> ContractSettings:
         raise check.refuse(f"{where}.peers", 'a table of [contracts.peers."agent id"]', table)
     for agent_id, peer in table.items():
         peers[agent_id] = _peer(str(agent_id), peer, f'{where}.peers."{agent_id}"')
-    return ContractSettings(**numbers, peers=peers)
+    return ContractSettings(
+        **numbers, require_signed_acceptances=_signed(fields, where), peers=peers
+    )
+
+
+def _signed(fields: dict[str, Any], where: str) -> bool | None:
+    name = "require_signed_acceptances"
+    return check.boolean(fields[name], f"{where}.{name}") if name in fields else None
 
 
 def _peer(agent_id: str, value: Any, where: str) -> Peer:
@@ -179,4 +204,10 @@ def _peer(agent_id: str, value: Any, where: str) -> Peer:
         secrets[name] = check.text(secret, f"{where}.{name}") if secret is not None else None
     if secrets["api_key"] and secrets["token"]:
         raise ConfigError(f"{where}: give api_key or token, not both")
-    return Peer(agent_id=agent_id, url=url, api_key=secrets["api_key"], token=secrets["token"])
+    return Peer(
+        agent_id=agent_id,
+        url=url,
+        api_key=secrets["api_key"],
+        token=secrets["token"],
+        require_signed_acceptances=_signed(fields, where),
+    )

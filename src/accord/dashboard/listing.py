@@ -8,10 +8,12 @@ ListTasks hands out), so page 2,000 costs what page 1 costs.
 The text, and the tasks an agent's access check hides from the caller (the harness's
 conversations it is not in), are matched here, on the records the store pages through: a
 request examines at most ``SCAN_LIMIT`` tasks. When that ends the search before the page
-is full, the answer says so (``exhausted`` false, ``scanned`` how many were examined) and
-its token goes on after the last task examined: the table shows what was found and offers to
-search further, and no request ever reads the whole store. A text that is a task id is looked
-up directly.
+is full, the answer says so (``exhausted`` false) and its token goes on after the last task
+examined: the table shows what was found and offers to search further, and no request ever
+reads the whole store. ``scanned`` counts the tasks examined that the caller may see, never
+the others. A text that is the id of a task the caller may see is looked up directly; the
+id of a task it may not see is searched for like any text (and found nowhere), so that the
+answer is the one an unknown id gets.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ class Page:
     rows: list[dict[str, Any]]
     next_token: str  # "" on the last page
     total: int | None  # the store's count of the filtered tasks; None when not known
-    scanned: int  # tasks examined
+    scanned: int  # tasks examined that the caller may see
     exhausted: bool  # the page is full or the tasks ran out (not cut by SCAN_LIMIT)
 
     def body(self) -> dict[str, Any]:
@@ -67,8 +69,10 @@ async def page(
     after = Cursor.parse(token, key) if token else None
     if filters.text and not token:
         found = await store.get_task(filters.text.strip(), viewer.tenant)
-        if found is not None:  # a task id: that task, if it passes the other filters
-            shown = filters.matches(found) and viewer.sees(found.task)
+        if found is not None and viewer.sees(found.task):
+            # A task id: that task, if it passes the other filters. (One the caller may not
+            # see is searched for as text below, exactly as an unknown id is.)
+            shown = filters.matches(found)
             return Page([row(found)] if shown else [], "", None, 1, True)
     query = TaskQuery(
         tenant=viewer.tenant,
@@ -90,20 +94,23 @@ async def _scan(
     store: TaskStore, viewer: Viewer, filters: Filters, query: TaskQuery, size: int, key: bytes
 ) -> Page:
     rows: list[dict[str, Any]] = []
-    scanned = 0
+    examined = 0
+    scanned = 0  # of those, the tasks the caller may see
     last: Cursor | None = None
     query = dataclasses.replace(query, page_size=MAX_PAGE_SIZE)
     more = True
-    while more and len(rows) < size and scanned < SCAN_LIMIT:
+    while more and len(rows) < size and examined < SCAN_LIMIT:
         stored = await store.list_tasks(query)
         for record in stored.records:
-            scanned += 1
+            examined += 1
             last = Cursor(record.updated_ms, record.id)
-            if filters.matches_text(record.task) and viewer.sees(record.task):
-                rows.append(row(record))
-                if len(rows) == size:
-                    break
-            if scanned >= SCAN_LIMIT:
+            if viewer.sees(record.task):
+                scanned += 1  # (the tasks the caller may not see are not counted)
+                if filters.matches_text(record.task):
+                    rows.append(row(record))
+                    if len(rows) == size:
+                        break
+            if examined >= SCAN_LIMIT:
                 break
         else:
             more = stored.next_cursor is not None

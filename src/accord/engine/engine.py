@@ -28,6 +28,7 @@ from typing import Any, Protocol
 from accord.agents.api import (
     Access,
     AgentError,
+    Answered,
     Decision,
     Divert,
     Executor,
@@ -72,6 +73,7 @@ from accord.wire.model import (
     Message,
     Role,
     SendMessageRequest,
+    StreamResponse,
     Task,
     TaskPushNotificationConfig,
     TaskState,
@@ -638,11 +640,30 @@ class Engine:
 
     # --- client commands ---------------------------------------------------------------------
 
+    async def _screen(
+        self, request: SendMessageRequest, caller: Caller
+    ) -> list[Screened] | Message:
+        """The gates' look-ups of one message, once (their judgements are part of every
+        decision of it); or the direct answer of a gate that took the message as its own
+        (nothing more happens to it: no task, nothing stored)."""
+        screens: list[Screened] = []
+        for gate in self._gates:
+            screened = await gate.screen(request, caller)
+            if isinstance(screened, Answered):
+                return screened.message
+            if screened is not None:
+                screens.append(screened)
+        return screens
+
     async def _begin(
-        self, request: SendMessageRequest, caller: Caller, key: RequestKey | None = None
+        self,
+        request: SendMessageRequest,
+        caller: Caller,
+        screens: list[Screened],
+        key: RequestKey | None = None,
     ) -> tuple[LiveTask, Run]:
-        """Decide a SendMessage and start the agent on it. ``key``: the request's, stored
-        with its message (safe retries)."""
+        """Decide a SendMessage and start the agent on it. ``screens``: the gates'
+        judgements of it; ``key``: the request's, stored with its message (safe retries)."""
         message = request.message
         tenant = caller.tenant
         limits = self.config.limits
@@ -652,12 +673,6 @@ class Engine:
         new_task_id, new_context_id = self.new_id(), self.new_id()
 
         verdicts: list[Verdict | None] = [None]
-        # The gates' look-ups, once; their judgements are part of every decision below.
-        screens: list[Screened] = []
-        for gate in self._gates:
-            screened = await gate.screen(request, caller)
-            if screened is not None:
-                screens.append(screened)
 
         def decide(record: TaskRecord | None, now: int) -> Outcome:
             diverted: Divert | None = None
@@ -801,8 +816,11 @@ class Engine:
         key, first = await retries.check(request, caller, idempotency_key)
         if first is not None:
             return await retries.answer(first, request, caller, history_length, immediate)
+        screens = await self._screen(request, caller)
+        if isinstance(screens, Message):
+            return screens
         try:
-            live, run = await self._begin(request, caller, key)
+            live, run = await self._begin(request, caller, screens, key)
         except DuplicateRequest as duplicate:  # another node stored the same message first
             first = Recorded(duplicate.task_id)
             return await retries.answer(first, request, caller, history_length, immediate)
@@ -886,8 +904,11 @@ class Engine:
         key, first = await retries.check(request, caller, idempotency_key)
         if first is not None:
             return retries.stream(first, request, caller, history_length, heartbeat)
+        screens = await self._screen(request, caller)
+        if isinstance(screens, Message):
+            return _one_message(screens)
         try:
-            live, run = await self._begin(request, caller, key)
+            live, run = await self._begin(request, caller, screens, key)
         except DuplicateRequest as duplicate:  # another node stored the same message first
             first = Recorded(duplicate.task_id)
             return retries.stream(first, request, caller, history_length, heartbeat)
@@ -1075,6 +1096,11 @@ class Engine:
         if request.configuration is UNSET:
             return None
         return views.history_length(request.configuration.history_length)
+
+
+async def _one_message(message: Message) -> AsyncIterator[StreamItem | None]:
+    """The stream of a gate's direct answer: that one message."""
+    yield StreamItem(StreamResponse(message=message), None)
 
 
 def _agent_error(outcome: Outcome) -> AgentError:
