@@ -20,7 +20,6 @@ import grpc
 import httpx
 import msgspec
 import pytest
-from accord.grpc.convert import to_proto
 from tests.harness.harness_proc import HarnessServer, start
 from tests.processes import free_port
 
@@ -48,6 +47,7 @@ from accord.wire.model import (
     TaskPushNotificationConfig,
     TaskState,
 )
+from accord.wire.protobuf import to_proto
 from accord.wire.time import format_timestamp
 
 ACCORD = Path(sys.executable).with_name("accord")
