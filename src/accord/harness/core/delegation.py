@@ -144,6 +144,13 @@ def parent_of(task: Task) -> str | None:
     return None
 
 
+def lists(parent: Task, child_id: str) -> bool:
+    """Whether ``parent``'s own record lists ``child_id`` among its sub-tasks: what makes a
+    task that names a parent its child (the name alone is only the child's say)."""
+    extension = extension_of(parent)
+    return extension is not None and any(ref.task_id == child_id for ref in extension.sub_tasks)
+
+
 def with_children(metadata: Any, children: Mapping[str, ChildRecord]) -> dict[str, Any]:
     base = dict(metadata) if isinstance(metadata, dict) else {}
     base[CHILDREN_KEY] = {"children": msgspec.to_builtins(dict(children))}
