@@ -303,7 +303,9 @@ class HarnessAgent:
 
     def intake(self, request: SendMessageRequest, task: Task | None, caller: Caller) -> Verdict:
         self.freeze()
-        sender = identity.sender(caller, request.message)
+        sender = identity.sender(
+            caller, request.message, self.settings.agent_id, task.id if task else None
+        )
         judgement = judge(task, request.message, sender, self.policy)
         call = parse_command(judgement.message, self._names)
         own = sender == self.settings.agent_id and is_harness(caller)
@@ -339,7 +341,7 @@ class HarnessAgent:
         extension = extension_of(task)
         if extension is None:
             return
-        reader = identity.reader(caller)
+        reader = identity.reader(caller, self.settings.agent_id)
         role = extension.role_of(reader) if reader is not None else None
         if role is None:
             raise task_not_found(task.id)
