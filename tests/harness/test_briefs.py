@@ -82,7 +82,7 @@ async def test_a_brief_cannot_set_the_harness_own_fields(name: str) -> None:
         )
 
 
-async def test_not_even_the_harness_or_a_trusted_delegator_briefs_a_parent() -> None:
+async def test_not_even_a_trusted_delegator_briefs_a_parent() -> None:
     agent = HarnessAgent(
         HarnessSettings(model="main", delegators=("peer",)), {"main": FunctionModel(_echo)}
     )
