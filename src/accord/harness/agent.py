@@ -57,7 +57,12 @@ from accord.harness.compacting import Compactor
 from accord.harness.completion import Completion, register_unresolved_rule
 from accord.harness.core import conversation, identity
 from accord.harness.core import envelope as envelopes
-from accord.harness.core.delegation import assignee_of, info_of, is_participant_task
+from accord.harness.core.delegation import (
+    assignee_of,
+    ended_with,
+    info_of,
+    is_participant_task,
+)
 from accord.harness.core.identity import claimed
 from accord.harness.core.intake import Complete, Continue, Policy, Start, judge, refuse_watcher
 from accord.harness.core.state import (
@@ -303,7 +308,9 @@ class HarnessAgent:
 
     def intake(self, request: SendMessageRequest, task: Task | None, caller: Caller) -> Verdict:
         self.freeze()
-        sender = identity.sender(caller, request.message)
+        sender = identity.sender(
+            caller, request.message, self.settings.agent_id, task.id if task else None
+        )
         judgement = judge(task, request.message, sender, self.policy)
         call = parse_command(judgement.message, self._names)
         own = sender == self.settings.agent_id and is_harness(caller)
@@ -335,11 +342,23 @@ class HarnessAgent:
             return Divert(self._participants.handler(self.execute), message=message)
         return Admit(admitted, metadata_with(channels, judgement.extension))
 
+    def canceled_metadata(self, task: Task) -> dict[str, Any] | None:
+        """The task's metadata as its cancel leaves it (the engine's CancelRecord seam): its
+        references to the sub-tasks not ended yet say CANCELED, as the cascade that follows
+        leaves them (a canceled task never changes again); None when none is open."""
+        extension = extension_of(task)
+        if extension is None:
+            return None
+        ended = ended_with(extension)
+        if ended == extension:
+            return None
+        return metadata_with(task.metadata if isinstance(task.metadata, dict) else {}, ended)
+
     def access(self, operation: Access, task: Task, caller: Caller) -> None:
         extension = extension_of(task)
         if extension is None:
             return
-        reader = identity.reader(caller)
+        reader = identity.reader(caller, self.settings.agent_id)
         role = extension.role_of(reader) if reader is not None else None
         if role is None:
             raise task_not_found(task.id)
