@@ -177,9 +177,7 @@ def parse(value: Any, source: str = "") -> HarnessSettings:
         delegators=texts("delegators"),
         openai=endpoints.parse(fields.get("openai", {}), f"{where}.openai"),
         plugins=plugins,
-        plugins_strict=check.boolean(
-            fields.get("plugins_strict", True), f"{where}.plugins_strict"
-        ),
+        plugins_strict=check.boolean(fields.get("plugins_strict", True), f"{where}.plugins_strict"),
         hook_timeout_s=timeout,
         hook_allow_hosts=texts("hook_allow_hosts"),
         max_steps=max_steps,

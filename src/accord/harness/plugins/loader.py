@@ -118,8 +118,7 @@ def unloadable(report: LoadReport) -> str:
     """The one line that refuses ``report``'s plugin: each component that cannot load, and
     why."""
     faults = "; ".join(
-        f"{skipped.kind} {skipped.id!r} cannot load: {skipped.reason}"
-        for skipped in report.skipped
+        f"{skipped.kind} {skipped.id!r} cannot load: {skipped.reason}" for skipped in report.skipped
     )
     line = (
         f"plugin {report.plugin!r}: {faults} (the harness does not serve without a "
