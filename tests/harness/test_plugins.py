@@ -23,6 +23,7 @@ from accord.harness.build import from_settings
 from accord.harness.models import FunctionModel
 from accord.harness.settings import HarnessSettings, parse
 from accord.server.config_values import ConfigError
+from accord.wire.errors import A2AError
 from accord.wire.model import TaskState
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -77,8 +78,9 @@ async def test_the_example_plugin_loads_its_command_and_its_hook(
     }
     async with serving(agent) as engine:
         task = await send(engine, ALICE, "hello")
-        refused = await send(engine, ALICE, "HELLO THERE", task.id)
-        assert said(refused) == "message not accepted: please do not shout"
+        with pytest.raises(A2AError) as refused:
+            await send(engine, ALICE, "HELLO THERE", task.id)
+        assert refused.value.message == "message not accepted: please do not shout"
         shouted = await send(engine, ALICE, "/shout hi", task.id)
         assert (said(shouted), said_metadata(shouted)) == ("HI!", {"command": "shout"})
         missing = await send(engine, ALICE, "/shout", task.id)
@@ -157,7 +159,10 @@ async def test_a_plugin_written_for_tiny_harness_loads_unchanged(
         assert said(task) == "deploying to prod"
         assert task.status.state is TaskState.INPUT_REQUIRED
         await send(engine, ALICE, "hello", task.id)
-        assert plugin_module.heard == [("message.received.post", "alice", "hello")]
+        assert plugin_module.heard == [
+            ("message.received.post", "alice", "/deploy prod"),  # (a command is judged too)
+            ("message.received.post", "alice", "hello"),
+        ]
 
 
 def test_an_installed_package_plugin_loads_by_its_entry_point_name(
