@@ -4,10 +4,12 @@ whose turns are answered by a model, with commands and hooks.
 Its intake (:meth:`HarnessAgent.intake`) runs before anything of a message is stored: it
 establishes the sender, refuses strangers with the unknown-task error, turns a command into
 a handler that answers it instead of a turn, and a participant's completion into a handler
-that cuts the running turn. Its access check (:meth:`HarnessAgent.access`) keeps every other
-operation on a harness task to its participants. Its turns (:meth:`HarnessAgent.execute`)
-read the conversation from the task, ask the task's model, and park the task with the
-answer.
+that cuts the running turn. Its gate (:class:`~accord.harness.received.Hearing`, added to
+the engine by :meth:`HarnessAgent.attach_engine`) runs the ``message.received`` hooks on
+every participant's message before that: a refused message is never stored. Its access
+check (:meth:`HarnessAgent.access`) keeps every other operation on a harness task to its
+participants. Its turns (:meth:`HarnessAgent.execute`) read the conversation from the task,
+ask the task's model, and park the task with the answer.
 
 Hooks (``agent.hooks``) run on the operations docs/harness.md lists; commands
 (``agent.commands``) are registered there too. Both are frozen when the agent is first
@@ -173,6 +175,8 @@ class HarnessAgent:
         register_builtins(self.commands, settings.model, settings.selectable)
         register_unresolved_rule(self.hooks)
         self.moves = Moves(self.hooks)
+        # message.received: a gate of the engine once attached (attach_engine)
+        self.hearing = received.Hearing(self.hooks)
         self._completion = Completion(self.hooks, self.moves)
         self._participants = ParticipantChanges(self.hooks, self.moves)
         self._names: frozenset[str] = frozenset()
@@ -186,7 +190,9 @@ class HarnessAgent:
         self.roster = Roster(
             settings.agents, timeout_s=settings.delivery.timeout_s, participant=settings.agent_id
         )
-        self.channels = Channels(self.hooks, self.moves, settings.agent_id, self.roster.ids)
+        self.channels = Channels(
+            self.hooks, self.moves, settings.agent_id, self.roster.ids, hearing=self.hearing
+        )
         self._dispatcher: ChannelDispatcher | None = None
         self._owed: OwedScan | None = None
         # Sub-tasks: made in turns (spawn_subtask, create_task_for_participant) and followed
@@ -240,7 +246,10 @@ class HarnessAgent:
     def attach_engine(self, engine: Engine) -> None:
         """Work beside ``engine``: follow sub-tasks (their parents' turns, relayed questions,
         cascades, children on other agents) and deliver channel messages to the roster's
-        agents from its store; both start and stop with the engine."""
+        agents from its store; both start and stop with the engine. Its gate judges every
+        participant's message with the ``message.received`` hooks before it is stored."""
+        self.hearing.attach(engine.store, self._heard_as)
+        engine.add_gate(self.hearing)
         self._follower = Follower(
             engine,
             self.settings.agent_id,
@@ -353,6 +362,29 @@ class HarnessAgent:
         if ended == extension:
             return None
         return metadata_with(task.metadata if isinstance(task.metadata, dict) else {}, ended)
+
+    def _heard_as(
+        self, request: SendMessageRequest, task: Task | None, caller: Caller
+    ) -> tuple[Message, Who] | None:
+        """What ``message.received`` judges before a message is stored: the message as it
+        is to be stored (a command, a completion, a channel message … every message a
+        participant sends) and whom for; None for a message intake refuses (the decision
+        refuses it the same way, and a stranger learns nothing) and for the harness's own
+        (a sub-task's end told its parent: judged in its turn)."""
+        try:
+            verdict = self.intake(request, task, caller)
+            sender = identity.sender(caller, request.message)
+            # (the sender's role: on the task, or on the task the message starts)
+            started = judge(None, request.message, sender, self.policy) if task is None else None
+        except A2AError:
+            return None
+        if sender == self.settings.agent_id and is_harness(caller):
+            return None
+        extension = extension_of(task) if task is not None else None
+        if isinstance(started, Start):
+            extension = started.extension
+        message = verdict.message if verdict.message is not None else request.message
+        return message, Who.on(extension, sender, message.message_id)
 
     def access(self, operation: Access, task: Task, caller: Caller) -> None:
         extension = extension_of(task)
@@ -584,6 +616,12 @@ class HarnessAgent:
         """The MCP servers connect as the engine starts (one that cannot stops the start,
         naming it)."""
         self.freeze()
+        if self.hooks.wants(MESSAGE_RECEIVED) and not self.hearing.attached:
+            raise ValueError(
+                "the harness's message.received hooks judge messages before they are stored, "
+                "in a gate of its engine: attach it first (agent.attach_engine(engine), as "
+                "accord serve does)"
+            )
         for server in self._mcp:
             try:
                 await server.start()
@@ -610,7 +648,7 @@ class HarnessAgent:
         """``message.received`` on a participant's message: the message as the model is to
         see it, or None when it is refused (the sender is told)."""
         try:
-            return await received.receive(self.hooks, task.task_id, message, who)
+            return await self.hearing.judge(task.task_id, message, who)
         except HookAbort as abort:
             refusal = partial(received.refusal, message_id=message.message_id, reason=abort.message)
             await self.moves.decide(task, refusal, who)
