@@ -373,7 +373,9 @@ class HarnessAgent:
         (a sub-task's end told its parent: judged in its turn)."""
         try:
             verdict = self.intake(request, task, caller)
-            sender = identity.sender(caller, request.message)
+            sender = identity.sender(
+                caller, request.message, self.settings.agent_id, task.id if task else None
+            )
             # (the sender's role: on the task, or on the task the message starts)
             started = judge(None, request.message, sender, self.policy) if task is None else None
         except A2AError:
