@@ -59,6 +59,8 @@ async def main():
         points = [f"{o}.{p}" for o in operations for p in ("pre", "in", "post")]
         agent.hooks.register(FunctionExecutor("noop", lambda point, context: None, points=points))
     engine = Engine(MemoryStore(), agent)
+    if hasattr(agent, "attach_engine"):  # (as accord serve attaches it)
+        agent.attach_engine(engine)
     await engine.start()
     alice = Caller(participant="alice")
     ids = [(await engine.send_message(message("hi", n), alice)).id for n in range(CONVERSATIONS)]

@@ -1,8 +1,13 @@
 """The Python half of the example plugin ``examples/harness/plugins/house-rules``: the
 executors its hooks.json names by import path.
 
+- ``no_card_numbers`` (``message.received.pre``, priority 40): data-loss prevention: a
+  message carrying something shaped like a payment card number is refused before anything
+  of it is stored ("message not accepted: no card numbers, please"): the sender gets that
+  error, and the number is nowhere — not in the task's history, its streams, its push
+  notifications or the dashboard;
 - ``no_shouting`` (``message.received.pre``, priority 50): a message written in capitals is
-  refused before the model sees it ("message not accepted: please do not shout");
+  refused the same way ("message not accepted: please do not shout");
 - ``shout`` (``command.invoked.in``, the body of ``/shout <text>``, declared in
   commands.json with its argument): answers the text in capitals.
 
@@ -12,9 +17,20 @@ the repository root (docs/harness.md, "Plugins").
 
 from __future__ import annotations
 
+import re
+
 import msgspec
 
 from accord.harness.hooks import CommandInvoked, CommandResult, HookAbort, MessageReceived
+
+# 13 to 19 digits, in groups separated by spaces or dashes, as card numbers are written
+_CARD_NUMBER = re.compile(r"(?<!\d)\d(?:[ -]?\d){12,18}(?!\d)")
+
+
+def no_card_numbers(point: str, context: MessageReceived) -> None:
+    for part in context.message.get("parts", []):
+        if _CARD_NUMBER.search(str(part.get("text", "")) + " " + str(part.get("data", ""))):
+            raise HookAbort("no card numbers, please", "policy")
 
 
 def no_shouting(point: str, context: MessageReceived) -> None:

@@ -285,6 +285,39 @@ def test_canceled(state: TaskState) -> None:
     ]
 
 
+def test_a_cancel_logs_the_metadata_the_agent_says_it_leaves_in_the_same_append() -> None:
+    record, log = task_in(TaskState.INPUT_REQUIRED)
+    asked: list[Task] = []
+
+    def final(task: Task) -> dict[str, object]:
+        asked.append(task)
+        return {"children": "canceled with it"}
+
+    outcome = client.cancel_task(
+        record, tenant="acme", task_id="t-1", now_ms=T0 + 5, final_metadata=final
+    )
+    new = accepted(outcome, "canceled")
+    assert asked == [record.task]
+    snapshot, status = outcome.events
+    assert (snapshot.kind, snapshot.seq, status.kind, status.seq) == (
+        "task", record.seq + 1, "status", record.seq + 2,
+    )  # fmt: skip
+    assert new.state is TaskState.CANCELED
+    assert new.task.metadata == {"children": "canceled with it"}
+    assert fold([*log, *outcome.events]) == new.task
+    # None leaves the metadata as it is: the cancel alone; a refusal asks nothing.
+    unchanged = client.cancel_task(
+        record, tenant="acme", task_id="t-1", now_ms=T0, final_metadata=lambda task: None
+    )
+    assert [e.kind for e in unchanged.events] == ["status"]
+    done, _ = task_in(TaskState.COMPLETED)
+    refused = client.cancel_task(
+        done, tenant="acme", task_id="t-1", now_ms=T0, final_metadata=final
+    )
+    assert_refused(refused, "not-cancelable")
+    assert len(asked) == 1
+
+
 def test_cancel_refusals() -> None:
     record, _ = new_task()
     assert_refused(client.cancel_task(None, tenant="acme", task_id="t", now_ms=T0), "not-found")

@@ -111,6 +111,7 @@ async def running(
     if setup is not None:
         setup(agent)
     engine = Engine(store or MemoryStore(), agent)
+    agent.attach_engine(engine)  # (as accord serve attaches it)
     await engine.start()
     try:
         yield engine, agent
@@ -120,8 +121,9 @@ async def running(
 
 @asynccontextmanager
 async def serving(agent: HarnessAgent) -> AsyncIterator[Engine]:
-    """An engine running ``agent`` as it is."""
+    """An engine running ``agent`` as it is, attached to it as accord serve attaches it."""
     engine = Engine(MemoryStore(), agent)
+    agent.attach_engine(engine)
     await engine.start()
     try:
         yield engine

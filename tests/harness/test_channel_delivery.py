@@ -9,6 +9,7 @@ import asyncio
 import json
 
 import msgspec
+import pytest
 from tests.harness.channel_kit import asking, channel, with_agents
 from tests.harness.engine_kit import ALICE, Recorder, brief, said, send, sub_state
 
@@ -20,6 +21,8 @@ from accord.harness.hooks import HookAbort
 from accord.harness.hooks.operations import ChannelReceived, MessageReceived
 from accord.harness.wire import CHANNEL_MEDIA_TYPE, EVENT_MEDIA_TYPE, TASK_KEY
 from accord.store.base import TaskStore
+from accord.wire.codec import to_builtins
+from accord.wire.errors import A2AError
 from accord.wire.model import Message, Part, Role, SendMessageRequest, Task
 
 HELPER = Caller(participant="helper")
@@ -186,7 +189,8 @@ async def test_a_participant_cannot_have_its_message_delivered_by_naming_recipie
 async def test_a_message_a_hook_refuses_is_relayed_and_delivered_to_nobody() -> None:
     """``message.received`` and ``channel.received`` judge a channel message before anyone
     is given it: refused, no agent member is sent it, no relay shows it to people, the model
-    never reads it, and its sender is told; the message let through next goes everywhere."""
+    never reads it, and its sender is told; the message let through next goes everywhere.
+    ``message.received`` judges it before it is stored: nothing of it is kept."""
     recorder = Recorder()
     ops = {"channel_id": "ops", "members": ["alice", "helper", "accord"]}
 
@@ -217,8 +221,9 @@ async def test_a_message_a_hook_refuses_is_relayed_and_delivered_to_nobody() -> 
         task = await send(engine, ALICE, team(ops))
         calls = len(recorder.seen)
         card = channel(channel_id=task.id, sender="alice", text="card 4111 1111")
-        refused = await send(engine, ALICE, [card], task.id)
-        assert said(refused) == "message not accepted: no card numbers"
+        with pytest.raises(A2AError) as turned_away:
+            await send(engine, ALICE, [card], task.id)
+        assert turned_away.value.message == "message not accepted: no card numbers"
         secret = channel(channel_id="ops", sender="alice", text="the secret plan")
         refused = await send(engine, ALICE, [secret], task.id)
         assert said(refused) == "message not accepted: no secrets on channels"
@@ -235,11 +240,13 @@ async def test_a_message_a_hook_refuses_is_relayed_and_delivered_to_nobody() -> 
         ]
         rows = await channel_outbox(engine.store).deliveries(task.id)
         assert len(rows) == 2
-        # People: the refused messages are recorded as sent (stored before the hooks judged
-        # them), and no status message of the task repeats them.
+        # People: the message message.received refused was never stored; the one
+        # channel.received refused is recorded as sent (it judges after the message is
+        # stored), and no status message of the task repeats it.
         task = await engine.get_task(task.id, ALICE)
+        assert "4111" not in str(to_builtins(task))
         relays = [m for m in task.history if m.role is Role.AGENT and m.parts and m.text()]
-        assert not any("4111" in m.text() or "secret plan" in m.text() for m in relays)
+        assert not any("secret plan" in m.text() for m in relays)
         assert any(m.text() == "alice: lunch at noon, shh" for m in relays)
         # The model read neither refused message, and the replacement of the third.
         assert recorder.last_users[-1] == "lunch at noon"

@@ -208,9 +208,12 @@ async def test_completion_is_refused_with_an_open_child_and_a_hook_overrides_it(
         assert sub_state(refused) == "awaiting-subtasks"
         done = await send(engine, BOB, [CONTROL], parent.id)
         assert done.status.state is TaskState.COMPLETED
-        # … and the child of a completed parent does not live on.
+        # … and the child of a completed parent does not live on; the parent's reference to
+        # it says so (a completed task never changes again: it says so from its completion).
+        assert refs(done) == [(child_id, None, "CANCELED", None)]
         child = await ended(engine, child_id)
         assert child.status.state is TaskState.CANCELED
+        assert refs(await read(engine, parent.id)) == [(child_id, None, "CANCELED", None)]
 
 
 async def test_cancelling_a_parent_cancels_every_child_of_it() -> None:
@@ -226,11 +229,26 @@ async def test_cancelling_a_parent_cancels_every_child_of_it() -> None:
         conversation = await send(engine, ALICE, "/sub-task a side chat", parent.id)
         side = conversation.status.message.metadata["task_ref"]  # type: ignore[union-attr]
         await until(lambda: _child_asks(engine, f"{parent.id}.1"), "the child to ask")
+        children = [f"{parent.id}.1", f"{parent.id}.2", side]
+        # Before: one asks, one waits for bob, the /sub-task conversation waits for a message.
+        before = await until(lambda: _refs_read(engine, parent.id, 3), "the references")
+        assert [state for _, _, state, _ in before] == ["INPUT_REQUIRED"] * 3
         canceled = await engine.cancel_task(parent.id, ALICE)
         assert canceled.status.state is TaskState.CANCELED
-        for child_id in (f"{parent.id}.1", f"{parent.id}.2", side):
+        # The parent's references end with their children, in the cancel's own snapshot …
+        ended_refs = [(child_id, None, "CANCELED", None) for child_id in children]
+        assert refs(canceled) == ended_refs
+        for child_id in children:
             child = await ended(engine, child_id)
             assert child.status.state is TaskState.CANCELED, child_id
+        # … which is what they say for good: every child is canceled indeed.
+        assert refs(await read(engine, parent.id)) == ended_refs
+
+
+async def _refs_read(engine: Any, task_id: str, count: int) -> Any:
+    """The task's references once ``count`` of them have a state other than SUBMITTED."""
+    found = refs(await read(engine, task_id))
+    return found if sum(1 for ref in found if ref[2] != "SUBMITTED") == count else None
 
 
 async def _child_asks(engine: Any, task_id: str) -> bool:
@@ -415,3 +433,20 @@ async def test_a_spawn_whose_id_a_conversation_took_meanwhile_takes_the_next() -
         # The spawn's record moved to the id it made; the side chat keeps its reference.
         assert sorted(children_of(current)) == [child]
         assert [r[0] for r in refs(current)] == [side, child]
+
+
+async def test_a_plan_steps_linked_sub_task_is_followed_to_its_end() -> None:
+    plan = ToolCall("create_plan", {"steps": [{"name": "venue"}]})
+    model = Scripts(
+        root=[[plan, spawn("venues", "find venues", step="venue")], "On it.", "Found."],
+        c1=["Halle, Dock"],
+    )
+    async with delegating(model) as (engine, _):
+        parent = await send(engine, ALICE, brief({}, "go"))
+        child_id = f"{parent.id}.1"
+        done = await answered(engine, parent.id, "Found.")
+        [step] = extension(done)["plan"]["steps"]
+        assert [(r["task_id"], r["state"]) for r in step["linked_tasks"]] == [
+            (child_id, "COMPLETED")
+        ]
+        assert refs(done) == [(child_id, None, "COMPLETED", None)]

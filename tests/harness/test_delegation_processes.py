@@ -2,7 +2,8 @@
 harness on B over each binding (JSON-RPC, HTTP+JSON, gRPC), B's child asks a question that
 reaches A's participant and takes the answer back, then completes, and A's parent resumes
 with its result; ``kill -9`` of A while it waits, and B down for a while; the official SDK's
-server as the remote agent; cancelling A's parent cancels the task on the remote agent."""
+server as the remote agent; cancelling A's parent cancels the task on the remote agent, and
+the parent's references to its children (on B, and a local ``/sub-task``) end with them."""
 
 from __future__ import annotations
 
@@ -262,3 +263,44 @@ def test_the_official_sdk_server_as_the_remote_agent(tmp_path: Path) -> None:
             assert stand_in["status"]["state"] == "TASK_STATE_CANCELED"
         finally:
             a.stop()
+
+
+def test_cancelling_a_parent_ends_its_references_with_its_children(tmp_path: Path) -> None:
+    b = start(tmp_path, f"sqlite:///{tmp_path / 'b.db'}", b_config(tmp_path, B_SCRIPT), name="b")
+    script = [{"text": "", "tool_calls": [spawn_call("venue", "book a venue", "b")]},
+              {"text": "B is on it."}]  # fmt: skip
+    config = a_config(tmp_path, script, {"b": b.url})
+    a = start(tmp_path, f"sqlite:///{tmp_path / 'a.db'}", config, name="a", env=A_ENV)
+    try:
+        parent = send(a.url, [{"text": "plan"}, brief()])
+        remote_child, side = f"{parent['id']}.1", f"{parent['id']}.2"
+        send(a.url, [{"text": "/sub-task a side chat"}], parent["id"])  # a local child
+        # B's task asks A (its question is relayed to alice): both children are open.
+        waiting = eventually(
+            lambda: (t := get(a.url, parent["id"])) and sub_state(t) == "awaiting-answer" and t,
+            "the relayed question",
+        )
+        assert refs(waiting) == [
+            (remote_child, "b", "INPUT_REQUIRED"),
+            (side, None, "INPUT_REQUIRED"),
+        ]
+        there = remote_of(a, remote_child)["task_id"]
+        canceled = rpc(a.url, "CancelTask", {"id": parent["id"]}, ALICE)
+        assert canceled["status"]["state"] == "TASK_STATE_CANCELED"
+        # The references end with the cancel, in its own snapshot …
+        ended_refs = [(remote_child, "b", "CANCELED"), (side, None, "CANCELED")]
+        assert refs(canceled) == ended_refs
+        # … and the children end so: on B, its stand-in on A, and the local one.
+        eventually(
+            lambda: get(b.url, there, B_AS_A)["status"]["state"] == "TASK_STATE_CANCELED",
+            "B's task canceled",
+        )
+        for child in (remote_child, side):
+            eventually(
+                lambda child=child: get(a.url, child)["status"]["state"] == "TASK_STATE_CANCELED",
+                f"{child} canceled",
+            )
+        assert refs(get(a.url, parent["id"])) == ended_refs
+    finally:
+        a.stop()
+        b.stop()

@@ -251,14 +251,14 @@ async def test_a_control_cuts_the_running_turn_and_completes(store: MemoryStore)
 async def test_completion_is_refused_while_a_sub_task_is_open(store: MemoryStore) -> None:
     engine = await engine_with(store, conversation_agent(echo_turn))
     try:
-        task = await send(
-            engine,
-            ALICE,
-            brief({}, sub_tasks=[{"task_id": "t.1"}, {"task_id": "t.2", "state": "COMPLETED"}]),
-        )
+        task = await send(engine, ALICE, brief({}))
+        # Two sub-tasks (conversations of their own): one is completed, one stays open.
+        for n in (1, 2):
+            await send(engine, ALICE, f"/sub-task part {n}", task.id)
+        await send(engine, ALICE, control(), f"{task.id}.2")
         refused = await send(engine, ALICE, control(), task.id)
         assert refused.status.state is TaskState.INPUT_REQUIRED
-        assert status_text(refused) == "completion refused: unresolved sub-tasks: t.1"
+        assert status_text(refused) == f"completion refused: unresolved sub-tasks: {task.id}.1"
         assert refused.metadata[STATUS_KEY] == {"sub_state": "awaiting-next-message"}
         # The conversation goes on.
         later = await send(engine, ALICE, "ok, later", task.id)

@@ -225,17 +225,19 @@ def test_a_refused_completion_on_one_node_also_cuts_the_turn_on_another(
     two_nodes: tuple[HarnessServer, HarnessServer],
 ) -> None:
     a, b = two_nodes
-    task = say(a, "alice", [{"text": "hello"}, brief({}, sub_tasks=[{"task_id": "t.1"}])])
+    task = say(a, "alice", [{"text": "hello"}, brief({})])
+    say(a, "alice", "/sub-task a side chat", task["id"])  # a sub-task, open
+    refusal = f"completion refused: unresolved sub-tasks: {task['id']}.1"
     running = Background(a, "alice", "think 3", task["id"])  # a three-second turn on A
     wait_for_state(a, "alice", task["id"], "TASK_STATE_WORKING")
     kept = say(b, "alice", [CONTROL], task["id"])
     assert kept["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
-    assert status_text(kept) == "completion refused: unresolved sub-tasks: t.1"
+    assert status_text(kept) == refusal
     cut = running.result(timeout=20)
-    assert status_text(cut) == "completion refused: unresolved sub-tasks: t.1"
+    assert status_text(cut) == refusal
     # Long after A's turn would have answered, it has not: it stopped when B parked the task.
     time.sleep(4)
     after = get(a, "alice", task["id"])
-    assert status_text(after) == "completion refused: unresolved sub-tasks: t.1"
+    assert status_text(after) == refusal
     texts = [p.get("text") for m in after["history"] for p in m["parts"]]
     assert "answer to think 3" not in texts

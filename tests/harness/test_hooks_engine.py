@@ -4,9 +4,12 @@ that keep their facts."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 from typing import Any
 
 import pytest
+from tests.harness.delegation_kit import until
 from tests.harness.engine_kit import (
     ALICE,
     BOB,
@@ -24,7 +27,8 @@ from tests.harness.engine_kit import (
     sub_state,
 )
 
-from accord.harness import HarnessAgent
+from accord.engine import Engine
+from accord.harness import Conversation, HarnessAgent, HarnessSettings
 from accord.harness.hooks import (
     CommandInvoked,
     FunctionExecutor,
@@ -36,9 +40,20 @@ from accord.harness.hooks import (
     TurnFinished,
     TurnStarted,
 )
-from accord.harness.wire import Role
+from accord.harness.models import FunctionModel
+from accord.harness.wire import CHANNEL_MEDIA_TYPE, Role
 from accord.store.memory import MemoryStore
-from accord.wire.model import Part, TaskState
+from accord.wire.codec import to_builtins
+from accord.wire.errors import A2AError, ErrorKind
+from accord.wire.model import (
+    ListTasksRequest,
+    Message,
+    Part,
+    SendMessageConfiguration,
+    SendMessageRequest,
+    TaskState,
+)
+from accord.wire.model import Role as MessageRole
 
 PHASES = ("pre", "in", "post")
 REASONS = ("refused", "policy", "invalid")
@@ -132,10 +147,16 @@ async def test_each_abort_reason_at_each_phase_refuses_the_message(phase: str, r
 
     async with running(model=model, setup=setup) as (engine, _):
         task = await send(engine, ALICE, "hello")
-        refused = await send(engine, ALICE, "the secret is 42", task.id)
-        assert said(refused) == "message not accepted: no secrets here"
-        assert refused.status.state is TaskState.INPUT_REQUIRED
-        assert sub_state(refused) == "awaiting-next-message"
+        with pytest.raises(A2AError) as refused:
+            await send(engine, ALICE, "the secret is 42", task.id)
+        assert refused.value.kind is ErrorKind.PERMISSION_DENIED
+        assert refused.value.message == "message not accepted: no secrets here"
+        assert refused.value.metadata == {"reason": reason}
+        # Refused before it was stored: the task is as it was, its history without it.
+        after = await engine.get_task(task.id, ALICE)
+        assert after.status.state is TaskState.INPUT_REQUIRED
+        assert sub_state(after) == "awaiting-next-message"
+        assert "secret" not in str(to_builtins(after))
         assert len(model.seen) == 1
         await send(engine, ALICE, "fine", task.id)
         assert model.last_users == ["hello", "fine"]  # never the refused one
@@ -297,16 +318,19 @@ async def test_participant_changed_may_replace_or_refuse_an_admins_change() -> N
         assert "mallory" not in " ".join(model.last_users)
 
 
-async def test_a_refused_message_whose_change_started_the_turn_parks_the_task() -> None:
+async def test_a_refused_message_changes_nothing_of_its_task() -> None:
+    """Judged before it is stored, a refused task envelope's change is not made (its
+    participant change would have started a turn, ``participant.changed`` being hooked)."""
+
     def setup(agent: HarnessAgent) -> None:
         agent.hooks.register(FunctionExecutor("hear", lambda p, c: None,
                                               points=["participant.changed.post"]))  # fmt: skip
 
-        def no_envelopes(point: str, context: MessageReceived) -> None:
-            if any("data" in part for part in context.message["parts"]):
-                raise HookAbort("no envelopes today", "policy")
+        def no_bob(point: str, context: MessageReceived) -> None:
+            if "bob" in str(context.message):
+                raise HookAbort("no bob today", "policy")
 
-        agent.hooks.register(FunctionExecutor("strict", no_envelopes,
+        agent.hooks.register(FunctionExecutor("strict", no_bob,
                                               points=["message.received.pre"]))  # fmt: skip
 
     async with running(setup=setup) as (engine, _):
@@ -316,14 +340,19 @@ async def test_a_refused_message_whose_change_started_the_turn_parks_the_task() 
             {"id": "bob", "kind": "human", "role": "watcher"},
             {"id": "accord", "kind": "agent", "role": "assignee"},
         ]
-        changed = await send(
-            engine, ALICE, [envelope({"kind": "task", "payload": {"participants": people}})],
-            task.id,
-        )  # fmt: skip
-        assert changed.status.state is TaskState.INPUT_REQUIRED
-        assert sub_state(changed) == "awaiting-next-message"
-        assert [p["id"] for p in extension(changed)["participants"]] == ["alice", "bob", "accord"]
-        assert said(await send(engine, BOB, "/status", task.id)).startswith("Task ")
+        with pytest.raises(A2AError) as refused:
+            await send(
+                engine, ALICE, [envelope({"kind": "task", "payload": {"participants": people}})],
+                task.id,
+            )  # fmt: skip
+        assert refused.value.message == "message not accepted: no bob today"
+        after = await engine.get_task(task.id, ALICE)
+        assert after.status.state is TaskState.INPUT_REQUIRED
+        assert sub_state(after) == "awaiting-next-message"
+        assert [p["id"] for p in extension(after)["participants"]] == ["alice", "accord"]
+        with pytest.raises(A2AError) as stranger:
+            await send(engine, BOB, "/status", task.id)
+        assert stranger.value.kind is ErrorKind.TASK_NOT_FOUND
 
 
 async def test_a_hook_that_refuses_is_counted_by_its_name() -> None:
@@ -349,3 +378,98 @@ async def test_a_hook_that_refuses_is_counted_by_its_name() -> None:
     assert sum(counts.values()) == before + 2
     for name in ("counted-gate", "counted-bug"):
         assert (name,) in counts or ("other",) in counts
+
+
+CARD = "4111 1111 1111 1111"
+
+
+async def test_a_refused_message_is_stored_nowhere_whichever_way_it_comes() -> None:
+    """``message.received`` judges every message a participant sends before it is stored:
+    a new task's first, one to a parked conversation, one that joins a running turn, a
+    channel message, a command, a completion. Each refused is refused outright (the sender
+    gets the error), and the card number is nowhere: not in the task (its whole history, its
+    metadata), not in a task made from it, not in what the model read."""
+    model = Recorder()
+    release = asyncio.Event()
+    judged: list[str] = []
+
+    async def slow_first(conversation: Conversation) -> str:
+        if conversation.text == "think":
+            await release.wait()
+        return await model(conversation)
+
+    def setup(agent: HarnessAgent) -> None:
+        def no_card_numbers(point: str, context: MessageReceived) -> None:
+            judged.append(context.message["messageId"])
+            if "4111" in json.dumps(context.message):
+                raise HookAbort("no card numbers", "policy")
+
+        agent.hooks.register(
+            FunctionExecutor("dlp", no_card_numbers, points=["message.received.pre"])
+        )
+
+    def card_channel(task_id: str) -> list[Part]:
+        data = {"channel_id": task_id, "sender": "alice", "text": f"card {CARD}"}
+        return [Part(data=data, media_type=CHANNEL_MEDIA_TYPE)]
+
+    async with running(model=slow_first, setup=setup) as (engine, _):
+
+        async def refused(parts: list[Part] | str, task_id: str = "") -> None:
+            with pytest.raises(A2AError) as error:
+                await send(engine, ALICE, parts, task_id)
+            assert error.value.kind is ErrorKind.PERMISSION_DENIED
+            assert error.value.message == "message not accepted: no card numbers"
+
+        await refused(f"pay with {CARD}")  # a new task
+        await refused([Part(text="plan"), envelope({"kind": "task", "payload": {
+            "name": "n", "goal": f"pay {CARD}"}})])  # a brief  # fmt: skip
+        task = await send(engine, ALICE, "hello")
+        await refused(f"my card is {CARD}", task.id)  # to the parked conversation
+        await refused(card_channel(task.id), task.id)  # on the task's channel
+        await refused(f"/sub-task pay with {CARD}", task.id)  # a command
+        await refused([Part(text=f"done, {CARD}"), CONTROL], task.id)  # a completion
+        # A message that would join a running turn.
+        turn = SendMessageRequest(
+            message=Message(message_id="think", role=MessageRole.USER, parts=[Part(text="think")],
+                            task_id=task.id),
+            configuration=SendMessageConfiguration(return_immediately=True),
+        )  # fmt: skip
+        await engine.send_message(turn, ALICE)
+
+        async def working() -> bool:
+            return (await engine.get_task(task.id, ALICE)).status.state is TaskState.WORKING
+
+        await until(working, "the turn running")
+        await refused(f"also {CARD}", task.id)
+        release.set()
+        done = await send(engine, ALICE, "fine", task.id)
+        assert said(done).startswith("main: hello")
+        # Nothing of the refused messages anywhere.
+        listed = await engine.list_tasks(ListTasksRequest(history_length=100), ALICE)
+        assert [t.id for t in listed.tasks] == [task.id]
+        assert CARD not in str(to_builtins(listed))
+        assert CARD not in str(to_builtins(await engine.get_task(task.id, ALICE)))
+        assert not any(CARD in text for seen in model.seen for text in _users(seen))
+        # Each message was judged once: before it was stored, not again in its turn.
+        assert len(judged) == len(set(judged)) == 10
+        # A stranger's message is not judged: the task is unknown to them, whatever it says.
+        with pytest.raises(A2AError) as stranger:
+            await send(engine, BOB, f"card {CARD}", task.id)
+        assert stranger.value.kind is ErrorKind.TASK_NOT_FOUND
+        assert len(judged) == 10
+
+
+async def test_message_received_hooks_need_the_harness_attached_to_its_engine() -> None:
+    """Its gate is what judges messages before they are stored: without it the harness does
+    not start (rather than judge after storing)."""
+    agent = HarnessAgent(HarnessSettings(model="main"), {"main": FunctionModel(Recorder())})
+    agent.hooks.register(FunctionExecutor("dlp", lambda p, c: None,
+                                          points=["message.received.pre"]))  # fmt: skip
+    engine = Engine(MemoryStore(), agent)
+    with pytest.raises(ValueError, match=r"attach it first \(agent.attach_engine\(engine\)"):
+        await engine.start()
+    await engine.stop()
+
+
+def _users(conversation: Conversation) -> list[str]:
+    return [entry.text for entry in conversation.entries if entry.role == "user"]

@@ -1,18 +1,20 @@
 """Plugins: a directory in the tiny-harness layout (the example plugin, and one written as
 tiny-harness writes them) and an installed package's ``accord.plugins`` entry point load
-their hooks and commands; a bad manifest refuses the plugin naming the file and the field
-(``accord serve`` exits non-zero saying so in one line); a bad component is skipped with a
-logged reason."""
+their hooks and commands; a bad manifest refuses the plugin naming the file and the field,
+and so does a component that cannot load (``accord serve`` exits non-zero saying so in one
+line), unless ``plugins_strict = false``: then it is skipped with a logged reason."""
 
 from __future__ import annotations
 
 import json
 import logging
+import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from tests.harness.engine_kit import ALICE, said, said_metadata, send, serving
 
@@ -21,6 +23,7 @@ from accord.harness import HarnessAgent
 from accord.harness.build import from_settings
 from accord.harness.models import FunctionModel
 from accord.harness.settings import HarnessSettings, parse
+from accord.wire.errors import A2AError
 from accord.wire.model import TaskState
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -54,9 +57,12 @@ def settings(*plugins: Path | str, **more: Any) -> HarnessSettings:
     return HarnessSettings(model="main", plugins=tuple(str(p) for p in plugins), **more)
 
 
-def built(*plugins: Path | str) -> HarnessAgent:
+def built(*plugins: Path | str, strict: bool = True) -> HarnessAgent:
     """``from_settings`` with ``plugins``, its model answering "heard <text>"."""
-    return from_settings(settings(*plugins), {"main": FunctionModel(lambda c: f"heard {c.text}")})
+    return from_settings(
+        settings(*plugins, plugins_strict=strict),
+        {"main": FunctionModel(lambda c: f"heard {c.text}")},
+    )
 
 
 async def test_the_example_plugin_loads_its_command_and_its_hook(
@@ -72,8 +78,9 @@ async def test_the_example_plugin_loads_its_command_and_its_hook(
     }
     async with serving(agent) as engine:
         task = await send(engine, ALICE, "hello")
-        refused = await send(engine, ALICE, "HELLO THERE", task.id)
-        assert said(refused) == "message not accepted: please do not shout"
+        with pytest.raises(A2AError) as refused:
+            await send(engine, ALICE, "HELLO THERE", task.id)
+        assert refused.value.message == "message not accepted: please do not shout"
         shouted = await send(engine, ALICE, "/shout hi", task.id)
         assert (said(shouted), said_metadata(shouted)) == ("HI!", {"command": "shout"})
         missing = await send(engine, ALICE, "/shout", task.id)
@@ -87,9 +94,9 @@ TINY_HOOKS = {
         {"name": "deploy-body", "points": ["command.invoked.in"],
          "import_path": "plugin_hooks:deploy"},
         {"name": "lint", "points": ["tool.invoked.pre"], "url": "https://hooks.example.com/"},
-        {"name": "mcp-policy", "mcp": {"type": "stdio", "command": "policy-server"}},
     ]
 }  # fmt: skip
+MCP_HOOK = {"name": "mcp-policy", "mcp": {"type": "stdio", "command": "policy-server"}}
 TINY_COMMANDS = {
     "commands": [
         {"name": "deploy", "description": "Deploy", "argument_hint": "<env>",
@@ -139,19 +146,23 @@ async def test_a_plugin_written_for_tiny_harness_loads_unchanged(
     agent = built(root)
     logged = [r.getMessage() for r in caplog.records]
     assert "plugin tiny loaded from " + str(root) + ": /deploy, hook audit, hook lint" in logged
-    skipped = [line for line in logged if "skipped" in line]
-    assert skipped == [
-        "plugin tiny: hook mcp-policy skipped: MCP hook executors are not supported yet; "
-        "use url or import_path",
-    ]
-    assert any("skills (skills) not loaded" in line for line in logged)
+    assert not any("skipped" in line for line in logged)
+    # What accord does not load yet is said as a warning, not as part of what loaded.
+    [warned] = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert warned == (
+        "plugin tiny: skills (skills) not loaded: accord's harness does not load skills yet "
+        "(only hooks and commands); it serves without them"
+    )
     assert "deploy" in agent.commands.names
     async with serving(agent) as engine:
         task = await send(engine, ALICE, "/deploy prod")
         assert said(task) == "deploying to prod"
         assert task.status.state is TaskState.INPUT_REQUIRED
         await send(engine, ALICE, "hello", task.id)
-        assert plugin_module.heard == [("message.received.post", "alice", "hello")]
+        assert plugin_module.heard == [
+            ("message.received.post", "alice", "/deploy prod"),  # (a command is judged too)
+            ("message.received.post", "alice", "hello"),
+        ]
 
 
 def test_an_installed_package_plugin_loads_by_its_entry_point_name(
@@ -227,7 +238,7 @@ def test_a_bad_manifest_refuses_the_plugin_naming_the_file_and_the_field(
     assert error.split(": ", 1)[1] in str(refused.value)
 
 
-def test_bad_components_are_skipped_with_a_logged_reason(
+def test_bad_components_are_skipped_with_a_logged_reason_when_not_strict(
     tmp_path: Path, plugin_module: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
     hooks = {
@@ -237,6 +248,7 @@ def test_bad_components_are_skipped_with_a_logged_reason(
             {"name": "wrong-point", "points": ["command.invoked.pre"],
              "import_path": "plugin_hooks:deploy"},
             {"name": "fine", "points": ["turn.started.pre"], "import_path": "plugin_hooks:audit"},
+            MCP_HOOK,
         ]
     }  # fmt: skip
     commands = {
@@ -249,7 +261,7 @@ def test_bad_components_are_skipped_with_a_logged_reason(
     }
     root = write_plugin(tmp_path / "faulty", hooks=hooks, commands=commands)
     caplog.set_level(logging.WARNING, "accord.harness.plugins")
-    agent = built(root)
+    agent = built(root, strict=False)
     reasons = {
         r.getMessage().split(" skipped: ")[0]: r.getMessage().split(" skipped: ")[1]
         for r in caplog.records
@@ -257,6 +269,7 @@ def test_bad_components_are_skipped_with_a_logged_reason(
     assert reasons.keys() == {
         "plugin faulty: hook two",
         "plugin faulty: hook gone",
+        "plugin faulty: hook mcp-policy",
         "plugin faulty: command Deploy",
         "plugin faulty: command ghost",
         "plugin faulty: command misuse",
@@ -266,6 +279,9 @@ def test_bad_components_are_skipped_with_a_logged_reason(
         "hooks[0]: a hook needs exactly one of import_path, url or mcp"
     )
     assert "cannot import plugin_hooks:nothing" in reasons["plugin faulty: hook gone"]
+    assert reasons["plugin faulty: hook mcp-policy"] == (
+        "MCP hook executors are not supported yet; use url or import_path"
+    )
     assert reasons["plugin faulty: command Deploy"].endswith(
         "commands[0].name: expected [a-z][a-z0-9-]*, got 'Deploy'"
     )
@@ -291,8 +307,15 @@ def test_a_plugin_command_replaces_a_built_in_and_a_second_plugin_may_not(
                                     "hook": "body"}]},
         )  # fmt: skip
 
+    first, second = with_status("first"), with_status("second")
+    with pytest.raises(ConfigError) as refused:
+        built(first, second)
+    assert str(refused.value).startswith(
+        "plugin 'second': command 'status' cannot load: a command of that name is registered "
+        "already"
+    )
     caplog.set_level(logging.WARNING, "accord.harness.plugins")
-    agent = built(with_status("first"), with_status("second"))
+    agent = built(first, second, strict=False)
     assert [s.description for s in agent.commands.specs if s.name == "status"] == ["first's"]
     assert [s.name for s in agent.commands.specs].index("status") == 3  # its place kept
     [skipped] = [r.getMessage() for r in caplog.records]
@@ -327,3 +350,110 @@ def test_accord_serve_refuses_a_bad_manifest_in_one_line(tmp_path: Path) -> None
         f"accord: {root / 'plugin.json'}: name: expected at most 64 lower-case letters, digits, "
         "'.' and '-' (starting and ending with a letter or digit), got 'Bad Name'"
     ]
+
+
+# A policy skipped is a hole: a component that cannot load stops the start.
+UNLOADABLE: list[tuple[str, dict[str, Any], Any, str]] = [
+    ("an import that fails",
+     {"name": "dlp", "points": ["message.received.pre"], "import_path": "plugin_hooks:gone"},
+     None,
+     "plugin 'strict': hook 'dlp' cannot load: cannot import plugin_hooks:gone: module "
+     "'plugin_hooks' has no attribute 'gone'"),
+    ("a URL the SSRF guard refuses",
+     {"name": "dlp", "points": ["message.received.pre"], "url": "http://169.254.169.254/"},
+     None,
+     "plugin 'strict': hook 'dlp' cannot load: its URL is refused: "),
+    ("a command without its hook",
+     {"name": "dlp", "points": ["message.received.pre"], "import_path": "plugin_hooks:audit"},
+     {"name": "deploy", "description": "d", "hook": "deploy-body"},
+     "plugin 'strict': command 'deploy' cannot load: no hook 'deploy-body' in hooks.json"),
+    ("an MCP hook", MCP_HOOK, None,
+     "plugin 'strict': hook 'mcp-policy' cannot load: MCP hook executors are not supported "
+     "yet; use url or import_path"),
+    ("an entry of hooks.json that is wrong",
+     {"name": "dlp", "points": ["message.received.pre"], "url": "https://a.example/",
+      "import_path": "plugin_hooks:audit"},
+     None,
+     "plugin 'strict': hook 'dlp' cannot load: "),
+    ("an unknown point",
+     {"name": "dlp", "points": ["message.sent.pre"], "import_path": "plugin_hooks:audit"},
+     None,
+     "plugin 'strict': hook 'dlp' cannot load: 'message.sent.pre': no operation"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("case", "hook", "command", "error"), UNLOADABLE, ids=[c[0] for c in UNLOADABLE]
+)
+def test_a_component_that_cannot_load_refuses_the_plugin_naming_it_and_why(
+    tmp_path: Path, plugin_module: Any, case: str, hook: Any, command: Any, error: str
+) -> None:
+    commands = {"commands": [command]} if command is not None else None
+    root = write_plugin(tmp_path / "strict", hooks={"hooks": [hook]}, commands=commands)
+    with pytest.raises(ConfigError) as refused:
+        built(root)
+    line = str(refused.value)
+    assert line.startswith(error)
+    assert line.endswith("harness.plugins_strict = false skips it instead)")
+    assert "\n" not in line
+
+
+def test_plugins_strict_is_a_setting_on_by_default() -> None:
+    assert parse({"model": "scripted:x.json"}).plugins_strict is True
+    assert parse({"model": "scripted:x.json", "plugins_strict": False}).plugins_strict is False
+    with pytest.raises(ConfigError) as wrong:
+        parse({"model": "scripted:x.json", "plugins_strict": "maybe"}, "harness.toml")
+    assert str(wrong.value).startswith("harness.toml: harness.plugins_strict: expected true or")
+
+
+SERVE_UNLOADABLE = [UNLOADABLE[0], UNLOADABLE[1], UNLOADABLE[2]]
+
+
+@pytest.mark.parametrize(
+    ("case", "hook", "command", "error"), SERVE_UNLOADABLE, ids=[c[0] for c in SERVE_UNLOADABLE]
+)
+def test_accord_serve_refuses_to_start_without_a_component_of_a_plugin(
+    tmp_path: Path, plugin_module: Any, case: str, hook: Any, command: Any, error: str
+) -> None:
+    commands = {"commands": [command]} if command is not None else None
+    root = write_plugin(tmp_path / "strict", hooks={"hooks": [hook]}, commands=commands)
+    done = _serve(tmp_path, root, strict=None)
+    assert done.returncode == 2
+    [line] = done.stderr.strip().splitlines()
+    assert line.startswith("accord: " + error)
+    assert line.endswith("harness.plugins_strict = false skips it instead)")
+
+
+def test_accord_serve_with_plugins_strict_off_serves_without_it_and_warns(
+    tmp_path: Path, plugin_module: Any
+) -> None:
+    from tests.harness.harness_proc import eventually, start, write_settings
+
+    hook = {"name": "dlp", "points": ["message.received.pre"], "import_path": "plugin_hooks:gone"}
+    root = write_plugin(tmp_path / "lax", hooks={"hooks": [hook]})
+    config = write_settings(tmp_path, f'plugins = ["{root}"]\nplugins_strict = false\n')
+    server = start(tmp_path, "memory://", config, grpc=False)
+    try:
+        eventually(
+            lambda: "plugin lax: hook dlp skipped: cannot import plugin_hooks:gone" in server.log(),
+            "the warning",
+        )
+        card = httpx.get(f"{server.url}/.well-known/agent-card.json", timeout=10).json()
+        assert card["capabilities"]["extensions"]  # serving, without the hook
+    finally:
+        server.stop()
+
+
+def _serve(workdir: Path, plugin: Path, strict: bool | None) -> subprocess.CompletedProcess[str]:
+    """``accord serve`` with ``plugin`` (and ``plugins_strict`` when given), to its end."""
+    script = workdir / "script.json"
+    script.write_text("[]")
+    config = workdir / "harness.toml"
+    setting = "" if strict is None else f"plugins_strict = {str(strict).lower()}\n"
+    config.write_text(f'[harness]\nmodel = "scripted:{script}"\nplugins = ["{plugin}"]\n{setting}')
+    environ = {**os.environ, "PYTHONPATH": str(workdir / "modules")}
+    return subprocess.run(
+        [str(ACCORD), "serve", "--agent", "harness", "--config", str(config),
+         "--store", "memory://", "--port", "0"],
+        capture_output=True, text=True, timeout=60, check=False, env=environ,
+    )  # fmt: skip

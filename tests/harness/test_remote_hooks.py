@@ -174,5 +174,6 @@ async def test_remote_hooks_of_a_plugin_run_on_the_harness(
         assert [(r["path"], r["method"]) for r in hooks.requests[before:]] == [
             ("/replace", "message.received.pre"),
             ("/slow", "turn.started.pre"),
+            ("/replace", "message.received.pre"),  # (a command's message is judged too)
             ("/replace", "command.invoked.in"),
         ]

@@ -254,6 +254,21 @@ class Intake(Protocol):
     def access(self, operation: Access, task: Task, caller: Caller) -> None: ...
 
 
+@runtime_checkable
+class CancelRecord(Protocol):
+    """An optional method of an :class:`Executor` object: what a cancel records of the task.
+
+    ``canceled_metadata`` is asked inside the decision of every cancel (CancelTask: a
+    client's once ``access`` let it, or one the server decides itself), with the task as it
+    then stands, and returns the task's metadata as the cancel leaves it (None: unchanged),
+    logged as a task snapshot in the same append as the CANCELED status. A terminal task
+    never changes again, so what its metadata says of things the cancel ends (a harness's
+    references to the sub-tasks it cancels with the task) is written then or never. It must
+    be pure: it is asked again when another writer changed the task in between."""
+
+    def canceled_metadata(self, task: Task) -> dict[str, Any] | None: ...
+
+
 # --- gates: the engine's own judgement of every message, before any agent's intake -------
 
 

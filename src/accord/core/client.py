@@ -8,7 +8,7 @@ streaming capability) live in :mod:`accord.core.negotiation` and run before thes
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import msgspec
@@ -249,7 +249,12 @@ def cancel_task(
     now_ms: int,
     cancelable_now: bool = True,
     status_message: Message | None = None,
+    final_metadata: Callable[[Task], dict[str, Any] | None] | None = None,
 ) -> Outcome:
+    """CancelTask. ``final_metadata(task)``, when given, is the task's metadata as the cancel
+    leaves it (None: unchanged): a task snapshot logged before the CANCELED status, in the
+    same append (the agent's record of what the cancel ends; a terminal task never changes
+    again)."""
     refusal = _visible(record, tenant)
     if refusal is not None or record is None:
         return refused(refusal or "not-found", task_not_found(task_id))
@@ -267,8 +272,15 @@ def cancel_task(
             {"taskId": record.id},
         )
         return refused("not-cancelable-now", error)
+    events: list[Event] = []
+    metadata = final_metadata(record.task) if final_metadata is not None else None
+    if metadata is not None:
+        snapshot = msgspec.structs.replace(record.task, metadata=metadata)
+        record, event = append(record, "task", snapshot, now_ms)
+        events.append(event)
     outcome = move(record, "cancel", now_ms, status_message)
     outcome.name = "canceled"
+    outcome.events = events + outcome.events
     return outcome
 
 

@@ -29,6 +29,7 @@ from accord.agents.api import (
     Access,
     AgentError,
     Answered,
+    CancelRecord,
     Decision,
     Divert,
     Executor,
@@ -170,6 +171,8 @@ class Engine:
         self._execute, self._cancel = _as_executor(agent)
         # (isinstance against a runtime-checkable Protocol costs microseconds: once, here)
         self._intake: Intake | None = agent if isinstance(agent, Intake) else None
+        # (what a cancel records of the task: a harness's references to the sub-tasks it ends)
+        self._cancel_record = agent if isinstance(agent, CancelRecord) else None
         # Optional methods of an agent object (docs/executor.md): resume runs the tasks a dead
         # process left running instead of their failing; startup/shutdown bracket the engine.
         self._resume: ExecutorFunction | None = getattr(agent, "resume", None)
@@ -1017,11 +1020,12 @@ class Engine:
         decides itself (a contract that ended), not a client's request."""
         if guard:
             await self._guard("cancel", task_id, caller)
+        final = self._cancel_record.canceled_metadata if self._cancel_record else None
         outcome = await self._decide(
             task_id,
             caller.tenant,
             lambda record, now: client_commands.cancel_task(
-                record, tenant=caller.tenant, task_id=task_id, now_ms=now
+                record, tenant=caller.tenant, task_id=task_id, now_ms=now, final_metadata=final
             ),
         )
         if outcome.error is not None:

@@ -4,10 +4,12 @@ whose turns are answered by a model, with commands and hooks.
 Its intake (:meth:`HarnessAgent.intake`) runs before anything of a message is stored: it
 establishes the sender, refuses strangers with the unknown-task error, turns a command into
 a handler that answers it instead of a turn, and a participant's completion into a handler
-that cuts the running turn. Its access check (:meth:`HarnessAgent.access`) keeps every other
-operation on a harness task to its participants. Its turns (:meth:`HarnessAgent.execute`)
-read the conversation from the task, ask the task's model, and park the task with the
-answer.
+that cuts the running turn. Its gate (:class:`~accord.harness.received.Hearing`, added to
+the engine by :meth:`HarnessAgent.attach_engine`) runs the ``message.received`` hooks on
+every participant's message before that: a refused message is never stored. Its access
+check (:meth:`HarnessAgent.access`) keeps every other operation on a harness task to its
+participants. Its turns (:meth:`HarnessAgent.execute`) read the conversation from the task,
+ask the task's model, and park the task with the answer.
 
 Hooks (``agent.hooks``) run on the operations docs/harness.md lists; commands
 (``agent.commands``) are registered there too. Both are frozen when the agent is first
@@ -57,7 +59,12 @@ from accord.harness.compacting import Compactor
 from accord.harness.completion import Completion, register_unresolved_rule
 from accord.harness.core import conversation, identity
 from accord.harness.core import envelope as envelopes
-from accord.harness.core.delegation import assignee_of, info_of, is_participant_task
+from accord.harness.core.delegation import (
+    assignee_of,
+    ended_with,
+    info_of,
+    is_participant_task,
+)
 from accord.harness.core.identity import claimed
 from accord.harness.core.intake import Complete, Continue, Policy, Start, judge, refuse_watcher
 from accord.harness.core.state import (
@@ -167,6 +174,8 @@ class HarnessAgent:
         register_builtins(self.commands, settings.model, settings.selectable)
         register_unresolved_rule(self.hooks)
         self.moves = Moves(self.hooks)
+        # message.received: a gate of the engine once attached (attach_engine)
+        self.hearing = received.Hearing(self.hooks)
         self._completion = Completion(self.hooks, self.moves)
         self._participants = ParticipantChanges(self.hooks, self.moves)
         self._names: frozenset[str] = frozenset()
@@ -180,7 +189,9 @@ class HarnessAgent:
         self.roster = Roster(
             settings.agents, timeout_s=settings.delivery.timeout_s, participant=settings.agent_id
         )
-        self.channels = Channels(self.hooks, self.moves, settings.agent_id, self.roster.ids)
+        self.channels = Channels(
+            self.hooks, self.moves, settings.agent_id, self.roster.ids, hearing=self.hearing
+        )
         self._dispatcher: ChannelDispatcher | None = None
         self._owed: OwedScan | None = None
         # Sub-tasks: made in turns (spawn_subtask, create_task_for_participant) and followed
@@ -234,7 +245,10 @@ class HarnessAgent:
     def attach_engine(self, engine: Engine) -> None:
         """Work beside ``engine``: follow sub-tasks (their parents' turns, relayed questions,
         cascades, children on other agents) and deliver channel messages to the roster's
-        agents from its store; both start and stop with the engine."""
+        agents from its store; both start and stop with the engine. Its gate judges every
+        participant's message with the ``message.received`` hooks before it is stored."""
+        self.hearing.attach(engine.store, self._heard_as)
+        engine.add_gate(self.hearing)
         self._follower = Follower(
             engine,
             self.settings.agent_id,
@@ -302,7 +316,9 @@ class HarnessAgent:
 
     def intake(self, request: SendMessageRequest, task: Task | None, caller: Caller) -> Verdict:
         self.freeze()
-        sender = identity.sender(caller, request.message)
+        sender = identity.sender(
+            caller, request.message, self.settings.agent_id, task.id if task else None
+        )
         judgement = judge(task, request.message, sender, self.policy)
         call = parse_command(judgement.message, self._names)
         own = sender == self.settings.agent_id and is_harness(caller)
@@ -334,11 +350,48 @@ class HarnessAgent:
             return Divert(self._participants.handler(self.execute), message=message)
         return Admit(admitted, metadata_with(channels, judgement.extension))
 
+    def canceled_metadata(self, task: Task) -> dict[str, Any] | None:
+        """The task's metadata as its cancel leaves it (the engine's CancelRecord seam): its
+        references to the sub-tasks not ended yet say CANCELED, as the cascade that follows
+        leaves them (a canceled task never changes again); None when none is open."""
+        extension = extension_of(task)
+        if extension is None:
+            return None
+        ended = ended_with(extension)
+        if ended == extension:
+            return None
+        return metadata_with(task.metadata if isinstance(task.metadata, dict) else {}, ended)
+
+    def _heard_as(
+        self, request: SendMessageRequest, task: Task | None, caller: Caller
+    ) -> tuple[Message, Who] | None:
+        """What ``message.received`` judges before a message is stored: the message as it
+        is to be stored (a command, a completion, a channel message … every message a
+        participant sends) and whom for; None for a message intake refuses (the decision
+        refuses it the same way, and a stranger learns nothing) and for the harness's own
+        (a sub-task's end told its parent: judged in its turn)."""
+        try:
+            verdict = self.intake(request, task, caller)
+            sender = identity.sender(
+                caller, request.message, self.settings.agent_id, task.id if task else None
+            )
+            # (the sender's role: on the task, or on the task the message starts)
+            started = judge(None, request.message, sender, self.policy) if task is None else None
+        except A2AError:
+            return None
+        if sender == self.settings.agent_id and is_harness(caller):
+            return None
+        extension = extension_of(task) if task is not None else None
+        if isinstance(started, Start):
+            extension = started.extension
+        message = verdict.message if verdict.message is not None else request.message
+        return message, Who.on(extension, sender, message.message_id)
+
     def access(self, operation: Access, task: Task, caller: Caller) -> None:
         extension = extension_of(task)
         if extension is None:
             return
-        reader = identity.reader(caller)
+        reader = identity.reader(caller, self.settings.agent_id)
         role = extension.role_of(reader) if reader is not None else None
         if role is None:
             raise task_not_found(task.id)
@@ -564,6 +617,12 @@ class HarnessAgent:
         """The MCP servers connect as the engine starts (one that cannot stops the start,
         naming it)."""
         self.freeze()
+        if self.hooks.wants(MESSAGE_RECEIVED) and not self.hearing.attached:
+            raise ValueError(
+                "the harness's message.received hooks judge messages before they are stored, "
+                "in a gate of its engine: attach it first (agent.attach_engine(engine), as "
+                "accord serve does)"
+            )
         for server in self._mcp:
             try:
                 await server.start()
@@ -590,7 +649,7 @@ class HarnessAgent:
         """``message.received`` on a participant's message: the message as the model is to
         see it, or None when it is refused (the sender is told)."""
         try:
-            return await received.receive(self.hooks, task.task_id, message, who)
+            return await self.hearing.judge(task.task_id, message, who)
         except HookAbort as abort:
             refusal = partial(received.refusal, message_id=message.message_id, reason=abort.message)
             await self.moves.decide(task, refusal, who)

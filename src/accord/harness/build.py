@@ -25,7 +25,8 @@ def from_settings(
 ) -> HarnessAgent:
     """The harness agent of ``accord serve --agent harness``; its models (those ``models``
     does not give) are built and its plugins loaded now, so that one that cannot be (a
-    missing script, a bad manifest) stops the server at start (ValueError naming it)."""
+    missing script, a bad manifest, a hook that cannot load) stops the server at start
+    (ValueError naming it)."""
     agent = HarnessAgent(settings, models)
     agent.check_models()
     load_plugins(agent, settings.plugins, loading(settings))
@@ -35,8 +36,9 @@ def from_settings(
 
 def loading(settings: HarnessSettings) -> Loading:
     """How plugins load: remote hooks' URLs through the SSRF guard (admitting
-    ``hook_allow_hosts``), with ``hook_timeout_s``."""
+    ``hook_allow_hosts``), with ``hook_timeout_s``; a component that cannot load stops the
+    start unless ``plugins_strict`` is off."""
     policy = AddressPolicy(
         settings.hook_allow_hosts, subject="remote hooks", setting="harness.hook_allow_hosts"
     )
-    return Loading(Guard(policy), settings.hook_timeout_s)
+    return Loading(Guard(policy), settings.hook_timeout_s, strict=settings.plugins_strict)

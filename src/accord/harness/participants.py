@@ -22,8 +22,9 @@ from accord.core.records import TaskRecord
 from accord.harness.channels.state import changed_by
 from accord.harness.core import conversation
 from accord.harness.core import envelope as envelopes
+from accord.harness.core.fields import FieldError, check_participants
 from accord.harness.core.identity import claimed
-from accord.harness.core.intake import MAX_PARTICIPANTS, updated
+from accord.harness.core.intake import updated
 from accord.harness.core.state import extension_of, metadata_with
 from accord.harness.hooks.base import HookAbort
 from accord.harness.hooks.operations import PARTICIPANT_CHANGED, ParticipantChanged
@@ -96,12 +97,11 @@ class ParticipantChanges:
 
 
 def checked(participants: tuple[Participant, ...]) -> tuple[Participant, ...]:
-    """A list a hook gave: each participant once, at most the bound."""
-    ids = [p.id for p in participants]
-    if len(ids) > MAX_PARTICIPANTS:
-        raise HookAbort(f"a task has at most {MAX_PARTICIPANTS} participants", "invalid")
-    if len(set(ids)) != len(ids):
-        raise HookAbort("a participant is listed once", "invalid")
+    """A list a hook gave, checked as a task envelope's is (accord.harness.core.fields)."""
+    try:
+        check_participants(participants)
+    except FieldError as exc:
+        raise HookAbort(str(exc), "invalid") from None
     return participants
 
 

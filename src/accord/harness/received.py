@@ -1,22 +1,36 @@
-"""``message.received``: hooks judge each ordinary participant message before the model
-sees it.
+"""``message.received``: hooks judge each participant message before anything of it is
+stored.
 
-It runs in the turn, not at intake (intake decides before anything is stored and must not
-wait on the network; a hook may be a remote service): the message is stored as sent, and
-what the hooks decided is recorded durably before any model call
-(:data:`~accord.harness.transcript.RECEIVED_KEY`), so the model never sees a refused
+The harness judges a message in a gate of its engine (:class:`Hearing`, added by
+``HarnessAgent.attach_engine``): the gate may wait on the hooks (a remote one is a network
+call), which the pure intake may not, and its refusal comes before the message is appended.
+A refused message is refused outright — the sender gets ``message not accepted: <reason>``
+as an error, and nothing of it is stored: not in the history, not in a stream, not pushed,
+not on the dashboard, not in a task named after it. (Refusing before storing, rather than
+storing a redacted tombstone: an append-only log cannot take back what it told streams and
+push, and a tombstone would still tell every participant that something was refused.)
+
+What the hooks decided about a message they let through (passed, or replaced for the
+model) is handed to the run that handles it, which records a replacement durably before any
+model call (:data:`~accord.harness.transcript.RECEIVED_KEY`): the model never sees a refused
 message, sees a replaced one as replaced, and every later turn (after a restart, on another
-node) sees the same. A refusal answers the sender with "message not accepted: <reason>" in
-the task's unchanged state.
+node) sees the same. A message no gate judged — the harness's own (a sub-task's end told its
+parent), or one whose handling a crash caught before its run took the gate's judgement — is
+judged in its run instead (:meth:`Hearing.judge`), after it was stored: a refusal there
+answers the sender with "message not accepted: <reason>" in the task's unchanged state.
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
+from collections.abc import Callable
 from functools import partial
 
 import msgspec
 
+from accord.agents.api import Screened
 from accord.core import agent as moves
+from accord.core.caller import Caller
 from accord.core.outcome import Outcome
 from accord.core.records import TaskRecord
 from accord.harness.core import conversation
@@ -26,10 +40,91 @@ from accord.harness.hooks.operations import MESSAGE_RECEIVED, MessageReceived
 from accord.harness.hooks.registry import Hooks
 from accord.harness.moves import Who
 from accord.harness.wire import COMMAND_METADATA, PARTICIPANT_METADATA
+from accord.store.base import TaskStore
 from accord.wire.codec import WireError, convert, to_builtins
-from accord.wire.model import Message, Part, Role
+from accord.wire.errors import A2AError, ErrorKind
+from accord.wire.model import Message, Part, Role, SendMessageRequest, Task
 
 REFUSED_PREFIX = "message not accepted: "
+# What the gate judges a message as: the message as it is to be stored, and whom for.
+Judging = Callable[[SendMessageRequest, Task | None, Caller], tuple[Message, Who] | None]
+
+
+class Hearing:
+    """``message.received`` as a gate of the engine (``Engine.add_gate``): every message a
+    participant sends to a harness task is judged by the hooks before anything of it is
+    stored; a refusal refuses the request (nothing stored). What the hooks decided about a
+    message they let through waits for the run that handles it (:meth:`judge`), in this
+    process: at most ``remembered`` messages, the oldest forgotten first (a forgotten one is
+    judged again in its run)."""
+
+    def __init__(self, hooks: Hooks, remembered: int = 4096) -> None:
+        self.hooks = hooks
+        self._store: TaskStore | None = None
+        self._judging: Judging | None = None
+        self._remembered = remembered
+        # (task id, message id) -> the message the model is to see instead (None: as stored)
+        self._heard: OrderedDict[tuple[str, str], Message | None] = OrderedDict()
+
+    def attach(self, store: TaskStore, judging: Judging) -> None:
+        """Judge messages from here on, reading their tasks from ``store``; ``judging``
+        says what a message is to be stored as and whom it is for (None: not judged here)."""
+        self._store = store
+        self._judging = judging
+
+    @property
+    def attached(self) -> bool:
+        return self._store is not None
+
+    async def screen(self, request: SendMessageRequest, caller: Caller) -> Screened | None:
+        if self._store is None or self._judging is None or not self.hooks.wants(MESSAGE_RECEIVED):
+            return None
+        task: Task | None = None
+        task_id = request.message.task_id
+        if task_id:
+            record = await self._store.get_task(task_id, caller.tenant)
+            if record is None:
+                return None  # (the decision refuses it: an unknown task)
+            task = record.task
+        judged = self._judging(request, task, caller)
+        if judged is None:
+            return None  # refused anyway (a stranger, say), or the harness's own
+        message, who = judged
+        try:
+            # (a new task has no id yet: its hooks see an empty task_id)
+            seen = await receive(self.hooks, task_id, message, who)
+        except HookAbort as abort:
+            raise A2AError(
+                ErrorKind.PERMISSION_DENIED,
+                REFUSED_PREFIX + abort.message,
+                {"reason": str(abort.reason)},
+            ) from None
+        replaced = None if seen is message else seen
+        return Screened(_passes, partial(self._admitted, message.message_id, replaced))
+
+    async def _admitted(self, message_id: str, replaced: Message | None, task_id: str) -> None:
+        self._heard[(task_id, message_id)] = replaced
+        while len(self._heard) > self._remembered:
+            self._heard.popitem(last=False)
+
+    async def judge(self, task_id: str, message: Message, who: Who) -> Message:
+        """In the run that handles ``message`` (stored): the message as the model is to see
+        it — as the gate's hooks decided, else as the hooks decide now (raising the
+        HookAbort that refuses it)."""
+        key = (task_id, message.message_id)
+        if key in self._heard:
+            replaced = self._heard.pop(key)
+            if replaced is None:
+                return message
+            return msgspec.structs.replace(
+                replaced, task_id=message.task_id, context_id=message.context_id
+            )
+        return await receive(self.hooks, task_id, message, who)
+
+
+def _passes(task: Task | None) -> None:
+    """The gate's part of the decision: the hooks' refusal came before it."""
+    return None
 
 
 async def receive(hooks: Hooks, task_id: str, message: Message, who: Who) -> Message:

@@ -9,6 +9,7 @@
     system_prompt = "You are …"                    # or system_prompt_file = "prompt.md"
     delegators = []                                # peers trusted to brief tasks fully
     plugins = ["plugins/audit", "accord-audit"]    # plugin directories, installed plugins
+    plugins_strict = true                          # a component that cannot load stops the start
     hook_timeout_s = 10                            # a remote hook's answer, at most
     hook_allow_hosts = []                          # hosts the SSRF guard lets hooks reach
 
@@ -61,6 +62,8 @@ class HarnessSettings:
     delegators: tuple[str, ...] = ()
     openai: Endpoint = field(default_factory=Endpoint)  # where openai:NAME models are served
     plugins: tuple[str, ...] = ()
+    # A plugin component that cannot load stops the start (False: it is skipped, logged).
+    plugins_strict: bool = True
     hook_timeout_s: float = 10.0
     hook_allow_hosts: tuple[str, ...] = ()
     max_steps: int = 20  # model calls in one turn, past which it parks saying so
@@ -95,6 +98,7 @@ KNOWN = (
     "delegators",
     "openai",
     "plugins",
+    "plugins_strict",
     "hook_timeout_s",
     "hook_allow_hosts",
     "max_steps",
@@ -173,6 +177,7 @@ def parse(value: Any, source: str = "") -> HarnessSettings:
         delegators=texts("delegators"),
         openai=endpoints.parse(fields.get("openai", {}), f"{where}.openai"),
         plugins=plugins,
+        plugins_strict=check.boolean(fields.get("plugins_strict", True), f"{where}.plugins_strict"),
         hook_timeout_s=timeout,
         hook_allow_hosts=texts("hook_allow_hosts"),
         max_steps=max_steps,

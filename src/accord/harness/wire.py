@@ -116,10 +116,11 @@ class TaskExtension(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_
     description: str = ""
     acceptance_criteria: tuple[Criterion, ...] = ()
     participants: tuple[Participant, ...] = ()
+    # The harness's own (HARNESS_FIELDS): no envelope sets these.
     parent_tasks: tuple[TaskRef, ...] = ()
     sub_tasks: tuple[TaskRef, ...] = ()
     plan: Plan | None = None
-    # Server-controlled: no participant's envelope may set these.
+    # Server-controlled (SERVER_FIELDS): a participant's envelope sets none of these.
     lifecycle: Lifecycle | None = None
     model: str | None = None
     reasoning_effort: Effort | None = None
@@ -135,10 +136,16 @@ class TaskExtension(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_
         return participant.role if participant is not None else None
 
 
-# The fields of a task envelope, by who may set them.
+# The fields of a task envelope, by who may set them (docs/harness.md, "Who sets what").
+# Any participant, on a brief and on a change:
 OPEN_FIELDS = frozenset({"name", "description", "acceptance_criteria"})
+# An admin on a change (the sender of a brief lists whom they like):
 ADMIN_FIELDS = frozenset({"participants"})
+# The server, or a brief from the harness itself or a delegator its operator trusts:
 SERVER_FIELDS = frozenset({"lifecycle", "model", "reasoning_effort"})
+# The harness only, never an envelope: its record of the sub-tasks it made, which the
+# follower acts on (a parent named here is told of this task's end and cancels it).
+HARNESS_FIELDS = frozenset({"parent_tasks", "sub_tasks"})
 
 
 def extension_dict(extension: TaskExtension) -> dict[str, Any]:

@@ -71,10 +71,18 @@ class ChannelError(ValueError):
 
 class Channels:
     def __init__(
-        self, hooks: Hooks, moves: Moves, agent_id: str, roster: Collection[str] = ()
+        self,
+        hooks: Hooks,
+        moves: Moves,
+        agent_id: str,
+        roster: Collection[str] = (),
+        *,
+        hearing: received.Hearing | None = None,
     ) -> None:
         self.hooks = hooks
         self.moves = moves
+        # message.received: what the gate decided before the message was stored
+        self.hearing = hearing or received.Hearing(hooks)
         self.agent_id = agent_id
         self.roster = frozenset(roster)
         self._taking: set[str] = set()  # the messages whose handlers run here now
@@ -184,7 +192,7 @@ class Channels:
         refuses it."""
         seen = message
         if self.hooks.wants(MESSAGE_RECEIVED):
-            seen = await received.receive(self.hooks, task_id, message, who)
+            seen = await self.hearing.judge(task_id, message, who)
         data = judged.data
         if data is not None and judged.received and self.hooks.wants(CHANNEL_RECEIVED):
             heard = ChannelReceived(

@@ -22,7 +22,7 @@ from accord.core.outcome import Outcome, Published
 from accord.core.records import TaskRecord
 from accord.harness.channels.state import open_requests
 from accord.harness.core import subtasks
-from accord.harness.core.delegation import waits_for_children
+from accord.harness.core.delegation import ended_with, waits_for_children
 from accord.harness.core.state import extension_of, metadata_with, sub_state_of
 from accord.harness.wire import STATUS_KEY, SubState, TaskExtension, TaskRef, status_data
 from accord.wire.model import UNSET, Message, Part, Role, TaskState
@@ -78,7 +78,7 @@ def end_turn(record: TaskRecord | None, now_ms: int, answer: Message | str) -> O
 
     def completed(rec: TaskRecord | None, now: int) -> Outcome:
         status = agent_text(rec, answer) if isinstance(answer, str) else answer
-        return moves.move(rec, "complete", now, status)
+        return chain(rec, now, (refs_ended, lambda r, n: moves.move(r, "complete", n, status)))
 
     return _resuming(record, now_ms, completed)
 
@@ -88,9 +88,23 @@ def complete_with(record: TaskRecord | None, now_ms: int, text: str) -> Outcome:
     WORKING): a participant's task done by their message, say."""
 
     def completed(rec: TaskRecord | None, now: int) -> Outcome:
-        return moves.move(rec, "complete", now, agent_text(rec, text))
+        done = agent_text(rec, text)
+        return chain(rec, now, (refs_ended, lambda r, n: moves.move(r, "complete", n, done)))
 
     return _resuming(record, now_ms, completed)
+
+
+def refs_ended(record: TaskRecord | None, now_ms: int) -> Outcome:
+    """A task about to end: its references to the children not ended yet say CANCELED, as
+    its end's cascade leaves them (accord.harness.core.delegation.ended_with); unchanged when
+    none is open."""
+    extension = extension_of(record.task) if record is not None else None
+    if extension is None:
+        return Outcome("unchanged", record=record)
+    ended = ended_with(extension)
+    if ended == extension:
+        return Outcome("unchanged", record=record)
+    return with_extension(record, now_ms, ended)
 
 
 def unresolved(record: TaskRecord) -> list[str]:
@@ -134,6 +148,8 @@ def settle(
         steps.append(start_turn)
     current = extension_of(record.task)
     updated = subtasks.with_states(current, sub_tasks) if current is not None else None
+    if updated is not None and decision == "complete":
+        updated = ended_with(updated)  # (a hook completed it with sub-tasks open)
     if updated is not None and updated != current:
         steps.append(partial(with_extension, extension=updated))
     if decision == "complete":

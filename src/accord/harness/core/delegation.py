@@ -20,7 +20,7 @@ What lives where (accord's own keys: the tiny-harness task extension is a closed
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -142,6 +142,13 @@ def parent_of(task: Task) -> str | None:
         if ref.agent is None:
             return ref.task_id
     return None
+
+
+def lists(parent: Task, child_id: str) -> bool:
+    """Whether ``parent``'s own record lists ``child_id`` among its sub-tasks: what makes a
+    task that names a parent its child (the name alone is only the child's say)."""
+    extension = extension_of(parent)
+    return extension is not None and any(ref.task_id == child_id for ref in extension.sub_tasks)
 
 
 def with_children(metadata: Any, children: Mapping[str, ChildRecord]) -> dict[str, Any]:
@@ -477,14 +484,43 @@ def waits_for_children(task: Task) -> bool:
 
 
 def with_seen(extension: TaskExtension, task_id: str, seen: Observed) -> TaskExtension:
-    """``extension`` with its reference to ``task_id`` showing ``seen``."""
-    refs = tuple(
-        msgspec.structs.replace(ref, state=seen.state, sub_state=seen.sub_state)
-        if ref.task_id == task_id
-        else ref
-        for ref in extension.sub_tasks
-    )
-    return msgspec.structs.replace(extension, sub_tasks=refs)
+    """``extension`` with its references to ``task_id`` (in ``sub_tasks`` and the plan's
+    ``linked_tasks``) showing ``seen``."""
+
+    def seen_so(ref: TaskRef) -> TaskRef:
+        if ref.task_id != task_id:
+            return ref
+        return msgspec.structs.replace(ref, state=seen.state, sub_state=seen.sub_state)
+
+    return with_refs(extension, seen_so)
+
+
+def ended_with(extension: TaskExtension) -> TaskExtension:
+    """The references of a task that ends (completed, canceled, failed), as its end leaves
+    them: every child not ended yet is canceled with it — the cascade cancels a child of this
+    harness, and a stand-in ends canceled whatever its remote task did — so its reference
+    says CANCELED now. A terminal task never changes again: written later, it never is."""
+
+    def canceled(ref: TaskRef) -> TaskRef:
+        if (ref.state or "") in TERMINAL_NAMES:
+            return ref
+        return msgspec.structs.replace(ref, state="CANCELED", sub_state=None)
+
+    return with_refs(extension, canceled)
+
+
+def with_refs(extension: TaskExtension, change: Callable[[TaskRef], TaskRef]) -> TaskExtension:
+    """``extension`` with ``change`` made to each reference to a child: in ``sub_tasks``, and
+    in the plan's steps' ``linked_tasks``."""
+    refs = tuple(change(ref) for ref in extension.sub_tasks)
+    plan = extension.plan
+    if plan is not None and any(step.linked_tasks for step in plan.steps):
+        steps = tuple(
+            msgspec.structs.replace(step, linked_tasks=tuple(change(r) for r in step.linked_tasks))
+            for step in plan.steps
+        )
+        plan = msgspec.structs.replace(plan, steps=steps)
+    return msgspec.structs.replace(extension, sub_tasks=refs, plan=plan)
 
 
 def seen_changed(record: TaskRecord | None, now_ms: int, task_id: str, seen: Observed) -> Outcome:

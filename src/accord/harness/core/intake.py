@@ -11,13 +11,16 @@ The rules (decision 007 and the tiny-harness task extension):
   gets, so a task's existence never leaks;
 - any participant may send ordinary messages and change the task's name, description and
   acceptance criteria; only an admin changes participants and roles; nobody but a trusted
-  delegator sets the server-controlled fields (lifecycle, model, reasoning effort);
+  delegator sets the server-controlled fields (lifecycle, model, reasoning effort), and
+  nobody the harness's own (parent and sub-tasks); every field set is checked as the
+  harness's tools check it (accord.harness.core.fields);
 - completion and cancel need a role other than watcher.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,9 +29,11 @@ import msgspec
 from accord.harness.channels.state import CHANNELS_FIELD
 from accord.harness.core import envelope as envelopes
 from accord.harness.core.envelope import Envelope
+from accord.harness.core.fields import FieldError, check_extension
 from accord.harness.core.state import extension_of
 from accord.harness.wire import (
     ADMIN_FIELDS,
+    HARNESS_FIELDS,
     OPEN_FIELDS,
     PARTICIPANT_METADATA,
     SERVER_FIELDS,
@@ -40,7 +45,10 @@ from accord.wire.errors import A2AError, ErrorKind, invalid_params, task_not_fou
 from accord.wire.model import UNSET, Message, Task
 
 NAME_LENGTH = 60  # a task named after its first message takes this much of its first line
-MAX_PARTICIPANTS = 256
+# The fields of a brief, each checked (a change checks those it sets)
+BRIEF_FIELDS = (
+    "name", "goal", "type", "description", "acceptance_criteria", "participants", "plan",
+)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,6 +175,16 @@ def _named_after(message: Message, sender: str, policy: Policy) -> TaskExtension
 def _briefed(envelope: Envelope, sender: str, policy: Policy) -> TaskExtension:
     """A new task's extension from its first message's task envelope."""
     payload = without_channels(envelope.payload)
+    harness_set = sorted(name for name in HARNESS_FIELDS if payload.get(name))
+    if harness_set:
+        # (whoever sends it: a parent or a sub-task named here would be acted on as the
+        # harness's own, a member's task attached to another member's conversation)
+        raise invalid_params(
+            f"{envelope.field}.payload.{harness_set[0]}",
+            "set by the harness only: a task envelope cannot set "
+            + ", ".join(harness_set)
+            + " (the harness records the sub-tasks it makes)",
+        )
     trusted = policy.trusts(sender)
     server_set = sorted(SERVER_FIELDS & set(payload))
     if server_set and not trusted:
@@ -174,7 +192,7 @@ def _briefed(envelope: Envelope, sender: str, policy: Policy) -> TaskExtension:
             f"{envelope.field}.payload.{server_set[0]}",
             "set by the server only: a task envelope cannot set " + ", ".join(server_set),
         )
-    extension = _convert(payload, envelope)
+    extension = _convert(payload, envelope, BRIEF_FIELDS)
     if extension.model is not None and extension.model not in policy.models:
         raise invalid_params(
             f"{envelope.field}.payload.model", f"model {extension.model!r} is not selectable"
@@ -184,11 +202,13 @@ def _briefed(envelope: Envelope, sender: str, policy: Policy) -> TaskExtension:
         participants.append(Participant(id=policy.agent_id, kind="agent", role=Role.ASSIGNEE))
     if not any(p.id == sender for p in participants):
         participants.insert(0, Participant(id=sender, kind="human", role=Role.REPORTER))
-    return msgspec.structs.replace(
+    briefed = msgspec.structs.replace(
         extension,
         participants=tuple(participants),
         lifecycle=extension.lifecycle or "conversation",
     )
+    _check(briefed, ("participants",), envelope)  # (with its sender and assignee)
+    return briefed
 
 
 # --- changes to a task ---------------------------------------------------------------------
@@ -198,7 +218,8 @@ def updated(extension: TaskExtension, envelope: Envelope, sender: str, role: Rol
     payload = without_channels(envelope.payload)
     fields = set(payload)
     for name in sorted(fields - OPEN_FIELDS - ADMIN_FIELDS):
-        reason = "is set by the server only" if name in SERVER_FIELDS else "cannot change"
+        server = name in SERVER_FIELDS or name in HARNESS_FIELDS
+        reason = "is set by the server only" if server else "cannot change"
         raise invalid_params(f"{envelope.field}.payload.{name}", f"a task envelope {reason}")
     admin_only = fields & ADMIN_FIELDS or CHANNELS_FIELD in envelope.payload
     if admin_only and role is not Role.ADMIN:
@@ -207,7 +228,7 @@ def updated(extension: TaskExtension, envelope: Envelope, sender: str, role: Rol
             "only an admin of the task changes its participants, their roles and its channels",
         )
     merged = {**msgspec.to_builtins(extension), **payload}
-    return _convert(merged, envelope)
+    return _convert(merged, envelope, fields)
 
 
 def without_channels(payload: dict[str, Any]) -> dict[str, Any]:
@@ -218,20 +239,24 @@ def without_channels(payload: dict[str, Any]) -> dict[str, Any]:
     return {name: value for name, value in payload.items() if name != CHANNELS_FIELD}
 
 
-def _convert(data: dict[str, Any], envelope: Envelope) -> TaskExtension:
+def _convert(data: dict[str, Any], envelope: Envelope, fields: Collection[str]) -> TaskExtension:
+    """The task extension ``data`` describes, its ``fields`` checked as the tools check
+    them (accord.harness.core.fields)."""
     try:
         extension = msgspec.convert(data, TaskExtension)
     except msgspec.ValidationError as exc:
         where, _, path = str(exc).partition(" - at `$")
         field = f"{envelope.field}.payload{path.rstrip('`')}"
         raise invalid_params(field, f"invalid task extension: {where}") from None
-    ids = [p.id for p in extension.participants]
-    field = f"{envelope.field}.payload.participants"
-    if len(ids) > MAX_PARTICIPANTS:
-        raise invalid_params(field, f"a task has at most {MAX_PARTICIPANTS} participants")
-    if len(set(ids)) != len(ids):
-        raise invalid_params(field, "a participant is listed once")
+    _check(extension, fields, envelope)
     return extension
+
+
+def _check(extension: TaskExtension, fields: Collection[str], envelope: Envelope) -> None:
+    try:
+        check_extension(extension, fields)
+    except FieldError as exc:
+        raise invalid_params(f"{envelope.field}.payload.{exc.field}", exc.reason) from None
 
 
 def _signed(message: Message, sender: str) -> Message:

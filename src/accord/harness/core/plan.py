@@ -10,9 +10,8 @@ from typing import Any
 
 import msgspec
 
+from accord.harness.core.bounds import MAX_NAME, MAX_STEPS, MAX_TEXT
 from accord.harness.wire import Plan, Step, TaskRef
-
-MAX_STEPS = 50
 
 
 class PlanError(ValueError):
@@ -25,11 +24,10 @@ def slug(name: str) -> str:
 
 def make(steps: Sequence[dict[str, Any]]) -> Plan:
     """A plan from ``create_plan``'s steps (``name``, ``description``, ``depends_on`` by
-    name); refused when empty, too long, duplicated, cyclic or depending on a missing step."""
-    if not steps:
+    name), every step pending; refused when a step has no name, two share one, or one
+    depends on a step the plan lacks, and as :func:`check` refuses."""
+    if not isinstance(steps, list) or not steps:
         raise PlanError("a plan has at least one step")
-    if len(steps) > MAX_STEPS:
-        raise PlanError(f"a plan has at most {MAX_STEPS} steps")
     by_name: dict[str, str] = {}
     made: list[Step] = []
     for index, raw in enumerate(steps):
@@ -43,14 +41,10 @@ def make(steps: Sequence[dict[str, Any]]) -> Plan:
         depends = raw.get("depends_on", [])
         if not isinstance(depends, list) or not all(isinstance(d, str) for d in depends):
             raise PlanError(f"step {name!r}: depends_on is a list of step names")
-        made.append(
-            Step(
-                id=step_id,
-                name=name,
-                description=str(raw.get("description", "")),
-                depends_on=tuple(depends),
-            )
-        )
+        description = raw.get("description") or ""
+        if not isinstance(description, str):
+            raise PlanError(f"step {name!r}: description is text")
+        made.append(Step(id=step_id, name=name, description=description, depends_on=tuple(depends)))
     resolved = []
     for step in made:
         missing = [d for d in step.depends_on if d not in by_name]
@@ -60,8 +54,45 @@ def make(steps: Sequence[dict[str, Any]]) -> Plan:
             msgspec.structs.replace(step, depends_on=tuple(by_name[d] for d in step.depends_on))
         )
     plan = Plan(steps=tuple(resolved))
-    _acyclic(plan)
+    check(plan)
     return plan
+
+
+def check(plan: Plan) -> None:
+    """A new plan, as ``create_plan`` makes one and a task envelope may bring one: 1 to
+    :data:`MAX_STEPS` steps, each with a unique id and name (at most ``MAX_NAME``
+    characters) and a description of at most ``MAX_TEXT``, depending only on steps of the
+    plan, without a cycle; every step pending, with no output and no linked task yet
+    (``complete_step`` and the sub-tasks made for a step set those)."""
+    steps = plan.steps
+    if not steps:
+        raise PlanError("a plan has at least one step")
+    if len(steps) > MAX_STEPS:
+        raise PlanError(f"a plan has at most {MAX_STEPS} steps")
+    ids: set[str] = set()
+    names: set[str] = set()
+    for index, step in enumerate(steps):
+        where = f"step {index}"
+        for value, what in ((step.id, "id"), (step.name, "name")):
+            if not value.strip() or len(value) > MAX_NAME:
+                raise PlanError(f"{where}: its {what} is 1 to {MAX_NAME} characters")
+        if step.id in ids or step.name in names:
+            raise PlanError(f"{where}: two steps are named {step.name!r} (or share an id)")
+        ids.add(step.id)
+        names.add(step.name)
+        if len(step.description) > MAX_TEXT:
+            raise PlanError(f"{where}: its description is at most {MAX_TEXT} characters")
+        if step.state != "pending" or step.output is not None or step.linked_tasks:
+            raise PlanError(
+                f"{where}: a new plan's steps are pending, with no output and no linked task"
+            )
+    for step in steps:
+        if len(step.depends_on) > len(steps):
+            raise PlanError(f"step {step.id!r} depends on more steps than the plan has")
+        missing = [d for d in step.depends_on if d not in ids]
+        if missing:
+            raise PlanError(f"step {step.id!r} depends on no step {missing[0]!r}")
+    _acyclic(plan)
 
 
 def complete(plan: Plan | None, name: str, output: str) -> Plan:

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 
 from accord.agents.api import AgentError
 from accord.core import lifecycle
+from accord.core.records import TaskRecord
 from accord.harness.channels import decisions as channel_decisions
 from accord.harness.channels.desk import ChannelError, Channels
 from accord.harness.channels.state import state_of
@@ -87,6 +88,7 @@ class Follower:
         self._tenant: dict[str, str] = {}
         self._remote: dict[str, RemoteFollow] = {}  # stand-in -> its follow
         self._parent_seen: dict[str, tuple[object, ...]] = {}  # what a parent was, lately
+        self._disowned: set[str] = set()  # tasks naming a parent that does not list them
         self._dirty: set[str] = set()
         self._wanted = asyncio.Event()
         self._loop: asyncio.Task[None] | None = None
@@ -138,7 +140,7 @@ class Follower:
         after = ""
         while batch := await self.engine.store.tasks_in_states(OPEN_STATES, SCAN_BATCH, after):
             for record in batch:
-                parent = core.parent_of(record.task)
+                parent = await self._adopted(record)
                 if parent is not None:
                     self._index(record.task, parent, record.tenant)
                     self._dirty.add(record.id)
@@ -146,6 +148,23 @@ class Follower:
             after = batch[-1].id
         self._wanted.set()
         return found
+
+    async def _adopted(self, record: TaskRecord) -> str | None:
+        """The parent of a task found in the store, when it has one: a task of the same
+        tenant that lists it among its sub-tasks. A task that names a parent which does
+        not list it (one briefed so before the harness refused that) is nobody's child:
+        it is not followed, told of, nor canceled with anything — whether the task it
+        names exists or not."""
+        parent_id = core.parent_of(record.task)
+        if parent_id is None:
+            return None
+        parent = await self.engine.store.get_task(parent_id, record.tenant)
+        if parent is None or not core.lists(parent.task, record.id):
+            if record.id not in self._disowned:  # (said once: a scan comes back to it)
+                self._disowned.add(record.id)
+                log.info("task %s names a parent that does not list it: not followed", record.id)
+            return None
+        return parent_id
 
     def _index(self, child: Task, parent_id: str, tenant: str) -> None:
         self._parent_of[child.id] = parent_id
@@ -348,8 +367,10 @@ class Follower:
         follow = self._remote.get(stand_in)
         if follow is None:
             record = await self.engine.store.get_task(stand_in, None)
-            parent = core.parent_of(record.task) if record is not None else None
-            if record is None or parent is None or _ended(record.task):
+            if record is None or _ended(record.task):
+                return
+            parent = await self._adopted(record)
+            if parent is None:
                 return
             self._index(record.task, parent, record.tenant)
             follow = self._remote.get(stand_in)

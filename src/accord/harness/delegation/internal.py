@@ -9,8 +9,9 @@ authentication grants (accord.auth knows a closed set).
 from __future__ import annotations
 
 from accord.core.caller import CLIENT_ACTOR, Caller
+from accord.harness.core.identity import HARNESS_ACTOR, is_harness
 
-HARNESS_ACTOR = "accord.harness.Self"
+__all__ = ["HARNESS_ACTOR", "as_harness", "is_harness"]
 
 
 def as_harness(identity: str, tenant: str) -> Caller:
@@ -22,7 +23,3 @@ def as_harness(identity: str, tenant: str) -> Caller:
         actors=frozenset({CLIENT_ACTOR, HARNESS_ACTOR}),
         authenticated=True,
     )
-
-
-def is_harness(caller: Caller) -> bool:
-    return caller.may(HARNESS_ACTOR)

@@ -43,6 +43,8 @@ from accord.harness.core.delegation import (
     reserve,
     with_info,
 )
+from accord.harness.core.fields import FieldError
+from accord.harness.core.fields import check_brief as check_brief_fields
 from accord.harness.core.state import extension_of, metadata_with
 from accord.harness.core.subtasks import child_extension
 from accord.harness.hooks.base import HookAbort
@@ -60,9 +62,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("accord.harness.delegation")
 
 SELF = "self"  # spawn_subtask's name for this harness (tiny-harness's)
-MAX_NAME = 200
-MAX_TEXT = 20_000
-MAX_CRITERIA = 32
 MAX_TAKEN = 8  # ids found taken by other children, in a row, before giving up
 
 
@@ -339,17 +338,12 @@ def _made_by(existing: Task, parent_id: str, record: ChildRecord) -> bool:
 
 
 def check_brief(brief: Brief) -> None:
-    """DelegationError naming what is wrong with a brief."""
-    if not brief.name.strip() or len(brief.name) > MAX_NAME:
-        raise DelegationError(f"name must be 1 to {MAX_NAME} characters")
-    if not brief.goal.strip() or len(brief.goal) > MAX_TEXT:
-        raise DelegationError(f"goal must be 1 to {MAX_TEXT} characters")
-    if len(brief.description) > MAX_TEXT:
-        raise DelegationError(f"description is at most {MAX_TEXT} characters")
-    if len(brief.acceptance_criteria) > MAX_CRITERIA:
-        raise DelegationError(f"at most {MAX_CRITERIA} acceptance criteria")
-    if any(not c.strip() or len(c) > MAX_TEXT for c in brief.acceptance_criteria):
-        raise DelegationError(f"an acceptance criterion is 1 to {MAX_TEXT} characters")
+    """DelegationError naming what is wrong with a brief (the rules a task envelope's
+    brief follows too: accord.harness.core.fields)."""
+    try:
+        check_brief_fields(brief.name, brief.goal, brief.description, brief.acceptance_criteria)
+    except FieldError as exc:
+        raise DelegationError(str(exc)) from None
 
 
 async def _parent(task: TaskHandle) -> tuple[Task, TaskExtension]:

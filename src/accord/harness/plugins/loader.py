@@ -8,9 +8,16 @@ naming either a function that gets the harness (and registers hooks and commands
 ``hooks`` and ``commands``) or a plugin directory the package ships.
 
 A refused manifest stops the loading (ConfigError naming the file and the field: ``accord
-serve`` exits non-zero); a component that cannot load (a hook whose import fails, whose URL
-the SSRF guard refuses, an MCP hook, a command whose hook is missing) is skipped and logged
-with the reason. A plugin command with a built-in's name replaces the built-in.
+serve`` exits non-zero). So does a component that cannot load (a hook whose import fails,
+whose URL the SSRF guard refuses, an MCP hook, a command whose hook is missing …): a policy
+skipped would leave a silent hole, so the ConfigError names the plugin, the component and
+why. Only with ``[harness] plugins_strict = false`` (:attr:`Loading.strict` False) is such a
+component skipped and logged with the reason, and the harness serves without it. A plugin
+command with a built-in's name replaces the built-in.
+
+Parts of the plugin format accord does not load yet (skills, MCP servers, prompts, the
+system prompt) are neither: the plugin loads without them, and the log warns that they are
+not loaded.
 """
 
 from __future__ import annotations
@@ -47,7 +54,7 @@ from accord.push.ssrf import Guard, RefusedTarget
 log = logging.getLogger("accord.harness.plugins")
 
 ENTRY_POINT_GROUP = "accord.plugins"
-# Parts of the Agent Plugins format this harness does not load (yet): noted, not refused.
+# Parts of the Agent Plugins format this harness does not load (yet): warned of, not refused.
 _NOT_LOADED = {
     "skills": "skills",
     "mcp.json": "MCP servers",
@@ -73,15 +80,18 @@ class LoadReport:
     loaded: list[str] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    unsupported: list[str] = field(default_factory=list)  # parts accord does not load yet
 
 
 @dataclass(frozen=True, slots=True)
 class Loading:
-    """What loading needs besides the plugin: the guard for remote hooks' URLs and their
-    default timeout."""
+    """What loading needs besides the plugin: the guard for remote hooks' URLs, their
+    default timeout, and whether a component that cannot load stops the loading
+    (``strict``, the default) or is skipped with a warning."""
 
     guard: Guard
     timeout_s: float = DEFAULT_TIMEOUT_S
+    strict: bool = True
 
 
 class ComponentError(ValueError):
@@ -89,16 +99,32 @@ class ComponentError(ValueError):
 
 
 def load_plugins(host: PluginHost, entries: Sequence[str], loading: Loading) -> list[LoadReport]:
-    """Every plugin of ``entries``, in order; ConfigError on a refused one."""
+    """Every plugin of ``entries``, in order; ConfigError on a refused one, and (strict) on
+    one with a component that cannot load."""
     reports = []
     for entry in entries:
         if is_path(entry):
             report = load_directory(host, Path(entry).expanduser(), loading)
         else:
             report = load_entry_point(host, entry, loading)
+        if loading.strict and report.skipped:
+            raise ConfigError(unloadable(report))
         _log(report)
         reports.append(report)
     return reports
+
+
+def unloadable(report: LoadReport) -> str:
+    """The one line that refuses ``report``'s plugin: each component that cannot load, and
+    why."""
+    faults = "; ".join(
+        f"{skipped.kind} {skipped.id!r} cannot load: {skipped.reason}" for skipped in report.skipped
+    )
+    line = (
+        f"plugin {report.plugin!r}: {faults} (the harness does not serve without a "
+        "component of a plugin; harness.plugins_strict = false skips it instead)"
+    )
+    return " ".join(line.split())  # (one line, whatever an import error said)
 
 
 def load_directory(host: PluginHost, root: Path, loading: Loading) -> LoadReport:
@@ -119,8 +145,9 @@ def load_directory(host: PluginHost, root: Path, loading: Loading) -> LoadReport
         report.skipped += skipped
     for part, what in _NOT_LOADED.items():
         if (root / part).exists():
-            report.notes.append(
-                f"{what} ({part}) not loaded: accord's harness loads hooks and commands"
+            report.unsupported.append(
+                f"{what} ({part}) not loaded: accord's harness does not load {what} yet "
+                "(only hooks and commands); it serves without them"
             )
     register(host, report, hooks, commands, claimed, loading)
     return report
@@ -263,6 +290,8 @@ def _read_json(path: Path) -> Any:
 def _log(report: LoadReport) -> None:
     for note in report.notes:
         log.info("plugin %s: %s", report.plugin, note)
+    for part in report.unsupported:
+        log.warning("plugin %s: %s", report.plugin, part)
     for skipped in report.skipped:
         log.warning(
             "plugin %s: %s %s skipped: %s", report.plugin, skipped.kind, skipped.id, skipped.reason
