@@ -13,12 +13,11 @@ harness itself (:data:`HARNESS_ACTOR`, an actor no authentication grants), never
 
 from __future__ import annotations
 
-from accord.core._build import task_not_found
 from accord.core.caller import Caller
 from accord.harness.core.bounds import MAX_ID
 from accord.harness.core.fields import valid_id
 from accord.harness.wire import PARTICIPANT_METADATA
-from accord.wire.errors import A2AError, ErrorKind, invalid_params
+from accord.wire.errors import A2AError, ErrorKind, invalid_params, task_not_found
 from accord.wire.model import Message
 
 # The actor of the requests the harness makes to its own engine (accord.harness.delegation
