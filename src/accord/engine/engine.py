@@ -122,13 +122,13 @@ class EngineConfig:
     # once, at start, fails every task left running). Saves the lock round trips; safe only
     # for a single node, since another node would then fail this one's tasks and vice versa.
     task_holds: bool = True
+    # Safe retries (accord.engine.retries): how long a request's key is remembered.
+    idempotency_window_ms: int = 86_400_000
+    retry_by_message_id: bool = True  # False: only an Idempotency-Key makes a retry
     # How long a run whose appends the store fails (a full disk, a lost connection) waits
     # for the store to take them again before it is stopped; its task is then resumed or
     # failed as soon as the store answers (accord.engine.outage). 0: stop at once.
     store_outage_s: float = 60.0
-    # Safe retries (accord.engine.retries): how long a request's key is remembered.
-    idempotency_window_ms: int = 86_400_000
-    retry_by_message_id: bool = True  # False: only an Idempotency-Key makes a retry
 
 
 def _as_executor(agent: Executor | ExecutorFunction) -> tuple[ExecutorFunction, Any]:
