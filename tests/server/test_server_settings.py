@@ -181,4 +181,4 @@ def test_store_outage_s_is_a_setting_of_0_or_more(
     monkeypatch.setenv("ACCORD_STORE_OUTAGE_S", "-1")
     with pytest.raises(ValueError) as refused:
         load()
-    assert str(refused.value) == "ACCORD_STORE_OUTAGE_S: expected 0 (off) or more, got -1"
+    assert str(refused.value) == "ACCORD_STORE_OUTAGE_S: expected 0 (off) or more, got -1.0"
