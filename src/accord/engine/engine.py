@@ -127,7 +127,8 @@ class EngineConfig:
     retry_by_message_id: bool = True  # False: only an Idempotency-Key makes a retry
     # How long a run whose appends the store fails (a full disk, a lost connection) waits
     # for the store to take them again before it is stopped; its task is then resumed or
-    # failed as soon as the store answers (accord.engine.outage). 0: stop at once.
+    # failed as soon as the store answers (accord.engine.outage). 0: at the first retry
+    # that fails.
     store_outage_s: float = 60.0
 
 

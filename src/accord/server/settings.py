@@ -89,7 +89,7 @@ class Settings:
     task_holds: bool = True
     # A run whose writes the store fails (disk full, database away) waits this long for the
     # store to take them; then it is stopped, and its task resumed or failed once the store
-    # answers (docs/storage.md, "When the store fails"). 0: stop at once.
+    # answers (docs/storage.md, "When the store fails"). 0: at the first failed retry.
     store_outage_s: float = 60.0
     heartbeat_s: float = 15.0
     # Push delivery (docs/push.md). The SSRF guard refuses loopback, private, link-local …
