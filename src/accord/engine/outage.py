@@ -181,9 +181,7 @@ class Outage:
             if live.stall is not stall:  # ended meanwhile (the engine stopped)
                 return True
             stall.writes.remove(write)
-            self._commits.settle(
-                write.record.id, write.record, write.events, write.done, live, None
-            )
+            self._commits.settle_held(write, live, None)
         if live.sending:
             return answered
         live.stall = None
@@ -204,9 +202,7 @@ class Outage:
         live.stall = None
         self._stalled.pop(live.task_id, None)
         for write in stall.writes:
-            self._commits.settle(
-                write.record.id, write.record, write.events, write.done, live, error
-            )
+            self._commits.settle_held(write, live, error)
         stall.cleared.set()
 
     def _expire(self) -> None:
