@@ -153,3 +153,52 @@ async def test_an_append_committed_whose_answer_was_lost_counts_once(
         assert [e.kind for e in events].count("journal") == 1
         assert [e.seq for e in events] == list(range(1, record.seq + 1))
         assert fold(events) == record.task
+
+
+async def test_a_task_cancelled_on_another_node_while_its_writes_wait_stays_cancelled(
+    pg_url: str, proxy: CuttableProxy, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Node A's agent finishes while A cannot reach the database; node B cancels the task
+    meanwhile. When A is back, its held writes are refused (the task moved on): they fail
+    as a conflicting append does, and the task stays CANCELED with B's status only."""
+    caplog.set_level(logging.INFO, logger="accord.engine")
+    go = asyncio.Event()
+
+    async def finishing(ctx: RequestContext, task: TaskHandle) -> None:
+        await task.start_working()
+        await task.flush()
+        await go.wait()
+        await task.update_artifact(text="late report", artifact_id="r", last_chunk=True)
+        await task.complete("done")
+
+    async def idle(ctx: RequestContext, task: TaskHandle) -> None:
+        await task.complete()
+
+    store_a = PostgresStore(proxy.dsn(pg_url, PG_ADDRESS))
+    store_b = PostgresStore(pg_url)
+    async with (
+        Engine(store_a, finishing, bus=store_a.bus()) as node_a,
+        Engine(store_b, idle, bus=store_b.bus()) as node_b,
+    ):
+        created = await node_a.send_message(request("report"), ALICE)
+        assert isinstance(created, Task)
+        proxy.cut()
+        go.set()
+        deadline = time.monotonic() + 10
+        while not any(
+            f"append to task {created.id} failed" in r.getMessage() for r in caplog.records
+        ):
+            assert time.monotonic() < deadline, "node A's append did not fail"
+            await asyncio.sleep(0.02)
+        cancelled = await node_b.cancel_task(created.id, ALICE)
+        assert cancelled.status.state is TaskState.CANCELED
+        proxy.restore()
+        while node_a.running(created.id):  # its held writes are refused, its run ends
+            assert time.monotonic() < deadline + 10, "node A still runs the task"
+            await asyncio.sleep(0.02)
+        record = await store_b.get_task(created.id, None)
+        assert record is not None and record.state is TaskState.CANCELED
+        assert record.task.artifacts == []
+        events = await store_b.read_events(created.id, 0, 1000)
+        assert [e.kind for e in events] == ["task", "status", "status"]
+        assert fold(events) == record.task
