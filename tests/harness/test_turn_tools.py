@@ -109,9 +109,10 @@ async def joined_turn(
     """A turn on "order 7 is broken" that "refund it" joins while the model is first asked
     (the model waits for the test): the task's id, and the two requests (a stop cuts them)."""
     first = asyncio.ensure_future(say(engine, "order 7 is broken"))
-    while not calls:
+    # (the model is asked before the task's creation is durable: wait for both)
+    while not calls or not (stored := await engine.store.tasks_in_states(frozenset(TaskState))):
         await asyncio.sleep(0.02)
-    [task_id] = [t.id for t in await engine.store.tasks_in_states(frozenset(TaskState), 10, "")]
+    [task_id] = [t.id for t in stored]
     joined = asyncio.ensure_future(say(engine, "refund it", task_id))
     for _ in range(100):  # stored: it joins the running turn
         if (await engine.get_task(task_id, ALICE)).history[-1].text() == "refund it":

@@ -171,3 +171,14 @@ def test_slow_client_and_connection_limits_are_settings(
     with pytest.raises(ValueError) as refused:
         load()
     assert str(refused.value) == "ACCORD_MAX_CONNECTIONS: expected 0 (off) or more, got -1"
+
+
+def test_store_outage_s_is_a_setting_of_0_or_more(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert load().store_outage_s == 60.0
+    assert load(write(tmp_path, "store-outage-s = 0\n")).store_outage_s == 0
+    monkeypatch.setenv("ACCORD_STORE_OUTAGE_S", "-1")
+    with pytest.raises(ValueError) as refused:
+        load()
+    assert str(refused.value) == "ACCORD_STORE_OUTAGE_S: expected 0 (off) or more, got -1.0"

@@ -194,6 +194,7 @@ def build_app(settings: Settings, agent: Any = None) -> A2AApplication:
             task_holds=settings.task_holds,
             idempotency_window_ms=int(settings.idempotency_window_s * 1000),
             retry_by_message_id=settings.retry_by_message_id,
+            store_outage_s=settings.store_outage_s,
         ),
         # Several nodes on one PostgreSQL database wake each other's followers.
         bus=store.bus() if isinstance(store, SharedStore) else None,

@@ -91,6 +91,10 @@ class Settings:
     # PostgreSQL: hold an advisory lock per running task so other nodes' recovery spares it.
     # false only for a single node (docs/scale-out.md).
     task_holds: bool = True
+    # A run whose writes the store fails (disk full, database away) waits this long for the
+    # store to take them; then it is stopped, and its task resumed or failed once the store
+    # answers (docs/storage.md, "When the store fails"). 0: at the first failed retry.
+    store_outage_s: float = 60.0
     heartbeat_s: float = 15.0
     # Push delivery (docs/push.md). The SSRF guard refuses loopback, private, link-local …
     # targets; host names and CIDRs listed here are admitted anyway.
@@ -200,7 +204,12 @@ CHOICES = {
     "tracing": TRACING,
     "log_format": LOG_FORMATS,
 }
-NOT_NEGATIVE = ("body_timeout_s", "body_min_rate", "max_connections")  # 0 turns them off
+NOT_NEGATIVE = (  # 0 turns them off
+    "body_timeout_s",
+    "body_min_rate",
+    "max_connections",
+    "store_outage_s",
+)
 
 
 def _checked(name: str, value: Any, where: str, source: str) -> Any:

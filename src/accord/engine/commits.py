@@ -2,7 +2,9 @@
 its followers woken and its commit listeners told.
 
 A task with a running executor has its appends of one loop turn merged into one store append
-(one snapshot write); its live record learns what is durable, and of a failed append.
+(one snapshot write); its live record learns what is durable, and of a failed append. An
+append of such a task that the store fails (rather than refuses) is not given up: it is kept,
+with every later one, until the store takes them (accord.engine.outage).
 """
 
 from __future__ import annotations
@@ -18,9 +20,11 @@ from accord.core.records import PushConfigRecord, RequestKey, TaskRecord
 from accord.engine.live import LiveTask, PendingWrite
 from accord.store.base import DuplicateRequest, LimitExceeded, SeqConflict
 from accord.telemetry import tracing
+from accord.wire.codec import encode
 
 if TYPE_CHECKING:
     from accord.engine.engine import Engine
+    from accord.engine.outage import Outage
 
 log = logging.getLogger("accord.engine")
 
@@ -33,6 +37,9 @@ class Commits:
         self.engine = engine
         self.live = live
         self.listeners: list[Callable[[str], None]] = []
+        # What keeps a live task's appends the store failed, to write them again once it
+        # answers (set by the engine; None: such appends fail their callers at once).
+        self.outage: Outage | None = None
 
     def submit(
         self,
@@ -86,6 +93,9 @@ class Commits:
         if batch is None:
             return
         live.batch = None
+        if live.stall is not None:  # behind appends the store failed, written again first
+            live.stall.add(batch)
+            return
         self._start_write(
             live.task_id,
             batch.expected_seq,
@@ -127,6 +137,8 @@ class Commits:
                 if isinstance(appended, asyncio.Future)
                 else asyncio.ensure_future(appended)
             )
+        if live is not None:
+            live.sending += 1
 
         def finished(write: asyncio.Future[None]) -> None:
             error = None if write.cancelled() else write.exception()
@@ -136,17 +148,68 @@ class Commits:
                 if error is not None:
                     span.set_attribute("error.type", type(error).__qualname__)
                 span.end()
-            if error is None and live is not None:
-                live.acknowledged(record, events)
-            self._committed(task_id, error)
-            if not done.done():
-                if error is None:
-                    done.set_result(None)
-                else:
-                    done.set_exception(error)
-                    done.exception()  # retrieved here; callers that care await it
+            if live is not None:
+                live.sending -= 1
+                if error is not None and self.outage is not None:
+                    failed = PendingWrite(
+                        expected_seq, record, events, configs, done, list(requests)
+                    )
+                    if self.outage.takes(live, failed, error):
+                        return  # written again once the store answers
+            self.settle(task_id, record, events, done, live, error)
 
         write.add_done_callback(finished)
+
+    def settle(
+        self,
+        task_id: str,
+        record: TaskRecord,
+        events: list[Event],
+        done: asyncio.Future[None],
+        live: LiveTask | None,
+        error: BaseException | None,
+    ) -> None:
+        """An append is durable (``error`` None) or failed for good: its live task learns
+        of it, the task's followers are woken, whoever waits on ``done`` is told."""
+        if error is None and live is not None:
+            live.acknowledged(record, events)
+        self._committed(task_id, error)
+        if not done.done():
+            if error is None:
+                done.set_result(None)
+            else:
+                done.set_exception(error)
+                done.exception()  # retrieved here; callers that care await it
+
+    def settle_held(self, write: PendingWrite, live: LiveTask, error: BaseException | None) -> None:
+        """:meth:`settle` for an append the outage held (written again, or failed)."""
+        self.settle(write.record.id, write.record, write.events, write.done, live, error)
+
+    async def rewrite(self, write: PendingWrite) -> None:
+        """Append ``write`` again after the store failed it (accord.engine.outage). An
+        earlier attempt may have been committed after all (a connection lost during the
+        commit): the store then refuses this one, and holding exactly its events counts as
+        success. Raises what the store refuses otherwise, or fails with."""
+        record = write.record
+        try:
+            await self._append(record, write.events, write.expected_seq, write.requests)
+        except (SeqConflict, DuplicateRequest):
+            if not await self._written(write):
+                raise
+        for config in write.configs:
+            await self.engine.store.put_push_config(config, deliver_after=write.expected_seq)
+            self.engine.push_config_stored(record.id)
+
+    async def _written(self, write: PendingWrite) -> bool:
+        """Whether the store holds ``write``'s events, as they are, at their places."""
+        stored = await self.engine.store.read_events(
+            write.record.id, write.expected_seq, len(write.events)
+        )
+        return len(stored) == len(write.events) and all(
+            (a.seq, a.kind, a.at_ms) == (b.seq, b.kind, b.at_ms)
+            and encode(a.body) == encode(b.body)
+            for a, b in zip(stored, write.events, strict=True)
+        )
 
     async def _write(
         self,
@@ -195,7 +258,7 @@ class Commits:
                 if lost or not isinstance(error, refused):
                     live.broken = live.broken or error
                 if lost:
-                    self._stop_runs(live)
+                    self.stop_runs(live)
             if isinstance(error, LimitExceeded | DuplicateRequest):
                 log.info("task %s not stored: %s", task_id, error)
             elif not isinstance(error, SeqConflict | asyncio.CancelledError):
@@ -207,7 +270,7 @@ class Commits:
             listener(task_id)
 
     @staticmethod
-    def _stop_runs(live: LiveTask) -> None:
+    def stop_runs(live: LiveTask) -> None:
         """Cancel the agent of each run still in it (a run already finishing is left to
         finish: its cleanup must run)."""
         for run in live.runs:

@@ -52,6 +52,7 @@ from accord.core.outcome import Outcome, refused
 from accord.core.records import RequestKey, TaskRecord
 from accord.engine.commits import Commits
 from accord.engine.live import LiveHandle, LiveTask, Run, as_message, durable_record
+from accord.engine.outage import Outage
 from accord.engine.push_configs import PushConfigs
 from accord.engine.retries import Recorded, Retries
 from accord.engine.streams import StreamItem, Streams
@@ -89,6 +90,7 @@ RECOVERED_MESSAGE = (
     "send the request again."
 )
 MAX_CONFLICT_RETRIES = 8
+RUNNING_STATES = frozenset({TaskState.SUBMITTED, TaskState.WORKING})  # what recovery takes
 PAGE_TOKEN_SECRET = "page-token"  # the store's shared secret that signs ListTasks page tokens
 
 
@@ -125,6 +127,11 @@ class EngineConfig:
     # Safe retries (accord.engine.retries): how long a request's key is remembered.
     idempotency_window_ms: int = 86_400_000
     retry_by_message_id: bool = True  # False: only an Idempotency-Key makes a retry
+    # How long a run whose appends the store fails (a full disk, a lost connection) waits
+    # for the store to take them again before it is stopped; its task is then resumed or
+    # failed as soon as the store answers (accord.engine.outage). 0: at the first retry
+    # that fails.
+    store_outage_s: float = 60.0
 
 
 def _as_executor(agent: Executor | ExecutorFunction) -> tuple[ExecutorFunction, Any]:
@@ -189,6 +196,10 @@ class Engine:
         self._start_hooks: list[Callable[[], Awaitable[None]]] = []
         self._started = False
         self._commits = Commits(self, self._live)
+        # Runs whose appends the store failed: held, and written again once it answers.
+        self._outage = self._commits.outage = Outage(
+            self._commits, self._recover_task, self._spawn, self.config.store_outage_s
+        )
         self._streams = Streams(store, self.bus, self._live)
         self._push_configs = PushConfigs(self)
         self._token_key: bytes | None = None  # signs ListTasks page tokens
@@ -202,6 +213,7 @@ class Engine:
     async def start(self) -> None:
         await self.store.open()
         self._started = True
+        self._outage.active = True
         if self._lifespan is not None:  # before recovery, which may resume its runs
             await self._lifespan.startup()
         if not self.config.resumable:
@@ -241,6 +253,7 @@ class Engine:
                     run.task.cancel()
         for task in list(self._background):
             task.cancel()
+        self._outage.abandon("the server stopped before the store took this write")
         pending = [r.task for lv in self._live.values() for r in lv.runs if r.task is not None]
         await asyncio.gather(*pending, *self._background, return_exceptions=True)
         if self._push is not None:
@@ -264,29 +277,46 @@ class Engine:
         """Fail tasks a dead process left SUBMITTED or WORKING. Returns how many."""
         recovered = 0
         after = ""
-        states = frozenset({TaskState.SUBMITTED, TaskState.WORKING})
         while True:
-            batch = await self.store.tasks_in_states(states, 500, after)
+            batch = await self.store.tasks_in_states(RUNNING_STATES, 500, after)
             if not batch:
                 self.stats.sweeps += 1
                 self.stats.recovered_tasks += recovered
                 return recovered
             for record in batch:
-                if record.id in self._live:
-                    continue
-                if self._holds is not None and await self._holds.task_held_elsewhere(record.id):
-                    continue  # a live node runs it
-                if self._resume is not None:
-                    recovered += await self._resume_run(record)
-                    continue
-                status = as_message(RECOVERED_MESSAGE, record.id, record.task.context_id)
-
-                def fail(rec: TaskRecord | None, now: int, s: Message | None = status) -> Outcome:
-                    return agent_commands.move(rec, "fail", now, s)
-
-                outcome = await self._decide(record.id, None, fail)
-                recovered += outcome.ok
+                if record.id not in self._live:
+                    recovered += await self._recover_record(record, RECOVERED_MESSAGE)
             after = batch[-1].id
+
+    async def _recover_record(
+        self, record: TaskRecord, why: str, *, restarted: bool = True
+    ) -> bool:
+        """Resume (the agent's ``resume``) or fail, with ``why``, a SUBMITTED or WORKING task
+        no run of this process holds; False when a live node runs it or another got to it
+        first."""
+        if self._holds is not None and await self._holds.task_held_elsewhere(record.id):
+            return False  # a live node runs it
+        if self._resume is not None:
+            return await self._resume_run(record, restarted=restarted)
+        status = as_message(why, record.id, record.task.context_id)
+
+        def fail(rec: TaskRecord | None, now: int) -> Outcome:
+            return agent_commands.move(rec, "fail", now, status)
+
+        outcome = await self._decide(record.id, None, fail)
+        return outcome.ok
+
+    async def _recover_task(self, task_id: str, why: str) -> bool:
+        """Recovery of one task whose runs were stopped here (accord.engine.outage): False
+        while a run of it still finishes here; raises what the store raises."""
+        if task_id in self._live:
+            return False
+        record = await self.store.get_task(task_id, None)
+        if record is None or record.state not in RUNNING_STATES:
+            return True  # (finished meanwhile, or never stored)
+        if await self._recover_record(record, why, restarted=False):
+            log.info("task %s: recovered now that the store answers", task_id)
+        return True
 
     def running(self, task_id: str) -> bool:
         """Whether a run (an agent's turn, a handler) works on the task in this process."""
@@ -487,6 +517,9 @@ class Engine:
         self, live: LiveTask, decide: Callable[[TaskRecord | None, int], Outcome]
     ) -> Outcome:
         """An agent command from a running executor: decided now, appended in order."""
+        stall = live.stall
+        if stall is not None:  # the store failed an earlier append: it is taken first
+            await stall.cleared.wait()
         if live.broken is not None:
             raise AgentError(f"task {live.task_id} can no longer be written: {live.broken}")
         now = self.clock()
@@ -619,7 +652,7 @@ class Engine:
         """The agent is done. The run finishes once what it emitted is durable; its asyncio
         task does not wait for that (a wake-up per run saved): the commit's completion
         finishes it, whatever that commit's outcome."""
-        run.ending = True  # from here on the run is not cancelled (see Commits._stop_runs)
+        run.ending = True  # from here on the run is not cancelled (see Commits.stop_runs)
         if live.pending is not None and run.reply is None:
             # The agent ended without answering: the client still gets its task.
             created = live.pending

@@ -59,9 +59,13 @@ class LiveTask:
     pending_configs: list[PushConfigRecord] = field(default_factory=list)  # stored with it
     runs: set[Run] = field(default_factory=set)
     last_commit: asyncio.Future[None] | None = None
+    sending: int = 0  # appends handed to the store and not answered yet
     durable: TaskRecord | None = None  # the latest record the store has acknowledged
     batch: PendingWrite | None = None  # appends decided this loop turn, written as one
     broken: BaseException | None = None
+    # Appends the store failed to take (unreachable, disk full), held in order until it takes
+    # them again (accord.engine.outage); None while the store answers.
+    stall: Stall | None = None
     # The newest acknowledged events, consecutive and ending at ``durable``, so that this
     # process's streams of the task follow it without reading back what it just wrote.
     recent: list[Event] = field(default_factory=list)
@@ -114,6 +118,27 @@ class PendingWrite:
     configs: list[PushConfigRecord]
     done: asyncio.Future[None]
     requests: list[RequestKey] = field(default_factory=list)  # safe retries' keys
+
+
+@dataclass(eq=False)
+class Stall:
+    """A live task's appends the store failed, or that followed one that failed: written
+    again, in order, as soon as the store answers (accord.engine.outage). The run's next
+    agent command waits for that (``cleared``), so a paused agent holds at most what it
+    decided before it learned of the failure."""
+
+    since: float  # (monotonic) when the first of them failed
+    error: BaseException  # the latest failure
+    writes: list[PendingWrite] = field(default_factory=list)  # by expected_seq
+    cleared: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def add(self, write: PendingWrite) -> None:
+        """Keep ``write`` in its place (appends that were on their way answer in any order)."""
+        writes = self.writes
+        at = len(writes)
+        while at and writes[at - 1].expected_seq > write.expected_seq:
+            at -= 1
+        writes.insert(at, write)
 
 
 async def durable_record(
