@@ -82,9 +82,12 @@ def load_agent(spec: str) -> LoadedAgent:
     return LoadedAgent(checked_agent(found, spec), _module_card(module))
 
 
-def checked_agent(agent: Any, spec: str) -> Any:
-    """``agent`` as the engine runs it, or :class:`AgentLoadError` saying what it is instead.
-    An object with ``execute`` and no ``cancel`` is served by its ``execute``."""
+def checked_agent(agent: Any, spec: str | None = None) -> Any:
+    """``agent`` as the engine runs it, or :class:`AgentLoadError` saying what it is instead
+    (``spec`` names it in errors; default: its qualified name). An object with ``execute``
+    and no ``cancel`` is served by its ``execute``."""
+    if spec is None:
+        spec = str(getattr(agent, "__qualname__", None) or repr(agent))
     execute = getattr(agent, "execute", None)
     if execute is not None and not inspect.isroutine(agent):
         if not inspect.iscoroutinefunction(execute):

@@ -7,6 +7,13 @@ import logging
 import time
 from typing import Any
 
+from accord.agents.capabilities import (
+    CardExtensions,
+    DeclaresMediaTypes,
+    Endpoint,
+    ServesEndpoint,
+    WorksBesideEngine,
+)
 from accord.agents.description import CardDescription
 from accord.agents.loader import AgentLoadError, LoadedAgent, checked_agent, load_agent
 from accord.app.settings import Principal, Settings
@@ -17,7 +24,7 @@ from accord.engine import Engine, EngineConfig
 from accord.engine.remote import Claims, RemoteAgent
 from accord.errors import require
 from accord.push import PushDispatcher, PushSettings
-from accord.server.app import A2AApplication, InboundEndpoint
+from accord.server.app import A2AApplication
 from accord.server.browsers import BrowserPolicy
 from accord.server.metrics_endpoint import MetricsEndpoint
 from accord.service.bounds import Bounds
@@ -73,13 +80,13 @@ def harness_agent(settings: Settings) -> Any:
 
 
 def declared_card(agent: Any) -> CardDescription:
-    """The media types an agent object declares it takes and gives (``input_modes`` and
-    ``output_modes`` attributes: the harness's own media types, say)."""
-    inputs = getattr(agent, "input_modes", None)
-    outputs = getattr(agent, "output_modes", None)
+    """The media types an agent object declares it takes and gives (DeclaresMediaTypes:
+    the harness's own media types, say)."""
+    if not isinstance(agent, DeclaresMediaTypes):
+        return CardDescription()
     return CardDescription(
-        default_input_modes=list(inputs) if inputs is not None else None,
-        default_output_modes=list(outputs) if outputs is not None else None,
+        default_input_modes=list(agent.input_modes),
+        default_output_modes=list(agent.output_modes),
     )
 
 
@@ -137,12 +144,14 @@ def build_app(settings: Settings, agent: Any = None) -> A2AApplication:
     elif agent is None:
         loaded = load_agent(settings.agent)
     else:
-        loaded = LoadedAgent(checked_agent(agent, getattr(agent, "__qualname__", repr(agent))))
+        loaded = LoadedAgent(checked_agent(agent))
     card_settings = CardSettings(
         # The settings' [card] over the module's own `card`, over what the agent declares of
         # itself; CardSettings has the defaults.
         **settings.card.over(loaded.card.over(declared_card(loaded.agent))).given(),
-        extensions=list(getattr(loaded.agent, "card_extensions", list)()),
+        extensions=(
+            loaded.agent.card_extensions() if isinstance(loaded.agent, CardExtensions) else []
+        ),
         public_url=settings.advertised_url,
         grpc_url=settings.advertised_grpc_url,
         streaming=settings.streaming,
@@ -201,9 +210,8 @@ def build_app(settings: Settings, agent: Any = None) -> A2AApplication:
     )
     if settings.push_notifications:
         engine.attach_push(push_dispatcher(engine, settings))
-    attach = getattr(loaded.agent, "attach_engine", None)
-    if callable(attach):  # (an agent that works beside the engine: the harness's deliveries)
-        attach(engine)
+    if isinstance(loaded.agent, WorksBesideEngine):  # (the harness's deliveries, its gate)
+        loaded.agent.attach_engine(engine)
     contract_service = None
     if identity is not None:
         contract_service = contract_setup.attach(
@@ -279,10 +287,9 @@ def build_app(settings: Settings, agent: Any = None) -> A2AApplication:
     )
 
 
-def _inbound(agent: Any, max_body: int) -> InboundEndpoint | None:
+def _inbound(agent: Any, max_body: int) -> Endpoint | None:
     """The agent's own HTTP endpoint, if it has one (the harness's push doorbell)."""
-    inbound = getattr(agent, "inbound_endpoint", None)
-    return inbound(max_body) if callable(inbound) else None
+    return agent.inbound_endpoint(max_body) if isinstance(agent, ServesEndpoint) else None
 
 
 def metrics_endpoint(settings: Settings, engine: Engine, auth: Any) -> MetricsEndpoint | None:

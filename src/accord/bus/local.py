@@ -8,6 +8,7 @@ Notifying is O(subscribers of that task) and never blocks the writer.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 
 class Subscription:
@@ -86,6 +87,10 @@ class LocalBus:
     async def ping(self) -> None:
         """Raise when the bus cannot wake followers now (readiness probes); an in-process
         bus always can."""
+
+    def add_remote_listener(self, listener: Callable[[str | None], None]) -> None:
+        """Call ``listener(task_id)`` when another node changes a task: an in-process bus
+        has no other node, so never."""
 
     def _remove(self, subscription: Subscription) -> None:
         subs = self._subscribers.get(subscription.task_id)

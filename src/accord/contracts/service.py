@@ -19,6 +19,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from accord.agents.capabilities import ContractActions, Host
 from accord.contracts import documents, enforcement, lifecycle
 from accord.contracts.errors import (
     CONTRACT_CONFLICT,
@@ -43,7 +44,6 @@ from accord.contracts.tables import ContractConflict, ContractStore
 from accord.contracts.wire import Notice, Reference, asked_of, reference_of
 from accord.core.caller import Caller
 from accord.core.lifecycle import TERMINAL
-from accord.engine import Engine
 from accord.wire.errors import A2AError, FieldViolation
 from accord.wire.model import (
     Message,
@@ -68,7 +68,7 @@ class ContractService:
         identity: Identity,
         settings: ContractSettings,
         store: ContractStore,
-        engine: Engine,
+        engine: Host,
         peers: Peers,
         public_url: str,
         agent: Any = None,
@@ -82,7 +82,7 @@ class ContractService:
         self.peers = peers
         self.public_url = public_url.rstrip("/")
         self.clock: Callable[[], int] = engine.clock
-        self._agent_action = getattr(agent, "contract_action", None)
+        self._agent_action = agent.contract_action if isinstance(agent, ContractActions) else None
         self.skills = skills
         self._retention_after: tuple[str, str, str] = ("", "", "")
 

@@ -9,13 +9,13 @@ from typing import Any
 
 import msgspec
 
+from accord.agents.capabilities import Host
 from accord.contracts.gate import ContractGate
 from accord.contracts.peers import Peers
 from accord.contracts.service import ContractService
 from accord.contracts.settings import ContractSettings, Identity
 from accord.contracts.tables import contract_store
 from accord.contracts.wire import CONTRACTS_URI, TRUST_URI
-from accord.engine import Engine
 from accord.signing import cards
 from accord.wire.codec import encode
 from accord.wire.model import AgentCard, AgentCardSignature, AgentExtension
@@ -50,7 +50,7 @@ def signed(card: AgentCard, identity: Identity, now_ms: int) -> AgentCard:
 
 
 def attach(
-    engine: Engine,
+    engine: Host,
     identity: Identity,
     settings: ContractSettings | None,
     *,
@@ -81,7 +81,7 @@ def attach(
             await peers.aclose()
 
     async def start() -> None:
-        engine._spawn(sweeping())  # stopped (cancelled) with the engine, as its own loops
+        engine.spawn(sweeping())  # stopped (cancelled) with the engine, as its own loops
 
     engine.on_start(start)
     return service

@@ -42,6 +42,7 @@ from accord.agents.api import (
     Verdict,
     WrongStateError,
 )
+from accord.agents.capabilities import Lifespan, Resumable
 from accord.bus.local import LocalBus
 from accord.core import agent as agent_commands
 from accord.core import client as client_commands
@@ -180,10 +181,13 @@ class Engine:
         self._intake: Intake | None = agent if isinstance(agent, Intake) else None
         # (what a cancel records of the task: a harness's references to the sub-tasks it ends)
         self._cancel_record = agent if isinstance(agent, CancelRecord) else None
-        # Optional methods of an agent object (docs/executor.md): resume runs the tasks a dead
-        # process left running instead of their failing; startup/shutdown bracket the engine.
-        self._resume: ExecutorFunction | None = getattr(agent, "resume", None)
-        self._lifespan: Any = agent if callable(getattr(agent, "startup", None)) else None
+        # Optional capabilities of an agent object (accord.agents.capabilities): resume runs
+        # the tasks a dead process left running instead of their failing; startup/shutdown
+        # bracket the engine.
+        self._resume: ExecutorFunction | None = (
+            agent.resume if isinstance(agent, Resumable) else None
+        )
+        self._lifespan: Lifespan | None = agent if isinstance(agent, Lifespan) else None
         self._gates: list[Gate] = []
         self._live: dict[str, LiveTask] = {}
         self._background: set[asyncio.Task[Any]] = set()
@@ -198,7 +202,7 @@ class Engine:
         self._commits = Commits(self, self._live)
         # Runs whose appends the store failed: held, and written again once it answers.
         self._outage = self._commits.outage = Outage(
-            self._commits, self._recover_task, self._spawn, self.config.store_outage_s
+            self._commits, self._recover_task, self.spawn, self.config.store_outage_s
         )
         self._streams = Streams(store, self.bus, self._live)
         self._push_configs = PushConfigs(self)
@@ -219,16 +223,14 @@ class Engine:
         if not self.config.resumable:
             await self.recover()
             if self._holds is not None:
-                self._spawn(self._recovery_loop(self.config.recovery_interval_s))
+                self.spawn(self._recovery_loop(self.config.recovery_interval_s))
         if self.config.retention_ms is not None:
-            self._spawn(self._retention_loop(self.config.retention_ms))
+            self.spawn(self._retention_loop(self.config.retention_ms))
         if self.retries.log is not None:
-            self._spawn(self.retries.sweep_loop())
+            self.spawn(self.retries.sweep_loop())
         if self._push is not None:
             await self._push.start()
-        add_remote_listener = getattr(self.bus, "add_remote_listener", None)
-        if add_remote_listener is not None:
-            add_remote_listener(self._remote_change)
+        self.bus.add_remote_listener(self._remote_change)
         for hook in self._start_hooks:
             await hook()
 
@@ -245,7 +247,7 @@ class Engine:
 
     async def stop(self) -> None:
         self._started = False
-        if self._lifespan is not None and callable(getattr(self._lifespan, "shutdown", None)):
+        if self._lifespan is not None:
             await self._lifespan.shutdown()
         for live in list(self._live.values()):
             for run in list(live.runs):
@@ -267,7 +269,8 @@ class Engine:
     async def __aexit__(self, *exc: object) -> None:
         await self.stop()
 
-    def _spawn(self, coro: Any) -> asyncio.Task[Any]:
+    def spawn(self, coro: Any) -> asyncio.Task[Any]:
+        """Run ``coro`` beside the engine; it is cancelled when the engine stops."""
         task: asyncio.Task[Any] = asyncio.ensure_future(coro)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
@@ -409,7 +412,7 @@ class Engine:
             live = self._live.get(task_id)
             targets = [live] if live is not None else []
         for live in targets:
-            self._spawn(self._refresh(live))
+            self.spawn(self._refresh(live))
 
     async def _refresh(self, live: LiveTask) -> None:
         record = await self.store.get_task(live.task_id, None)
@@ -468,6 +471,16 @@ class Engine:
         """Tell the attached push delivery (if any) that a config of the task was stored."""
         if self._push is not None:
             self._push.config_stored(task_id)
+
+    def add_remote_listener(self, listener: Callable[[str | None], None]) -> None:
+        """Call ``listener(task_id)`` when another node appends to a task (None: to any,
+        after a reconnect); never on a single-node store."""
+        self.bus.add_remote_listener(listener)
+
+    @property
+    def recovery_interval_s(self) -> float:
+        """How often the engine looks for the tasks of dead nodes (several nodes)."""
+        return self.config.recovery_interval_s
 
     def add_commit_listener(self, listener: Callable[[str], None]) -> None:
         """Call ``listener(task_id)`` after every durable append (push delivery uses it)."""
@@ -671,7 +684,7 @@ class Engine:
             del self._live[live.task_id]
             # (Once the engine stops, closing the store lets go of every hold.)
             if self._holds is not None and self._started:
-                self._spawn(self._holds.release_task(live.task_id))
+                self.spawn(self._holds.release_task(live.task_id))
         self.bus.notify(live.task_id)
 
     # --- client commands ---------------------------------------------------------------------

@@ -175,7 +175,7 @@ class Claims:
         if self.table.empty():
             return
         if self._reaper is None or self._reaper.done():
-            self._reaper = self.engine._spawn(self._reap_forever())
+            self._reaper = self.engine.spawn(self._reap_forever())
 
     async def _reap_forever(self) -> None:
         interval = max(self.lease_ms / 4000, 0.05)

@@ -177,7 +177,7 @@ class Retries:
         answer, so a retry gets it too."""
         key = self._by_run.get(run)
         if key is not None and self.log is not None:
-            self.engine._spawn(self._record(StoredRequest(key, "", encode(reply))))
+            self.engine.spawn(self._record(StoredRequest(key, "", encode(reply))))
 
     async def _record(self, request: StoredRequest) -> None:
         assert self.log is not None

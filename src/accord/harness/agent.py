@@ -123,7 +123,7 @@ from accord.wire.model import (
 )
 
 if TYPE_CHECKING:
-    from accord.engine import Engine
+    from accord.agents.capabilities import Host
 
 INPUT_MODES = (
     "text/plain",
@@ -242,7 +242,7 @@ class HarnessAgent:
     input_modes = INPUT_MODES
     output_modes = OUTPUT_MODES
 
-    def attach_engine(self, engine: Engine) -> None:
+    def attach_engine(self, engine: Host) -> None:
         """Work beside ``engine``: follow sub-tasks (their parents' turns, relayed questions,
         cascades, children on other agents) and deliver channel messages to the roster's
         agents from its store; both start and stop with the engine. Its gate judges every
@@ -259,9 +259,7 @@ class HarnessAgent:
         )
         self.delegation.attach(engine, self._follower)
         engine.add_commit_listener(self._follower.committed)
-        add_remote_listener = getattr(engine.bus, "add_remote_listener", None)
-        if add_remote_listener is not None:  # (other nodes' changes, on PostgreSQL)
-            add_remote_listener(self._follower.committed)
+        engine.add_remote_listener(self._follower.committed)  # (other nodes' changes)
         # Channel messages a dead process stored and did not handle: handled once the
         # engine's recovery has given back the turns it cut.
         self._owed = OwedScan(engine, self._owed_run)

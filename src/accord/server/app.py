@@ -7,6 +7,7 @@ import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
+from accord.agents.capabilities import Endpoint
 from accord.server.access_log import AccessLogged, AccessRecord
 from accord.server.auth import Authenticator, NoAuthentication
 from accord.server.browsers import BrowserPolicy
@@ -34,22 +35,7 @@ log = logging.getLogger("accord.server")
 CARD_PATH = "/.well-known/agent-card.json"
 
 
-@runtime_checkable
-class Endpoint(Protocol):
-    """A part of the application beside the A2A bindings — the command surface, the contracts
-    API, the dashboard, an agent's own endpoint (the harness's doorbell for pushes from the
-    agents it delegates to): the paths it answers, and answering them. Endpoints are asked in
-    the order given, before the HTTP+JSON routes (whose tenant prefix would take their
-    paths)."""
-
-    def handles(self, path: str) -> bool: ...
-
-    async def handle(self, request: Request, send: Send) -> None: ...
-
-
 E = TypeVar("E")
-
-InboundEndpoint = Endpoint  # an agent's own endpoint (accord.agents.Inbound gives one)
 
 
 @runtime_checkable

@@ -45,7 +45,7 @@ from accord.store.base import TaskHolds
 from accord.wire.model import Message, Role, Task, TaskState
 
 if TYPE_CHECKING:
-    from accord.engine import Engine
+    from accord.agents.capabilities import Host
 
 log = logging.getLogger("accord.harness.channels")
 
@@ -115,7 +115,7 @@ class OwedScan:
     the engine runs it as it runs a diverted message's handler."""
 
     def __init__(
-        self, engine: Engine, handler: Callable[[Task, list[Message]], ExecutorFunction]
+        self, engine: Host, handler: Callable[[Task, list[Message]], ExecutorFunction]
     ) -> None:
         self.engine = engine
         self.handler = handler
@@ -148,7 +148,7 @@ class OwedScan:
                     return
             except Exception:  # (the store briefly unavailable, say)
                 log.exception("finding the channel messages owed their handling failed")
-            await asyncio.sleep(self.engine.config.recovery_interval_s)
+            await asyncio.sleep(self.engine.recovery_interval_s)
 
     async def scan(self) -> int:
         """Start the handling of every message owed it; how many tasks had some."""

@@ -31,7 +31,7 @@ from accord.wire.errors import A2AError, ErrorKind
 from accord.wire.model import Task
 
 if TYPE_CHECKING:
-    from accord.engine import Engine
+    from accord.agents.capabilities import Host
     from accord.harness.delegation.follower import Follower
 
 log = logging.getLogger("accord.harness.delegation")
@@ -51,7 +51,7 @@ def digest(token: str) -> str:
 
 
 class Doorbell:
-    def __init__(self, engine: Engine, follower: Follower, max_body: int) -> None:
+    def __init__(self, engine: Host, follower: Follower, max_body: int) -> None:
         self.engine = engine
         self.follower = follower
         self.max_body = max_body

@@ -53,7 +53,7 @@ from accord.wire.model import (
 )
 
 if TYPE_CHECKING:
-    from accord.engine import Engine
+    from accord.agents.capabilities import Host
     from accord.harness.channels.outbox import DeliverySettings
 
 log = logging.getLogger("accord.harness.delegation")
@@ -68,7 +68,7 @@ RUN_WAIT_S = 0.05  # a change to a parent a run works on waits this long to be t
 class Follower:
     def __init__(
         self,
-        engine: Engine,
+        engine: Host,
         agent_id: str,
         roster: Roster,
         channels: Channels,
@@ -101,9 +101,7 @@ class Follower:
         background (the engine's start does not wait for it)."""
         self._loop = asyncio.ensure_future(self._run(scan_first=True))
         if isinstance(self.engine.store, TaskHolds):  # (other nodes' tasks: read again)
-            self._scans = asyncio.ensure_future(
-                self._rescan(self.engine.config.recovery_interval_s)
-            )
+            self._scans = asyncio.ensure_future(self._rescan(self.engine.recovery_interval_s))
 
     async def stop(self) -> None:
         running = [t for t in (self._loop, self._scans) if t is not None]

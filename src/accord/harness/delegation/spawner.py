@@ -56,7 +56,7 @@ from accord.wire.model import Message, Part, Task
 from accord.wire.model import Role as MessageRole
 
 if TYPE_CHECKING:
-    from accord.engine import Engine
+    from accord.agents.capabilities import Host
     from accord.harness.delegation.follower import Follower
 
 log = logging.getLogger("accord.harness.delegation")
@@ -83,10 +83,10 @@ class Delegation:
         self.agent_id = agent_id
         self.roster = frozenset(roster)
         self.bounds = bounds
-        self.engine: Engine | None = None
+        self.engine: Host | None = None
         self.follower: Follower | None = None
 
-    def attach(self, engine: Engine, follower: Follower) -> None:
+    def attach(self, engine: Host, follower: Follower) -> None:
         self.engine = engine
         self.follower = follower
 

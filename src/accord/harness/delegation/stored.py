@@ -11,11 +11,11 @@ from accord.core.outcome import Outcome
 from accord.wire.model import Task
 
 if TYPE_CHECKING:
-    from accord.engine import Engine
+    from accord.agents.capabilities import Host
 
 
 class StoredTask:
-    def __init__(self, engine: Engine, task_id: str, tenant: str) -> None:
+    def __init__(self, engine: Host, task_id: str, tenant: str) -> None:
         self.engine = engine
         self.tenant = tenant
         self._task_id = task_id
