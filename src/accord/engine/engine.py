@@ -55,7 +55,7 @@ from accord.engine.commits import Commits
 from accord.engine.live import LiveHandle, LiveTask, Run, as_message, durable_record
 from accord.engine.outage import Outage
 from accord.engine.push_configs import PushConfigs
-from accord.engine.retries import Recorded, Retries
+from accord.engine.retries import First, InFlight, Recorded, Retries
 from accord.engine.streams import StreamItem, Streams
 from accord.store.base import (
     DuplicateRequest,
@@ -864,7 +864,7 @@ class Engine:
         retries = self.retries
         key, first = await retries.check(request, caller, idempotency_key)
         if first is not None:
-            return await retries.answer(first, request, caller, history_length, immediate)
+            return await self._retried(first, request, caller, history_length, immediate)
         screens = await self._screen(request, caller)
         if isinstance(screens, Message):
             return screens
@@ -872,7 +872,7 @@ class Engine:
             live, run = await self._begin(request, caller, screens, key)
         except DuplicateRequest as duplicate:  # another node stored the same message first
             first = Recorded(duplicate.task_id)
-            return await retries.answer(first, request, caller, history_length, immediate)
+            return await self._retried(first, request, caller, history_length, immediate)
         if extensions:
             run.ctx.extensions.extend(extensions)
         if key is None:
@@ -884,7 +884,40 @@ class Engine:
             lost = retries.lost_to(live)  # its creation refused: the first one's task
             if lost is None:
                 raise
-            return await retries.answer(lost, request, caller, history_length, immediate)
+            return await self._retried(lost, request, caller, history_length, immediate)
+
+    async def _retried(
+        self,
+        first: First,
+        request: SendMessageRequest,
+        caller: Caller,
+        history_length: int | None,
+        immediate: bool,
+    ) -> Task | Message:
+        """What a blocking SendMessage retry returns: what the first one returned, followed
+        here while it still runs in this process."""
+        self.retries.note("SendMessage")
+        if isinstance(first, InFlight):
+            return await self._answer_turn(
+                first.live, first.run, caller.tenant, history_length, immediate
+            )
+        return await self.retries.answer(first, request, caller, history_length, immediate)
+
+    def _retried_stream(
+        self,
+        first: First,
+        request: SendMessageRequest,
+        caller: Caller,
+        history_length: int | None,
+        heartbeat: float | None,
+    ) -> AsyncIterator[StreamItem | None]:
+        """What a SendStreamingMessage retry streams: the first one's turn."""
+        self.retries.note("SendStreamingMessage")
+        if isinstance(first, InFlight):
+            return self._streams.turn(
+                first.live, first.run, caller.tenant, history_length, heartbeat
+            )
+        return self.retries.stream(first, request, caller, history_length, heartbeat)
 
     async def _answer_turn(
         self,
@@ -952,7 +985,7 @@ class Engine:
         retries = self.retries  # a retry follows the first request's turn
         key, first = await retries.check(request, caller, idempotency_key)
         if first is not None:
-            return retries.stream(first, request, caller, history_length, heartbeat)
+            return self._retried_stream(first, request, caller, history_length, heartbeat)
         screens = await self._screen(request, caller)
         if isinstance(screens, Message):
             return _one_message(screens)
@@ -960,7 +993,7 @@ class Engine:
             live, run = await self._begin(request, caller, screens, key)
         except DuplicateRequest as duplicate:  # another node stored the same message first
             first = Recorded(duplicate.task_id)
-            return retries.stream(first, request, caller, history_length, heartbeat)
+            return self._retried_stream(first, request, caller, history_length, heartbeat)
         if extensions:
             run.ctx.extensions.extend(extensions)
         turn = self._streams.turn(live, run, caller.tenant, history_length, heartbeat)

@@ -199,18 +199,14 @@ class Retries:
 
     async def answer(
         self,
-        first: First,
+        first: Recorded,
         request: SendMessageRequest,
         caller: Caller,
         history_length: int | None,
         immediate: bool,
     ) -> Task | Message:
-        """What a blocking SendMessage retry returns: what the first one returned."""
-        self.note("SendMessage")
-        if isinstance(first, InFlight):
-            return await self.engine._answer_turn(
-                first.live, first.run, caller.tenant, history_length, immediate
-            )
+        """What a blocking SendMessage retry returns: what the first one returned (the
+        engine follows a first one still in flight here itself)."""
         if first.response is not None:
             return decode(first.response, Message)
         engine = self.engine
@@ -227,18 +223,14 @@ class Retries:
 
     def stream(
         self,
-        first: First,
+        first: Recorded,
         request: SendMessageRequest,
         caller: Caller,
         history_length: int | None,
         heartbeat: float | None,
     ) -> AsyncIterator[StreamItem | None]:
-        """What a SendStreamingMessage retry streams: the first one's turn."""
-        self.note("SendStreamingMessage")
-        if isinstance(first, InFlight):
-            return self.engine._streams.turn(
-                first.live, first.run, caller.tenant, history_length, heartbeat
-            )
+        """What a SendStreamingMessage retry streams: the first one's turn (the engine
+        follows a first one still in flight here itself)."""
         return self._recorded_stream(first, request, caller, history_length, heartbeat)
 
     async def _recorded_stream(
@@ -335,7 +327,7 @@ class Retries:
 
     async def _running_anywhere(self, task_id: str) -> bool:
         engine = self.engine
-        if task_id in engine._live:
+        if engine.running(task_id):
             return True
         holds = engine.store if isinstance(engine.store, TaskHolds) else None
         return holds is not None and await holds.task_held_elsewhere(task_id)
