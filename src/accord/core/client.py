@@ -8,6 +8,7 @@ streaming capability) live in :mod:`accord.core.negotiation` and run before thes
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -279,9 +280,7 @@ def cancel_task(
         record, event = append(record, "task", snapshot, now_ms)
         events.append(event)
     outcome = move(record, "cancel", now_ms, status_message)
-    outcome.name = "canceled"
-    outcome.events = events + outcome.events
-    return outcome
+    return dataclasses.replace(outcome, name="canceled", events=events + outcome.events)
 
 
 # --- push-notification configs -------------------------------------------------------------

@@ -3,6 +3,7 @@ and the domain events it publishes (the command surface's ``published`` list).""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,7 +28,7 @@ class Published:
     payload: dict[str, Any]
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Outcome:
     """The result of one command.
 
@@ -53,6 +54,16 @@ class Outcome:
     @property
     def ok(self) -> bool:
         return self.error is None
+
+    def after(self, earlier: Outcome) -> Outcome:
+        """This outcome as one append with ``earlier``'s before it: its events, publications
+        and request keys first (a new task's creation, then the moves decided on it)."""
+        return dataclasses.replace(
+            self,
+            events=[*earlier.events, *self.events],
+            published=[*earlier.published, *self.published],
+            requests=[*earlier.requests, *self.requests],
+        )
 
 
 def refused(name: str, error: A2AError, payload: dict[str, Any] | None = None) -> Outcome:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import inspect
 import logging
 import os
@@ -543,9 +544,7 @@ class Engine:
             if not outcome.ok:
                 live.pending = created
                 raise _agent_error(outcome)
-            outcome.events = [*created.events, *outcome.events]
-            outcome.published = [*created.published, *outcome.published]
-            outcome.requests = created.requests
+            outcome = outcome.after(created)
             self._commits.submit(outcome, 0, live.pending_configs)
             return outcome
         if live.record is None:  # (after another writer's append, or a failed one)
@@ -594,9 +593,7 @@ class Engine:
             following = then(outcome.record, now)
             if not following.ok:
                 raise _agent_error(following)
-            following.events = [*outcome.events, *following.events]
-            following.published = [*outcome.published, *following.published]
-            outcome = following
+            outcome = following.after(outcome)
         try:
             await asyncio.shield(self._commits.submit(outcome, 0))
         except SeqConflict:  # (only a named task can meet one: a new id is new)
@@ -770,7 +767,7 @@ class Engine:
                 task_metadata=verdict.task_metadata if verdict is not None else None,
             )
             if key is not None and outcome.ok:
-                outcome.requests = [key]
+                outcome = dataclasses.replace(outcome, requests=[key])
             return outcome
 
         extensions: list[str] = []

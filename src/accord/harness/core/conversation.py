@@ -11,6 +11,7 @@ turn ends. Every function is pure: the task's record and the time in, an
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from functools import partial
 from typing import Any
@@ -202,9 +203,7 @@ def chain(record: TaskRecord | None, now_ms: int, steps: tuple[Decision, ...]) -
         record = outcome.record
         events += outcome.events
         published += outcome.published
-    outcome.events = events
-    outcome.published = published
-    return outcome
+    return dataclasses.replace(outcome, events=events, published=published)
 
 
 def _note(
@@ -230,9 +229,7 @@ def _resuming(
     final = then(resumed.record, now_ms)
     if not final.ok:
         return final
-    final.events = [*resumed.events, *final.events]
-    final.published = [*resumed.published, *final.published]
-    return final
+    return final.after(resumed)
 
 
 def agent_text(record: TaskRecord | None, text: str) -> Message:
