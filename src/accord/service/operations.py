@@ -17,8 +17,10 @@ from accord.core import client as client_commands
 from accord.core import negotiation, views
 from accord.core.caller import Caller
 from accord.engine import Engine, StreamItem
+from accord.engine.engine import PAGE_TOKEN_SECRET
 from accord.service.access import Reader, in_tenant, reader
 from accord.service.bounds import Bounds
+from accord.service.feed import FeedHub
 from accord.wire.errors import A2AError, ErrorKind
 from accord.wire.model import (
     AgentCard,
@@ -49,11 +51,27 @@ class Service:
     extended_card: AgentCard | None = None
     bounds: Bounds = field(default_factory=Bounds)
     heartbeat_s: float = 15.0
+    _hub: FeedHub | None = field(default=None, init=False, repr=False, compare=False)
+    _token_key: bytes | None = field(default=None, init=False, repr=False, compare=False)
 
     def reader(self, caller: Caller, tenant: str | None = None) -> Reader:
-        """``caller`` reading in ``tenant`` (None: its own): the rules of
-        accord.service.access applied."""
+        """``caller`` reading in ``tenant`` (None: its own): what the reads of
+        accord.service.reads take (accord.service.access has the rules)."""
         return reader(self.engine, caller, tenant)
+
+    @property
+    def hub(self) -> FeedHub:
+        """What wakes this service's feed readers (listening to the engine's commits from
+        its first use on)."""
+        if self._hub is None:
+            self._hub = FeedHub(self.engine)
+        return self._hub
+
+    async def page_token_key(self) -> bytes:
+        """The key that signs page tokens: ListTasks's own, so a token is good for either."""
+        if self._token_key is None:  # (the store keeps it for good: read once)
+            self._token_key = await self.engine.store.shared_secret(PAGE_TOKEN_SECRET)
+        return self._token_key
 
     @property
     def streaming(self) -> bool:
