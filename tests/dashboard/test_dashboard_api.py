@@ -21,8 +21,8 @@ import accord.dashboard
 from accord.app.build import build_app
 from accord.app.settings import Settings, load
 from accord.core.views import TaskQuery
-from accord.dashboard import listing
 from accord.harness.wire import COMMANDS_URI
+from accord.service import search
 from accord.store.base import TaskPage
 
 STATIC = Path(accord.dashboard.__file__).parent / "static"
@@ -272,7 +272,7 @@ async def test_a_page_costs_one_store_page_wherever_it_is() -> None:
 async def test_the_text_search_examines_a_bounded_number_of_tasks(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(listing, "SCAN_LIMIT", 150)
+    monkeypatch.setattr(search, "SCAN_LIMIT", 150)
     async with running() as http:
         needle = (await send(http, "the needle"))["id"]
         for n in range(300):

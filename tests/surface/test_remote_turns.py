@@ -10,7 +10,8 @@ from typing import Any
 
 from surface_helpers import KEYS, message, surface
 
-from accord.surface.feed import FeedHub, follow
+from accord.service.feed import FeedHub
+from accord.surface.feed import follow
 
 AGENT = {"X-API-Key": KEYS["agent"]}
 

@@ -8,8 +8,9 @@ import asyncio
 import pytest
 from surface_helpers import KEYS, message, surface
 
+from accord.service.feed import FeedHub
 from accord.surface import SurfaceApp
-from accord.surface.feed import FeedHub, follow
+from accord.surface.feed import follow
 
 
 async def test_tasks_view_filters_and_rows() -> None:

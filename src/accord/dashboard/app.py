@@ -10,35 +10,37 @@ API itself, as the caller).
 - ``GET /ui/api/tasks/{id}/push``: its push configs and their delivery (deliveries);
 - ``GET /ui/api/health``, ``/ui/api/health/events``: the Health page, once or as SSE.
 
-Each read authenticates and is scoped as accord.dashboard.scope says; every query value is
-checked and bounded (400 naming it). The page's files need no credentials: they hold no data.
+Each read authenticates as the API does and reads through accord.service (its reads apply
+the rules the A2A operations apply: tenant, grants, the agent's access check; see
+accord.service.access); every query value is checked and bounded (400 naming it). The page's
+files need no credentials: they hold no data.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
-from accord.core.caller import Caller
 from accord.core.views import MAX_PAGE_SIZE
-from accord.dashboard import changes, listing, timeline
+from accord.dashboard import changes, timeline
 from accord.dashboard.assets import SECURITY_HEADERS, Assets
-from accord.dashboard.deliveries import task_configs
+from accord.dashboard.changes import ROW_KINDS
+from accord.dashboard.deliveries import webhook_row
 from accord.dashboard.health import HealthReport
-from accord.dashboard.rows import STATES, Filters
-from accord.dashboard.scope import Viewer, in_tenant
+from accord.dashboard.rows import STATES, Filters, row
 from accord.server.auth import Authenticator
 from accord.server.binding import Binding
 from accord.server.event_ids import event_number
 from accord.server.failures import log_unexpected
 from accord.server.http import JSON, Request, Send, respond, until_disconnected
 from accord.server.sse import STREAM_HEADERS
+from accord.service import reads
+from accord.service.access import Reader
 from accord.service.operations import Service
-from accord.surface.feed import FeedHub
+from accord.service.search import search
 from accord.wire.codec import encode
-from accord.wire.errors import A2AError, ErrorKind
+from accord.wire.errors import A2AError
 
 log = logging.getLogger("accord.dashboard")
 
@@ -46,6 +48,7 @@ PREFIX = "/ui"
 API = "/ui/api/"
 MAX_QUERY_VALUE = 1000  # characters of a filter, a tenant or a page token
 MAX_TEXT = 200  # characters of the text filter
+DEFAULT_SIZE = 50  # rows of a page
 
 
 def handles(path: str) -> bool:
@@ -69,15 +72,7 @@ class DashboardApp:
         self.binding = Binding(service, auth, require_auth)
         self.auth = auth
         self.assets = Assets()
-        self.health = HealthReport(service.engine, push=service.push_notifications)
-        self._hub: FeedHub | None = None
-        self._key: bytes | None = None
-
-    @property
-    def hub(self) -> FeedHub:
-        if self._hub is None:  # (it listens to the engine's commits from then on)
-            self._hub = FeedHub(self.service.engine)
-        return self._hub
+        self.health = HealthReport(service)
 
     # --- entry -------------------------------------------------------------------------------
 
@@ -93,8 +88,8 @@ class DashboardApp:
             await self._page(request, send, path)
             return
         try:
-            viewer = self._viewer(request)
-            await self._api(request, send, viewer, path[len(API) :])
+            reader = self.service.reader(self.binding.caller(request), _query(request, "tenant"))
+            await self._api(request, send, reader, path[len(API) :])
         except A2AError as error:
             await _error(send, error.kind.http_status, error.message)
         except BadQuery as error:
@@ -112,95 +107,67 @@ class DashboardApp:
         if not await self.assets.serve(request, send, name):
             await _error(send, 404, f"no dashboard file {path}")
 
-    def _viewer(self, request: Request) -> Viewer:
-        caller: Caller = self.binding.authenticate(request)
-        participant = request.headers.get("x-participant-id")
-        if participant:  # an assertion: the agent's access check decides what it is worth
-            caller = dataclasses.replace(caller, participant=participant)
-        caller = in_tenant(caller, _query(request, "tenant"))
-        return Viewer(caller, self.service.engine)
-
     # --- the API -----------------------------------------------------------------------------
 
-    async def _api(self, request: Request, send: Send, viewer: Viewer, route: str) -> None:
+    async def _api(self, request: Request, send: Send, reader: Reader, route: str) -> None:
         if route == "session":
-            await _json(send, self._session(viewer))
+            await _json(send, self._session(reader))
             return
-        if route in ("health", "health/events"):
-            _require(viewer, "health")
-            if route == "health":
-                await _json(send, await self.health.document(viewer))
-            else:
-                heartbeat = self.service.heartbeat_s
-                await _stream(request, send, self.health.follow(viewer, self.hub, heartbeat))
+        if route == "health":
+            await _json(send, await self.health.document(reader))
+            return
+        if route == "health/events":
+            frames = await self.health.follow(reader, self.service.heartbeat_s)
+            await _stream(request, send, frames)
             return
         if route in ("tasks", "tasks/changes"):
-            _require(viewer, "tasks")
+            reader.require("tasks")  # (refused before its query is read)
             filters = _filters(request)
             if route == "tasks":
-                await _json(send, await self._tasks(request, viewer, filters))
+                await _json(send, await self._tasks(request, reader, filters))
                 return
-            after = _last_event_id(request)
-            frames = changes.follow(
-                self.service.engine.store,
-                self.hub,
-                viewer,
-                filters,
-                after,
-                self.service.heartbeat_s,
-            )
-            await _stream(request, send, frames)
+            found = await reads.changes(self.service, reader, _last_event_id(request), ROW_KINDS)
+            await _stream(request, send, changes.frames(found, filters))
             return
         if route.startswith("tasks/"):
             task_id, _, what = route[len("tasks/") :].rpartition("/")
             if task_id and what == "events":
-                await self._timeline(request, send, viewer, task_id)
+                task = await reads.visible_task(self.service, reader, task_id)
+                after = _last_event_id(request) or 0
+                frames = timeline.frames(reads.timeline(self.service, task, after))
+                await _stream(request, send, frames)
                 return
             if task_id and what == "push":
-                _require(viewer, "push")
-                store = self.service.engine.store
-                await timeline.visible_task(store, viewer, task_id)
-                await _json(send, {"configs": await task_configs(store, task_id)})
+                webhooks = await reads.webhooks(self.service, reader, task_id)
+                await _json(send, {"configs": [webhook_row(w) for w in webhooks]})
                 return
         await _error(send, 404, f"no dashboard API at {request.path}")
 
-    def _session(self, viewer: Viewer) -> dict[str, Any]:
-        caller = viewer.caller
+    def _session(self, reader: Reader) -> dict[str, Any]:
+        caller = reader.caller
         return {
             "identity": caller.identity,
             "tenant": caller.tenant,
             "authenticated": caller.authenticated,
             "actors": sorted(caller.actors),
             "openMode": not self.auth.configured,
-            "seesWholeTenant": viewer.sees_whole_tenant,
+            "seesWholeTenant": reader.sees_whole_tenant,
         }
 
-    async def _tasks(self, request: Request, viewer: Viewer, filters: Filters) -> dict[str, Any]:
-        store = self.service.engine.store
-        if self._key is None:
-            self._key = await listing.token_key(store)
-        size = _integer(request, "size", listing.DEFAULT_SIZE, 1, MAX_PAGE_SIZE)
+    async def _tasks(self, request: Request, reader: Reader, filters: Filters) -> dict[str, Any]:
+        size = _integer(request, "size", DEFAULT_SIZE, 1, MAX_PAGE_SIZE)
         token = _query(request, "page") or ""
-        page = await listing.page(store, viewer, filters, size=size, token=token, key=self._key)
-        return page.body()
-
-    async def _timeline(self, request: Request, send: Send, viewer: Viewer, task_id: str) -> None:
-        _require(viewer, "task")
-        engine = self.service.engine
-        record = await timeline.visible_task(engine.store, viewer, task_id)
-        after = _last_event_id(request) or 0
-        frames = timeline.follow(engine.store, engine.bus, record, after, self.service.heartbeat_s)
-        await _stream(request, send, frames)
+        found = await search(self.service, reader, filters, size=size, token=token)
+        return {
+            "rows": [row(record) for record in found.records],
+            "next": found.next_token,
+            "total": found.total,
+            "scanned": found.scanned,
+            "exhausted": found.exhausted,
+        }
 
 
 # --- requests ------------------------------------------------------------------------------
-
-
-def _require(viewer: Viewer, read: str) -> None:
-    if not viewer.may(read):
-        raise A2AError(
-            ErrorKind.PERMISSION_DENIED, f"not granted: the dashboard's {read} need a read grant"
-        )
 
 
 def _query(request: Request, name: str) -> str | None:

@@ -1,4 +1,5 @@
-"""Push configs as the dashboard shows them: where each webhook stands in its delivery.
+"""Push configs as the dashboard shows them: where each webhook stands in its delivery
+(accord.service.reads.webhooks reads them).
 
 A config's secrets (its token, its authentication credentials) are never shown: the page
 says whether there is one, and the authentication scheme. ``last_error`` is the outbox's
@@ -9,14 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from accord.core.records import PushConfigRecord
-from accord.store.base import PushDelivery, TaskStore
+from accord.service.reads import Webhook
 from accord.wire.model import UNSET
 from accord.wire.time import format_timestamp
 
 
-def config_row(config: PushConfigRecord, delivery: PushDelivery | None) -> dict[str, Any]:
-    wire = config.config
+def webhook_row(webhook: Webhook) -> dict[str, Any]:
+    wire = webhook.config.config
     authentication = wire.authentication
     shown: dict[str, Any] = {
         "taskId": wire.task_id,
@@ -24,8 +24,9 @@ def config_row(config: PushConfigRecord, delivery: PushDelivery | None) -> dict[
         "url": wire.url,
         "hasToken": bool(wire.token),
         "authScheme": authentication.scheme if authentication is not UNSET else "",
-        "created": format_timestamp(config.created_ms),
+        "created": format_timestamp(webhook.config.created_ms),
     }
+    delivery = webhook.delivery
     if delivery is not None:
         shown.update(
             state=delivery.state,
@@ -38,12 +39,3 @@ def config_row(config: PushConfigRecord, delivery: PushDelivery | None) -> dict[
             else "",
         )
     return shown
-
-
-async def task_configs(store: TaskStore, task_id: str) -> list[dict[str, Any]]:
-    """The task's push configs, oldest first, each with its delivery state."""
-    rows = []
-    for config in await store.list_push_configs(task_id):
-        delivery = await store.get_push_delivery(task_id, config.config.id)
-        rows.append(config_row(config, delivery))
-    return rows

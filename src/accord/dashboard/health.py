@@ -1,11 +1,6 @@
 """The Health page: the store and the bus, recovery, push delivery, and the nodes of a
-PostgreSQL cluster, as one JSON document; and a stream of it that sends a new one when
-anything in it changes.
-
-What concerns tasks is the caller's tenant's only (its unfinished tasks, its outbox, its
-failing webhooks); the store, the bus and the nodes are the server's, and say nothing of any
-tenant. Every count is bounded: past ``SCAN_LIMIT`` push configs the outbox depth is given
-as at least that many.
+PostgreSQL cluster, as one JSON document (its data is accord.service.status's); and a stream
+of it that sends a new one when anything in it changes.
 """
 
 from __future__ import annotations
@@ -14,144 +9,50 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
-from accord.bus.local import LocalBus
-from accord.core.views import TaskQuery
-from accord.dashboard.deliveries import config_row
-from accord.dashboard.scope import Viewer
-from accord.engine import Engine
+from accord.dashboard.deliveries import webhook_row
 from accord.server.health import Health
-from accord.store.base import PushDelivery, SharedStore, TaskStore
-from accord.surface.feed import FeedHub
+from accord.service.access import Reader
+from accord.service.operations import Service
+from accord.service.status import Backlog, Node, Recovery, checks, status
 from accord.wire.codec import encode
-from accord.wire.model import TaskState
 
-SCAN_LIMIT = 10_000  # push configs read to count an outbox
-FAILING_SHOWN = 20
 REFRESH_S = 5.0  # the stream looks again this often, and after every commit it hears
 
 
-def store_kind(store: TaskStore) -> str:
-    name = type(store).__name__
-    return {"SqliteStore": "sqlite", "MemoryStore": "memory", "PostgresStore": "postgresql"}.get(
-        name, name
-    )
-
-
 class HealthReport:
-    """Builds the Health document for one engine."""
+    """Builds the Health document for one service."""
 
-    def __init__(self, engine: Engine, *, push: bool) -> None:
-        self.engine = engine
-        self.push = push
-        self.checks = Health({"store": engine.store.ping, "bus": engine.bus.ping})
+    def __init__(self, service: Service) -> None:
+        self.service = service
+        self.checks = Health(checks(service))
 
-    async def document(self, viewer: Viewer) -> dict[str, Any]:
-        engine = self.engine
-        store = engine.store
+    async def document(self, reader: Reader) -> dict[str, Any]:
+        found = await status(self.service, reader)  # (refused first: without the grant)
         failed = await self.checks.failed_parts()
-        bus_kind = "local" if type(engine.bus) is LocalBus else "postgresql"
         return {
-            "store": {"kind": store_kind(store), "ready": "store" not in failed},
-            "bus": {"kind": bus_kind, "ready": "bus" not in failed},
-            "recovery": await self._recovery(viewer),
-            "push": await self._push(viewer) if self.push else {"enabled": False},
-            "nodes": await self._nodes(),
+            "store": {"kind": found.store, "ready": "store" not in failed},
+            "bus": {"kind": found.bus, "ready": "bus" not in failed},
+            "recovery": _recovery(found.recovery),
+            "push": _push(found.push) if found.push is not None else {"enabled": False},
+            "nodes": None if found.nodes is None else [_node(node) for node in found.nodes],
         }
 
-    async def _recovery(self, viewer: Viewer) -> dict[str, Any]:
-        engine = self.engine
-        config = engine.config
-        stats = engine.stats  # this process's sweeps since it started
-        unfinished = 0
-        for state in (TaskState.SUBMITTED, TaskState.WORKING):
-            page = await engine.store.list_tasks(
-                TaskQuery(tenant=viewer.tenant, status=state, page_size=1)
-            )
-            unfinished += page.total_size
-        if config.resumable:
-            mode = "off: the agent resumes tasks left running"
-        elif store_kind(engine.store) == "postgresql" and config.task_holds:
-            mode = f"at start, then every {config.recovery_interval_s:g} s"
-        else:
-            mode = "at start"
-        return {
-            "mode": mode,
-            "sweeps": stats.sweeps,
-            "recovered": stats.recovered_tasks,
-            "unfinished": unfinished,
-        }
-
-    async def _push(self, viewer: Viewer) -> dict[str, Any]:
-        store = self.engine.store
-        depth = 0
-        scanned = 0
-        after = ("", "")
-        while scanned < SCAN_LIMIT:
-            batch = await store.list_push_deliveries("active", 500, after)
-            if not batch:
-                break
-            scanned += len(batch)
-            after = (batch[-1].config.config.task_id, batch[-1].config.config.id)
-            depth += sum(1 for d in batch if _owned(d, viewer) and d.cursor < d.task_seq)
-        failing: list[dict[str, Any]] = []
-        more_failing = False
-        after = ("", "")
-        scanned_failing = 0
-        while scanned_failing < SCAN_LIMIT and not more_failing:
-            batch = await store.list_push_deliveries("failing", 500, after)
-            if not batch:
-                break
-            scanned_failing += len(batch)
-            after = (batch[-1].config.config.task_id, batch[-1].config.config.id)
-            for delivery in batch:
-                if not _owned(delivery, viewer) or not await self._visible(delivery, viewer):
-                    continue
-                if len(failing) == FAILING_SHOWN:
-                    more_failing = True
-                    break
-                failing.append(config_row(delivery.config, delivery))
-        return {
-            "enabled": True,
-            "outbox": depth,
-            "outboxAtLeast": scanned >= SCAN_LIMIT,
-            "failing": failing,
-            "moreFailing": more_failing,
-        }
-
-    async def _visible(self, delivery: PushDelivery, viewer: Viewer) -> bool:
-        if viewer.sees_whole_tenant:
-            return True
-        record = await self.engine.store.get_task(delivery.config.config.task_id, viewer.tenant)
-        return record is not None and viewer.sees(record.task)
-
-    async def _nodes(self) -> list[dict[str, Any]] | None:
-        """The cluster's nodes (PostgreSQL): each one's LISTEN connection, as the database
-        sees it; None on a single-process store."""
-        store = self.engine.store
-        if not isinstance(store, SharedStore):
-            return None
-        this = getattr(self.engine.bus, "node", "")
-        try:
-            nodes = await store.nodes()
-        except Exception:
-            return []  # the store's readiness says what is wrong
-        return [
-            {"node": node, "address": address, "since": started.isoformat(), "this": node == this}
-            for node, address, started in nodes
-        ]
-
-    async def follow(
-        self, viewer: Viewer, hub: FeedHub, heartbeat_s: float
-    ) -> AsyncIterator[bytes]:
+    async def follow(self, reader: Reader, heartbeat_s: float) -> AsyncIterator[bytes]:
         """``event: health`` frames: the document now, then each time it changes (looked
-        at every REFRESH_S and after commits); keep-alives in between."""
+        at every REFRESH_S and after commits); keep-alives in between. The first document
+        is read here: a read refused is refused before the stream starts."""
+        first = encode(await self.document(reader))
+        return self._frames(reader, first, heartbeat_s)
+
+    async def _frames(
+        self, reader: Reader, body: bytes, heartbeat_s: float
+    ) -> AsyncIterator[bytes]:
+        hub = self.service.hub
         sent = b""
         idle = 0.0
         loop = asyncio.get_running_loop()
         wake = asyncio.Event()
         while True:
-            wake.clear()
-            body = encode(await self.document(viewer))
             if body != sent:
                 sent = body
                 idle = 0.0
@@ -164,7 +65,39 @@ class HealthReport:
             if idle >= heartbeat_s:
                 idle = 0.0
                 yield b": keep-alive\n\n"
+            wake.clear()
+            body = encode(await self.document(reader))
 
 
-def _owned(delivery: PushDelivery, viewer: Viewer) -> bool:
-    return delivery.config.tenant == viewer.tenant
+def _recovery(recovery: Recovery) -> dict[str, Any]:
+    if recovery.resumable:
+        mode = "off: the agent resumes tasks left running"
+    elif recovery.interval_s is not None:
+        mode = f"at start, then every {recovery.interval_s:g} s"
+    else:
+        mode = "at start"
+    return {
+        "mode": mode,
+        "sweeps": recovery.sweeps,
+        "recovered": recovery.recovered,
+        "unfinished": recovery.unfinished,
+    }
+
+
+def _node(node: Node) -> dict[str, Any]:
+    return {
+        "node": node.node,
+        "address": node.address,
+        "since": node.since.isoformat(),
+        "this": node.this,
+    }
+
+
+def _push(backlog: Backlog) -> dict[str, Any]:
+    return {
+        "enabled": True,
+        "outbox": backlog.outbox,
+        "outboxAtLeast": backlog.outbox_at_least,
+        "failing": [webhook_row(webhook) for webhook in backlog.failing],
+        "moreFailing": backlog.more_failing,
+    }

@@ -1,4 +1,5 @@
-"""A task's timeline as Server-Sent Events: every event of its log, in order, as it is written.
+"""A task's timeline as Server-Sent Events: every event of its log, in order, as it is written
+(accord.service.reads.timeline reads it).
 
 Unlike SubscribeToTask, which streams what A2A streams (the task, status and artifact
 updates), the timeline also carries the ``message`` events: the messages participants sent
@@ -19,27 +20,13 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
-from accord.bus.local import LocalBus
-from accord.core import lifecycle, views
-from accord.core.events import Event, apply
+from accord.core import views
+from accord.core.events import Event
 from accord.core.records import TaskRecord
-from accord.dashboard.scope import Viewer
-from accord.store.base import TaskStore
 from accord.wire.codec import encode
-from accord.wire.errors import task_not_found
 from accord.wire.time import format_timestamp
 
-BATCH = 256
 KEEPALIVE = b": keep-alive\n\n"
-
-
-async def visible_task(store: TaskStore, viewer: Viewer, task_id: str) -> TaskRecord:
-    """The task, if the viewer may read it; else the task-not-found error an unknown id
-    gets (a task the caller may not read looks exactly like one that does not exist)."""
-    record = await store.get_task(task_id, viewer.tenant)
-    if record is None or not viewer.sees(record.task):
-        raise task_not_found(task_id)
-    return record
 
 
 def _event_frame(event: Event) -> bytes:
@@ -59,33 +46,16 @@ def _snapshot_frame(record: TaskRecord) -> bytes:
     return b"event: snapshot\ndata: " + encode({"seq": record.seq, "task": task}) + b"\n\n"
 
 
-async def follow(
-    store: TaskStore, bus: LocalBus, record: TaskRecord, after: int, heartbeat_s: float
-) -> AsyncIterator[bytes]:
-    """The frames of ``record``'s task after ``after``: its snapshot, its log's events as
-    they are written, a snapshot after each batch; until the task is terminal."""
-    yield _snapshot_frame(record)
-    cursor = min(after, record.seq)  # an id past the log's end has seen all there is
-    with bus.subscribe(record.id) as woken:
-        while True:
-            woken.clear()
-            events = await store.read_events(record.id, cursor, BATCH)
-            if events:
-                for event in events:
-                    cursor = event.seq
-                    if event.seq > record.seq:  # the snapshot follows the log
-                        record = TaskRecord(
-                            task=apply(record.task, event),
-                            tenant=record.tenant,
-                            seq=event.seq,
-                            created_ms=record.created_ms,
-                            updated_ms=event.at_ms if event.kind == "status" else record.updated_ms,
-                        )
-                    if event.kind != "journal":  # (the agent's own record, not the task's)
-                        yield _event_frame(event)
-                yield _snapshot_frame(record)
-                continue
-            if lifecycle.is_terminal(record.state) and cursor >= record.seq:
-                return
-            if not await woken.wait(heartbeat_s):
+async def frames(timeline: AsyncIterator[TaskRecord | Event | None]) -> AsyncIterator[bytes]:
+    """The SSE frames of a task's timeline: a snapshot for each state of the task, an event
+    frame for each event of its log, a keep-alive comment for each idle heartbeat."""
+    try:
+        async for item in timeline:
+            if item is None:
                 yield KEEPALIVE
+            elif isinstance(item, TaskRecord):
+                yield _snapshot_frame(item)
+            else:
+                yield _event_frame(item)
+    finally:
+        await timeline.aclose()  # type: ignore[attr-defined]

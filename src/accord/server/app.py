@@ -21,6 +21,7 @@ from accord.server.log_context import LogContext
 from accord.server.request_spans import Traced
 from accord.server.rest import RestBinding, route
 from accord.service.operations import Service
+from accord.service.status import checks
 from accord.store.base import StoreError
 from accord.telemetry import context as log_context
 from accord.telemetry import tracing
@@ -75,8 +76,7 @@ class A2AApplication:
         self._jsonrpc_path = jsonrpc_path.rstrip("/")  # a trailing slash is accepted either way
         self.manage_engine = manage_engine
         self.endpoints = tuple(endpoints)
-        engine = service.engine
-        self.health = Health({"store": engine.store.ping, "bus": engine.bus.ping})
+        self.health = Health(checks(service))
         # Off, the access log and tracing cost nothing: requests go straight to the handler.
         handle: Any = self._http
         if tracing.tracer is not None:  # (accord.telemetry: a span per request)

@@ -40,11 +40,17 @@ class Binding:
             raise A2AError(ErrorKind.UNAUTHENTICATED, "missing or invalid credentials")
         return ANONYMOUS
 
-    def prepare(self, request: Request) -> Call:
+    def caller(self, request: Request) -> Caller:
+        """Who asks: the authenticated caller, with the participant id it asserts (the
+        ``X-Participant-Id`` header; an assertion only: the agent decides what it is worth)."""
         caller = self.authenticate(request)
         participant = request.headers.get("x-participant-id")
-        if participant:  # (an assertion only: the harness decides what it is worth)
+        if participant:
             caller = dataclasses.replace(caller, participant=participant)
+        return caller
+
+    def prepare(self, request: Request) -> Call:
+        caller = self.caller(request)
         extensions = negotiate(
             self.service,
             request.service_parameter("a2a-version"),

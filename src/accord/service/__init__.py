@@ -1,3 +1,13 @@
 """The A2A service: the eleven operations once for every binding (JSON-RPC, HTTP+JSON, gRPC,
-the command surface) and for the dashboard, the bounds on what a request may carry, and the
-agent card built from the settings."""
+the command surface), the reads beside them that the dashboard makes (a task, the table's
+pages and search, a task's timeline, the tasks that change, webhooks, health), the one set of
+access rules both apply (tenant, grants, the agent's access check), the feed reader the
+command surface and the dashboard share, the bounds on what a request may carry, and the
+agent card built from the settings.
+
+- ``operations``: the A2A operations and :class:`~accord.service.operations.Service`;
+- ``access``: who may read what (the tenant rule, the reads' grants, the agent's check);
+- ``reads``, ``search``, ``status``: the dashboard's reads;
+- ``feed``: reading the store's feed as it grows (``FeedHub`` wakes the readers);
+- ``bounds``, ``card``: request bounds, the agent card.
+"""

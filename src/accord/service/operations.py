@@ -7,7 +7,6 @@ the result, a stream, or the :class:`A2AError` the handler raised, its own way.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,7 +17,10 @@ from accord.core import client as client_commands
 from accord.core import negotiation, views
 from accord.core.caller import Caller
 from accord.engine import Engine, StreamItem
+from accord.engine.engine import PAGE_TOKEN_SECRET
+from accord.service.access import Reader, in_tenant, reader
 from accord.service.bounds import Bounds
+from accord.service.feed import FeedHub
 from accord.wire.errors import A2AError, ErrorKind
 from accord.wire.model import (
     AgentCard,
@@ -49,6 +51,27 @@ class Service:
     extended_card: AgentCard | None = None
     bounds: Bounds = field(default_factory=Bounds)
     heartbeat_s: float = 15.0
+    _hub: FeedHub | None = field(default=None, init=False, repr=False, compare=False)
+    _token_key: bytes | None = field(default=None, init=False, repr=False, compare=False)
+
+    def reader(self, caller: Caller, tenant: str | None = None) -> Reader:
+        """``caller`` reading in ``tenant`` (None: its own): what the reads of
+        accord.service.reads take (accord.service.access has the rules)."""
+        return reader(self.engine, caller, tenant)
+
+    @property
+    def hub(self) -> FeedHub:
+        """What wakes this service's feed readers (listening to the engine's commits from
+        its first use on)."""
+        if self._hub is None:
+            self._hub = FeedHub(self.engine)
+        return self._hub
+
+    async def page_token_key(self) -> bytes:
+        """The key that signs page tokens: ListTasks's own, so a token is good for either."""
+        if self._token_key is None:  # (the store keeps it for good: read once)
+            self._token_key = await self.engine.store.shared_secret(PAGE_TOKEN_SECRET)
+        return self._token_key
 
     @property
     def streaming(self) -> bool:
@@ -86,16 +109,9 @@ def negotiate(service: Service, version: str | None, extensions_header: str | No
 
 
 def scoped(call: Call, tenant: str) -> Caller:
-    """The caller acting in the request's tenant. An authenticated caller is bound to its
-    own tenant; naming another one finds nothing of it."""
-    caller = call.caller
-    if not tenant or tenant == caller.tenant:
-        return caller
-    if caller.authenticated:  # its tenant came with its credentials, "" included
-        raise A2AError(
-            ErrorKind.PERMISSION_DENIED, "the request names a tenant the caller does not belong to"
-        )
-    return dataclasses.replace(caller, tenant=tenant)
+    """The caller acting in the request's tenant (accord.service.access's rule): an
+    authenticated caller is bound to its own tenant; naming another one finds nothing of it."""
+    return in_tenant(call.caller, tenant)
 
 
 # --- handlers ------------------------------------------------------------------------------

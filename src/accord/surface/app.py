@@ -28,7 +28,7 @@ from accord.server.failures import log_unexpected
 from accord.server.http import JSON, Request, Send, respond
 from accord.service.operations import Call, Service, negotiate
 from accord.surface import contract, views
-from accord.surface.feed import FeedHub, follow, parse_last_event_id
+from accord.surface.feed import follow, parse_last_event_id
 from accord.surface.handlers import HANDLERS, NEGOTIATED, Context, InputError, Result, Unfinished
 from accord.wire.codec import encode
 from accord.wire.errors import A2AError, ErrorKind
@@ -71,7 +71,6 @@ class SurfaceApp:
         self.auth = auth
         self.binding = Binding(service, auth, require_auth)
         self.claims = claims
-        self.hub: FeedHub | None = None
         self._document = _json(contract.served_document(auth.configured, api_key, bearer))
 
     # --- entry -------------------------------------------------------------------------------
@@ -248,11 +247,8 @@ class SurfaceApp:
         except ValueError as exc:
             await self._answer(send, 422, {"refused": str(exc)})
             return
-        if self.hub is None:
-            self.hub = FeedHub(self.service.engine)
-        frames = follow(
-            self.service.engine, self.hub, caller.tenant, after, self.service.heartbeat_s
-        )
+        service = self.service
+        frames = follow(service.engine, service.hub, caller.tenant, after, service.heartbeat_s)
         await send(
             {
                 "type": "http.response.start",

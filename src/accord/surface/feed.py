@@ -8,43 +8,21 @@ reconnects with ``Last-Event-ID`` gets exactly the events after that one.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import AsyncIterator
+from contextlib import aclosing
 from typing import Any
 
 from accord.core.events import Event
 from accord.core.outcome import artifact_published, status_published
 from accord.engine import Engine
 from accord.server.event_ids import event_number
+from accord.service.feed import FeedHub, batches
 from accord.store.base import FeedEntry
 from accord.wire.codec import to_builtins
 from accord.wire.model import Message, Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent
 
-POLL_S = 1.0  # push-config changes wake no one; the feed looks again at least this often
-
 MESSAGE_ADDED = "accord.tasks.TaskMessageAdded"
-
-
-class FeedHub:
-    """Wakes feed readers after every durable append."""
-
-    def __init__(self, engine: Engine) -> None:
-        self._waiters: set[asyncio.Event] = set()
-        engine.add_commit_listener(self._committed)
-
-    def _committed(self, task_id: str) -> None:
-        for waiter in self._waiters:
-            waiter.set()
-
-    async def wait(self, event: asyncio.Event, timeout: float) -> None:
-        self._waiters.add(event)
-        try:
-            await asyncio.wait_for(event.wait(), timeout)
-        except TimeoutError:
-            pass
-        finally:
-            self._waiters.discard(event)
 
 
 def parse_last_event_id(value: str | None) -> tuple[int, int]:
@@ -112,27 +90,19 @@ async def follow(
 ) -> AsyncIterator[bytes]:
     """SSE frames from ``after`` on, forever; a comment line when ``heartbeat`` passes idle."""
     position, index = after
-    wake = asyncio.Event()
-    idle = 0.0
     start = position - 1 if index >= 0 and position > 0 else position
     skip_until = (position, index) if index >= 0 else None
-    while True:
-        wake.clear()
-        entries = await engine.store.read_feed(start, tenant, 256)
-        for entry in entries:
-            start = entry.position
-            for number, (name, payload) in enumerate(domain_events(entry)):
-                if skip_until is not None and (entry.position, number) <= skip_until:
-                    continue
-                data = json.dumps({"event": name, "tenant": entry.tenant, "payload": payload})
-                yield (f"id: {entry.position}-{number}\nevent: {name}\ndata: {data}\n\n").encode()
-            skip_until = None
-        if entries:
-            idle = 0.0
-            continue
-        before = asyncio.get_running_loop().time()
-        await hub.wait(wake, min(POLL_S, heartbeat))
-        idle += asyncio.get_running_loop().time() - before
-        if idle >= heartbeat:
-            idle = 0.0
-            yield b": keep-alive\n\n"
+    async with aclosing(batches(engine.store, hub, tenant, start, heartbeat)) as feed:
+        async for entries in feed:
+            if entries is None:
+                yield b": keep-alive\n\n"
+                continue
+            for entry in entries:
+                for number, (name, payload) in enumerate(domain_events(entry)):
+                    if skip_until is not None and (entry.position, number) <= skip_until:
+                        continue
+                    data = json.dumps({"event": name, "tenant": entry.tenant, "payload": payload})
+                    yield (
+                        f"id: {entry.position}-{number}\nevent: {name}\ndata: {data}\n\n"
+                    ).encode()
+                skip_until = None
