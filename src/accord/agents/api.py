@@ -21,6 +21,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from accord.core.caller import Caller
+from accord.core.intake import Admit as Admit
+from accord.core.intake import Divert as Divert
+from accord.core.intake import Verdict as Verdict
 from accord.core.outcome import Outcome
 from accord.core.records import TaskRecord
 from accord.wire.model import Artifact, Message, Part, SendMessageRequest, Task
@@ -195,33 +198,7 @@ ExecutorFunction = Callable[[RequestContext, TaskHandle], Awaitable[None]]
 # --- intake: judging a message before it is stored ---------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Admit:
-    """An intake's verdict: take the message; the agent runs on it.
-
-    ``message`` is the message as it is to be stored (None: as sent). ``task_metadata``, when
-    given, is the task's metadata with this message: a new task's own (instead of the
-    request's), or an existing task's new metadata, logged right after the message as a task
-    snapshot (streams and push see it)."""
-
-    message: Message | None = None
-    task_metadata: dict[str, Any] | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Divert:
-    """An intake's verdict: take the message (stored as with :class:`Admit`), but run
-    ``handler(ctx, task)`` on it instead of the agent; a message that continues a task only.
-    With ``interrupt`` the turns running on the task are cut first, here and on every node
-    sharing the store (they stop at their next move once the handler has moved the task)."""
-
-    handler: ExecutorFunction
-    interrupt: bool = False
-    message: Message | None = None
-    task_metadata: dict[str, Any] | None = None
-
-
-Verdict = Admit | Divert
+# Admit, Divert and Verdict: accord.core.intake (the pure decision they are part of).
 
 # What an agent's access check is asked about an existing task.
 Access = Literal["read", "subscribe", "cancel", "push-config"]

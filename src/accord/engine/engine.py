@@ -47,10 +47,11 @@ from accord.agents.capabilities import Lifespan, Resumable
 from accord.bus.local import LocalBus
 from accord.core import agent as agent_commands
 from accord.core import client as client_commands
+from accord.core import intake as intake_rules
 from accord.core import lifecycle, views
 from accord.core.caller import Caller
 from accord.core.limits import Limits
-from accord.core.outcome import Outcome, refused
+from accord.core.outcome import Outcome
 from accord.core.records import RequestKey, TaskRecord
 from accord.engine.commits import Commits
 from accord.engine.live import LiveHandle, LiveTask, Run, as_message, durable_record
@@ -719,43 +720,21 @@ class Engine:
         new_task_id, new_context_id = self.new_id(), self.new_id()
 
         verdicts: list[Verdict | None] = [None]
+        judges = [screened.judge for screened in screens]
+        agent_intake = self._intake
+        intake = (
+            (lambda task: agent_intake.intake(request, task, caller))
+            if agent_intake is not None
+            else None
+        )
 
         def decide(record: TaskRecord | None, now: int) -> Outcome:
-            diverted: Divert | None = None
-            verdict: Verdict | None = None
-            # (a message naming a task the caller cannot see is refused as not found by the
-            # core, before any gate or agent is asked about it)
-            seen = record is not None or not message.task_id
-            if screens and seen:
-                try:
-                    for screened in screens:
-                        diverted = screened.judge(record.task if record is not None else None)
-                        if diverted is not None:
-                            break
-                except A2AError as refusal:
-                    return refused("gate-refused", refusal)
-            # The agent's rules about its own task still hold when a gate takes the message
-            # (it may refuse it); a new task diverted by a gate is the gate's alone.
-            if self._intake is not None and seen and (diverted is None or record is not None):
-                try:
-                    verdict = self._intake.intake(
-                        request, record.task if record is not None else None, caller
-                    )
-                except A2AError as refusal:
-                    return refused("intake-refused", refusal)
-                if diverted is None and isinstance(verdict, Divert) and record is None:
-                    needs_task = A2AError(
-                        ErrorKind.UNSUPPORTED_OPERATION,
-                        "this message needs an existing task (send its taskId)",
-                    )
-                    return refused("intake-refused", needs_task)
-            if diverted is not None:
-                verdict = diverted
-            verdicts[0] = verdict
-            outcome = client_commands.send_message(
+            admission = intake_rules.admit(
                 request,
+                record,
+                judges=judges,
+                intake=intake,
                 tenant=tenant,
-                task=record,
                 tenant_task_count=task_count,
                 now_ms=now,
                 new_task_id=new_task_id,
@@ -763,9 +742,9 @@ class Engine:
                 limits=limits,
                 accept_client_context_ids=self.config.accept_client_context_ids,
                 input_modes=self.config.input_modes,
-                message=verdict.message if verdict is not None else None,
-                task_metadata=verdict.task_metadata if verdict is not None else None,
             )
+            verdicts[0] = admission.verdict
+            outcome = admission.outcome
             if key is not None and outcome.ok:
                 outcome = dataclasses.replace(outcome, requests=[key])
             return outcome
