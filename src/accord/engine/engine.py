@@ -55,6 +55,7 @@ from accord.engine.retries import Recorded, Retries
 from accord.engine.streams import StreamItem, Streams
 from accord.store.base import (
     DuplicateRequest,
+    NodeLosses,
     RequestKey,
     SeqConflict,
     StoreError,
@@ -116,6 +117,10 @@ class EngineConfig:
     # With a store shared by several nodes (TaskHolds): how often to look for tasks whose
     # node died. Single-process stores recover once, at start.
     recovery_interval_s: float = 30.0
+    # With a store that notices other nodes' deaths (NodeLosses): how often it looks (one
+    # query on PostgreSQL); a dead node's tasks are recovered as soon as it is seen gone,
+    # besides the sweeps every recovery_interval_s. 0: only those sweeps.
+    liveness_interval_s: float = 0.5
     # False: ignore the store's TaskHolds and act as the only process on the store (recovery
     # once, at start, fails every task left running). Saves the lock round trips; safe only
     # for a single node, since another node would then fail this one's tasks and vice versa.
@@ -180,6 +185,13 @@ class Engine:
         self._snapshots = store if isinstance(store, TaskSnapshots) else None
         self._holds: TaskHolds | None = (
             store if self.config.task_holds and isinstance(store, TaskHolds) else None
+        )
+        self._losses: NodeLosses | None = (
+            store
+            if self._holds is not None
+            and self.config.liveness_interval_s > 0
+            and isinstance(store, NodeLosses)
+            else None
         )
         self._push: PushHooks | None = None
         self._start_hooks: list[Callable[[], Awaitable[None]]] = []
@@ -349,7 +361,10 @@ class Engine:
 
     async def _recovery_loop(self, interval_s: float) -> None:
         while True:
-            await asyncio.sleep(interval_s)
+            if self._losses is None:
+                await asyncio.sleep(interval_s)
+            else:  # (the sweep comes sooner when another node dies: its tasks are no one's)
+                await self._losses.node_lost(interval_s, self.config.liveness_interval_s)
             try:
                 await self.recover()
             except Exception:

@@ -306,6 +306,18 @@ class TaskHolds(Protocol):
 
 
 @runtime_checkable
+class NodeLosses(Protocol):
+    """Optional, beside TaskHolds: a store shared by several nodes notices another node's
+    death (PostgreSQL: its lock session ended), so that recovery takes the tasks it ran at
+    once instead of at its next periodic sweep."""
+
+    async def node_lost(self, within_s: float, every_s: float) -> bool:
+        """Look every ``every_s`` seconds, for up to ``within_s``; True as soon as a node
+        that held tasks is gone, False when none went. Never raises (a look that fails
+        counts as nothing seen)."""
+
+
+@runtime_checkable
 class TaskSnapshots(Protocol):
     """Optional: stores that keep each snapshot as the ProtoJSON bytes of its Task (SQLite,
     PostgreSQL) hand them out unread, so a JSON response can carry them as they are instead
