@@ -98,6 +98,12 @@ def _now_ms() -> int:
 _VARIANT = {digit: "89ab"[int(digit, 16) & 3] for digit in "0123456789abcdef"}
 
 
+# The periodic recovery sweep takes a task whose lock is free only if it is still free this
+# much later: long enough for a live node whose lock connection broke to reconnect and take
+# its locks back (pg_holds does that first thing).
+_CONFIRM_UNHELD_S = 0.5
+
+
 def _new_id() -> str:
     """A version 7 UUID's text: a millisecond timestamp, then 74 random bits."""
     h = (time.time_ns() // 1_000_000).to_bytes(6, "big").hex() + os.urandom(10).hex()
@@ -268,8 +274,14 @@ class Engine:
         task.add_done_callback(self._background.discard)
         return task
 
-    async def recover(self) -> int:
-        """Fail tasks a dead process left SUBMITTED or WORKING. Returns how many."""
+    async def recover(self, *, confirm_s: float = 0.0) -> int:
+        """Fail (or give back to the agent's ``resume``) the tasks a dead process left
+        SUBMITTED or WORKING. Returns how many.
+
+        With TaskHolds, ``confirm_s`` > 0: a task whose lock is free is taken only if it is
+        still free ``confirm_s`` later. A live node whose lock connection broke reconnects and
+        takes its locks back at once; the periodic sweep waits that out instead of taking
+        the tasks of a node that lives."""
         recovered = 0
         after = ""
         states = frozenset({TaskState.SUBMITTED, TaskState.WORKING})
@@ -279,11 +291,13 @@ class Engine:
                 self.stats.sweeps += 1
                 self.stats.recovered_tasks += recovered
                 return recovered
-            for record in batch:
+            orphans = await self._unheld(batch)
+            if orphans and confirm_s > 0 and self._holds is not None:
+                await asyncio.sleep(confirm_s)
+                orphans = await self._unheld(orphans)
+            for record in orphans:
                 if record.id in self._live:
-                    continue
-                if self._holds is not None and await self._holds.task_held_elsewhere(record.id):
-                    continue  # a live node runs it
+                    continue  # a message started a run here meanwhile
                 if self._resume is not None:
                     recovered += await self._resume_run(record)
                     continue
@@ -295,6 +309,21 @@ class Engine:
                 outcome = await self._decide(record.id, None, fail)
                 recovered += outcome.ok
             after = batch[-1].id
+
+    async def _unheld(self, records: list[TaskRecord]) -> list[TaskRecord]:
+        """The tasks no run of this process works on and no live node holds."""
+        records = [record for record in records if record.id not in self._live]
+        if self._holds is None:
+            return records
+        # Asked together, the probes go out as one statement (pg_holds batches them).
+        elsewhere = await asyncio.gather(
+            *(self._holds.task_held_elsewhere(record.id) for record in records)
+        )
+        return [
+            record
+            for record, held in zip(records, elsewhere, strict=True)
+            if not held and record.id not in self._live
+        ]
 
     def running(self, task_id: str) -> bool:
         """Whether a run (an agent's turn, a handler) works on the task in this process."""
@@ -361,12 +390,15 @@ class Engine:
 
     async def _recovery_loop(self, interval_s: float) -> None:
         while True:
+            lost = False
             if self._losses is None:
                 await asyncio.sleep(interval_s)
             else:  # (the sweep comes sooner when another node dies: its tasks are no one's)
-                await self._losses.node_lost(interval_s, self.config.liveness_interval_s)
+                lost = await self._losses.node_lost(interval_s, self.config.liveness_interval_s)
             try:
-                await self.recover()
+                # A node seen gone is gone for good (its lock session stayed away across two
+                # looks); otherwise a free lock may be a live node's, reconnecting.
+                await self.recover(confirm_s=0.0 if lost else _CONFIRM_UNHELD_S)
             except Exception:
                 log.exception("recovery sweep failed")
 
