@@ -44,6 +44,7 @@ from accord.store.base import (
     TaskGone,
     TaskPage,
     new_secret,
+    register_unavailable,
 )
 from accord.store.pg_holds import AdvisoryHolds
 from accord.store.pg_nodes import READ_LOCK_SESSIONS, NodeWatch
@@ -57,6 +58,19 @@ if TYPE_CHECKING:
     from accord.bus.postgres import PostgresBus
 
 _Conn = asyncpg.Connection | PoolConnectionProxy
+
+# asyncpg raises these as they are (most reads do not wrap them in StoreError): the server
+# cannot be reached (OSError: refused, reset, timed out) or lost the connection, is shutting
+# down or starting up, is out of disk, memory or connections, or is a read-only standby. A
+# client is told to try again (accord.engine.errors.unavailable_error).
+register_unavailable(
+    OSError,
+    asyncpg.PostgresConnectionError,
+    asyncpg.InterfaceError,
+    asyncpg.exceptions.OperatorInterventionError,
+    asyncpg.exceptions.InsufficientResourcesError,
+    asyncpg.exceptions.ReadOnlySQLTransactionError,
+)
 _UNFINISHED = frozenset(
     {TaskState.SUBMITTED, TaskState.WORKING, TaskState.INPUT_REQUIRED, TaskState.AUTH_REQUIRED}
 )
