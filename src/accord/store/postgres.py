@@ -284,7 +284,8 @@ class PostgresStore:
         return bool(await self._watch.wait_gone(within_s, every_s))
 
     async def _read_lock_sessions(self) -> tuple[datetime, list[str]]:
-        row = await self.pool.fetchrow(READ_LOCK_SESSIONS, timeout=5.0)
+        async with asyncio.timeout(5.0):  # (a connection, too, when the pool makes one)
+            row = await self.pool.fetchrow(READ_LOCK_SESSIONS)
         assert row is not None
         return row[0], list(row[1])
 
