@@ -115,27 +115,55 @@ async def _client(served: Served, binding: str, retry: RetryPolicy | None = None
     return await Client.from_url(served.node.url, binding=binding, retry=retry)
 
 
-async def _sent_through_an_outage(served: Served, binding: str, store_back: object) -> Task:
-    """Send a message while the store cannot take it; bring the store back once the node has
-    answered "unavailable"; the client's retry goes through."""
+async def _parked(served: Served) -> Task:
+    """A task waiting for its user's answer (INPUT_REQUIRED), no run on it."""
+    async with await _client(served, "JSONRPC") as client:
+        task = await client.send("ask")
+    assert isinstance(task, Task) and task.status.state is TaskState.INPUT_REQUIRED
+    return task
+
+
+async def _sent_through_an_outage(
+    served: Served, binding: str, *, read_only: bool = False, parked: Task | None = None
+) -> Task:
+    """Send a message (a new task's, or the answer to ``parked``) while the store cannot take
+    it; bring the store back once the node has answered "unavailable"; the client's retry
+    goes through."""
     node = served.node
     before = await unavailable_answers(node, binding)
+    message = (
+        text_message("pay the invoice once")
+        if parked is None
+        else text_message("pay the invoice once", task_id=parked.id, context_id=parked.context_id)
+    )
     async with await _client(served, binding) as client:
-        sending = asyncio.ensure_future(client.send(text_message("pay the invoice once")))
+        sending = asyncio.ensure_future(client.send(message))
         try:
             await wait_for_unavailable(node, binding, before)
         finally:
             served.proxy.up()
-            await _set_read_only(served, False) if store_back == "read-only" else None
+            if read_only:
+                await _set_read_only(served, False)
         answer = await asyncio.wait_for(sending, 30)
     assert isinstance(answer, Task)
     assert answer.status.state is TaskState.COMPLETED
-    # One task holds the message, once: the attempts the store refused left nothing.
+    # The task holds the message once: the attempts the store refused left nothing.
     async with await _client(served, "JSONRPC") as reader:
         stored = await reader.get_task(answer.id)
     said = [part.text for m in stored.history if m.role == Role.USER for part in m.parts]
-    assert said == ["pay the invoice once"]
+    assert said == ([] if parked is None else ["ask"]) + ["pay the invoice once"]
     return answer
+
+
+async def _read_only_for_writes(served: Served) -> None:
+    """The database read-only; returns once the node reads again (its sessions came back,
+    read-only), so that only writes are refused."""
+    await _set_read_only(served, True)
+    async with httpx.AsyncClient(timeout=10) as http:
+        deadline = time.monotonic() + 30
+        while (await http.get(f"{served.node.url}/tasks/none", headers=HEADERS)).status_code != 404:
+            assert time.monotonic() < deadline, "reads did not come back"
+            await asyncio.sleep(0.05)
 
 
 @pytest.mark.parametrize("binding", BINDINGS)
@@ -143,38 +171,35 @@ async def test_with_the_database_down_the_client_retries_until_it_is_back(
     served: Served, store_back: None, binding: str
 ) -> None:
     served.proxy.down()
-    await _sent_through_an_outage(served, binding, "down")
+    await _sent_through_an_outage(served, binding)
 
 
 @pytest.mark.parametrize("binding", BINDINGS)
 async def test_with_the_database_read_only_the_client_retries_until_it_takes_writes(
     served: Served, store_back: None, binding: str
 ) -> None:
-    await _set_read_only(served, True)
-    # Reads pass (the node's sessions came back, read-only): only the write is refused.
-    async with httpx.AsyncClient(timeout=10) as http:
-        deadline = time.monotonic() + 30
-        while (await http.get(f"{served.node.url}/tasks/none", headers=HEADERS)).status_code != 404:
-            assert time.monotonic() < deadline, "reads did not come back"
-            await asyncio.sleep(0.05)
-    await _sent_through_an_outage(served, binding, "read-only")
+    """The answer to a parked task: its message cannot be written (reads pass)."""
+    parked = await _parked(served)
+    await _read_only_for_writes(served)
+    await _sent_through_an_outage(served, binding, read_only=True, parked=parked)
 
 
 @pytest.mark.parametrize("binding", BINDINGS)
-async def test_a_stream_whose_task_cannot_be_stored_is_sent_again_until_it_can(
+async def test_a_stream_whose_message_cannot_be_stored_is_sent_again_until_it_can(
     served: Served, store_back: None, binding: str
 ) -> None:
-    """SendStreamingMessage: the stream starts before the task is written, so the refusal is
-    its first event (an error); the client sends the message again, as it does when the
-    stream breaks before its first event."""
-    await _set_read_only(served, True)
+    """SendStreamingMessage answering a parked task while writes are refused: the client
+    sends the message again, as it does when a stream breaks before its first event."""
+    parked = await _parked(served)
+    await _read_only_for_writes(served)
     node = served.node
     before = node.log().count("read-only transaction")  # (the node logs each failed write)
     async with await _client(served, binding, RetryPolicy(max_attempts=10)) as client:
 
         async def follow() -> list[str]:
             states = []
-            async for event in client.stream("stream it once"):
+            answer = text_message("stream it once", task_id=parked.id, context_id=parked.context_id)
+            async for event in client.stream(answer):
                 if event.status_update is not UNSET:
                     states.append(event.status_update.status.state.name)
                 elif event.task is not UNSET:
