@@ -74,6 +74,8 @@ class HealthReport:
             mode = "off: the agent resumes tasks left running"
         elif store_kind(engine.store) == "postgresql" and config.task_holds:
             mode = f"at start, then every {config.recovery_interval_s:g} s"
+            if config.liveness_interval_s > 0:
+                mode += " and as soon as another node dies"
         else:
             mode = "at start"
         return {
