@@ -115,3 +115,16 @@ def test_protocol_and_transport_errors_share_the_root_only() -> None:
     assert not issubclass(e.TransportError, e.A2AClientError)
     status = e.UnexpectedStatusError(502, "Bad gateway", "http://x")
     assert status.status_code == 502 and "502" in str(status)
+
+
+def test_the_wait_a_server_asks_for_is_read_from_retry_info_and_retry_after() -> None:
+    retry_info = {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "1.5s"}
+    error = e.error_from_jsonrpc({"code": -32014, "message": "later", "data": [retry_info]})
+    assert isinstance(error, e.UnavailableError)
+    assert error.retry_after == 1.5
+    assert e.make_error(ErrorKind.INTERNAL, "boom").retry_after is None
+    assert e.retry_after_header("2") == 2.0
+    assert e.retry_after_header("Wed, 21 Oct 2026 07:28:10 GMT", now=1792567680.0) == 10.0
+    assert e.retry_after_header("soon") is None
+    assert e.retry_after_header("9" * 20) is None
+    assert e.retry_after_header(None) is None

@@ -94,6 +94,57 @@ async def test_recovery_spares_a_task_held_elsewhere_unless_holds_are_off() -> N
     await other_node.stop()
 
 
+class ReconnectingStore(HoldingStore):
+    """The node running ``retaking`` lost its lock connection: its lock is free at the first
+    probe, and held again (taken back) after."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.retaking = ""
+        self.probes = 0
+
+    async def task_held_elsewhere(self, task_id: str) -> bool:
+        if task_id != self.retaking:
+            return await super().task_held_elsewhere(task_id)
+        self.probes += 1
+        return self.probes > 1
+
+
+async def test_the_periodic_sweep_spares_a_task_whose_node_takes_its_lock_back() -> None:
+    store = ReconnectingStore()
+    started = asyncio.Event()
+
+    async def hang(ctx: RequestContext, task: TaskHandle) -> None:
+        await task.start_working()
+        started.set()
+        await asyncio.sleep(30)
+
+    sweeping = Engine(store, echo)
+    await sweeping.start()
+    other_node = Engine(store, hang)
+    await other_node.start()
+    send = asyncio.ensure_future(other_node.send_message(request("x"), ALICE))
+    try:
+        await asyncio.wait_for(started.wait(), 2)
+        (working,) = await store.tasks_in_states(frozenset({TaskState.WORKING}))
+        store.retaking = working.id
+
+        # Looked at again a moment later, the lock is held: the task is spared.
+        assert await sweeping.recover(confirm_s=0.05) == 0
+        assert store.probes == 2
+        assert await store.tasks_in_states(frozenset({TaskState.FAILED})) == []
+
+        # A sweep that does not look again (after a node was seen gone) takes it.
+        store.probes = 0
+        assert await sweeping.recover() == 1
+        (failed,) = await store.tasks_in_states(frozenset({TaskState.FAILED}))
+        assert failed.id == working.id
+    finally:
+        send.cancel()
+        await other_node.stop()
+        await sweeping.stop()
+
+
 class GatedCommitStore(HoldingStore):
     """Appends wait for ``gate``, which closing the store opens: a commit still on its way
     when the engine stops."""

@@ -39,6 +39,32 @@ async def wait_for_state(
         await asyncio.sleep(0.1)
 
 
+async def sweeps(client: httpx.AsyncClient, node: Node) -> int:
+    """How many recovery sweeps ``node`` has run (its /metrics)."""
+    response = await client.get(f"{node.url}/metrics")
+    for line in response.text.splitlines():
+        if line.startswith("accord_recovery_sweeps_total "):
+            return int(float(line.split()[1]))
+    raise AssertionError(f"no recovery sweep count in {node.name}'s metrics")
+
+
+async def wait_for_sweeps(
+    client: httpx.AsyncClient, node: Node, count: int, patience: float = 30.0
+) -> None:
+    """Until ``node`` has run ``count`` recovery sweeps in all."""
+    deadline = time.monotonic() + patience
+    while (done := await sweeps(client, node)) < count:
+        assert time.monotonic() < deadline, f"{node.name} ran {done} sweeps, not {count}"
+        await asyncio.sleep(0.1)
+
+
+async def wait_for_log(node: Node, text: str, patience: float = 30.0) -> None:
+    deadline = time.monotonic() + patience
+    while text not in node.log():
+        assert time.monotonic() < deadline, f"{node.name} did not log {text!r}"
+        await asyncio.sleep(0.1)
+
+
 async def kill_lock_session(pg_url: str) -> None:
     """End the one session that holds task locks (node A's), as an administrator might."""
     conn = await asyncpg.connect(pg_url)
@@ -73,15 +99,16 @@ async def scenario(pg_url: str, workdir: Path) -> None:
             node_b = start_node("node-b", pg_url, workdir, "scaleout_agents:agent", CONFIG)
             try:
                 wait_ready(node_b, 60)
-                await asyncio.sleep(2.0)  # node B's start-up recovery and several sweeps
+                # Node B's start-up recovery and two sweeps after it
+                await wait_for_sweeps(client, node_b, 3)
                 assert await state(client, node_b, task_id) == "TASK_STATE_WORKING"
 
                 # Node A's lock connection breaks while node A lives: it reconnects and
                 # takes the lock back, so node B's sweeps still leave the task alone.
                 await kill_lock_session(pg_url)
-                await asyncio.sleep(2.0)
+                await wait_for_log(node_a, "took back 1 of 1 task locks")
+                await wait_for_sweeps(client, node_b, await sweeps(client, node_b) + 2)
                 assert await state(client, node_b, task_id) == "TASK_STATE_WORKING"
-                assert "took back 1 of 1 task locks" in node_a.log()
 
                 node_a.kill()
                 await wait_for_state(client, node_b, task_id, "TASK_STATE_FAILED")

@@ -200,6 +200,7 @@ def build_app(settings: Settings, agent: Any = None) -> A2AApplication:
             # Remote mode: a task waiting for a worker is not left behind by a restart.
             resumable=remote,
             recovery_interval_s=settings.recovery_interval_s,
+            liveness_interval_s=settings.liveness_interval_s,
             task_holds=settings.task_holds,
             idempotency_window_ms=int(settings.idempotency_window_s * 1000),
             retry_by_message_id=settings.retry_by_message_id,

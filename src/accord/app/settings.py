@@ -88,6 +88,9 @@ class Settings:
     recovery_interval_s: float = (
         30.0  # PostgreSQL clusters: how often to look for dead nodes' tasks
     )
+    # PostgreSQL clusters: how often to look for nodes that died (one query), whose tasks are
+    # then recovered at once; 0: only every recovery_interval_s.
+    liveness_interval_s: float = 0.5
     # PostgreSQL: hold an advisory lock per running task so other nodes' recovery spares it.
     # false only for a single node (docs/scale-out.md).
     task_holds: bool = True
@@ -209,6 +212,7 @@ NOT_NEGATIVE = (  # 0 turns them off
     "body_min_rate",
     "max_connections",
     "store_outage_s",
+    "liveness_interval_s",
 )
 
 

@@ -50,14 +50,16 @@ class PostgresBus(LocalBus):
     ``start`` and after ``close`` it is a plain local bus.
     """
 
-    def __init__(self, dsn: str, *, catch_up_s: float = 5.0, channel: str = CHANNEL) -> None:
+    def __init__(
+        self, dsn: str, *, catch_up_s: float = 5.0, channel: str = CHANNEL, node: str = ""
+    ) -> None:
         super().__init__()
         if catch_up_s <= 0:
             raise ValueError("catch_up_s must be positive")
         self.dsn = dsn
         self.catch_up_s = catch_up_s
         self.channel = channel
-        self.node = uuid.uuid4().hex[:16]
+        self.node = node or uuid.uuid4().hex[:16]  # (the store's node id, when it made this)
         self._pending: dict[str, None] = {}  # task ids to publish, in notify order
         self._has_pending = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []

@@ -21,6 +21,7 @@ from accord.client.errors import (
     RequestTimeoutError,
     StreamBrokenError,
     TransportError,
+    retry_after_header,
 )
 from accord.client.options import Timeouts
 from accord.client.sse import ServerSentEvent, SSEParser
@@ -36,6 +37,14 @@ class HttpAnswer:
     content: bytes
     content_type: str
     url: str
+    retry_after: float | None = None  # the answer's Retry-After, in seconds
+
+
+def answered(error: ClientError, answer: HttpAnswer) -> ClientError:
+    """``error``, made of ``answer``, with the wait its ``Retry-After`` asked for."""
+    if answer.retry_after is not None:
+        error.retry_after = answer.retry_after
+    return error
 
 
 def interface_url(ctx: TransportContext) -> str:
@@ -140,7 +149,11 @@ async def request(
     except httpx.HTTPError as exc:
         raise transport_error(exc) from exc
     return HttpAnswer(
-        response.status_code, response.content, response.headers.get("content-type", ""), url
+        response.status_code,
+        response.content,
+        response.headers.get("content-type", ""),
+        url,
+        retry_after_header(response.headers.get("retry-after")),
     )
 
 
@@ -195,7 +208,8 @@ async def stream_events(
                 content = await response.aread()
             except httpx.HTTPError as exc:
                 raise transport_error(exc) from exc
-            raise on_not_sse(HttpAnswer(response.status_code, content, ctype, url))
+            retry_after = retry_after_header(response.headers.get("retry-after"))
+            raise on_not_sse(HttpAnswer(response.status_code, content, ctype, url, retry_after))
         parser = SSEParser()
         try:
             async for chunk in response.aiter_bytes():

@@ -31,6 +31,7 @@ from accord.client.card import (
 )
 from accord.client.credentials import CredentialsProvider
 from accord.client.errors import (
+    A2AClientError,
     ClientError,
     ConnectionFailedError,
     NoCompatibleInterfaceError,
@@ -53,6 +54,7 @@ from accord.client.transport import (
 )
 from accord.client.urls import check_agent_url
 from accord.telemetry import tracing
+from accord.wire.errors import ErrorKind
 from accord.wire.model import (
     UNSET,
     AgentCard,
@@ -98,20 +100,30 @@ def text_message(text: str, *, context_id: str = "", task_id: str = "") -> Messa
     )
 
 
-def _retryable(exc: TransportError) -> bool:
+def _retryable(exc: ClientError) -> bool:
+    """A stream worth resuming after ``exc``: it broke, or the server cannot answer now."""
+    if isinstance(exc, A2AClientError):
+        return exc.kind is ErrorKind.UNAVAILABLE
     if isinstance(exc, UnexpectedStatusError):
         return exc.status_code >= 500
     return isinstance(exc, ConnectionFailedError | RequestTimeoutError | StreamBrokenError)
 
 
 def _worth_sending_again(exc: BaseException) -> bool:
-    """No answer came: the connection failed or dropped, or a proxy said 502 or 503."""
+    """No answer came: the connection failed or dropped, or a proxy said 502 or 503; or the
+    server cannot answer now (UnavailableError: its store cannot read or write)."""
     if isinstance(exc, UnexpectedStatusError):
         return exc.status_code in (502, 503)
+    if isinstance(exc, A2AClientError) and exc.kind is ErrorKind.UNAVAILABLE:
+        return True
     code = getattr(exc, "code", None)  # an A2A error body with a gateway's status
     if code in (502, 503, "UNAVAILABLE"):
         return True
     return isinstance(exc, ConnectionFailedError)
+
+
+def _unavailable(exc: BaseException) -> bool:
+    return isinstance(exc, A2AClientError) and exc.kind is ErrorKind.UNAVAILABLE
 
 
 class Client:
@@ -281,10 +293,11 @@ class Client:
             try:
                 return await operation(meta)
             except ClientError as exc:
-                if attempt >= self._retry.max_attempts or not _worth_sending_again(exc):
+                attempt += 1
+                wait = self._retry.wait(attempt, exc.retry_after)
+                if wait is None or not _worth_sending_again(exc):
                     raise
-            attempt += 1
-            await asyncio.sleep(self._retry.delay(attempt))
+            await asyncio.sleep(wait)
 
     @property
     def tenant(self) -> str:
@@ -630,7 +643,7 @@ class Client:
                     await _close(events)
                 if tracker.done or tracker.interrupted or not tracker.task_id:
                     return  # the server ended the stream where it may
-                failure: TransportError = StreamBrokenError(
+                failure: ClientError = StreamBrokenError(
                     "the stream ended before the task reached a final state"
                 )
             except (UnsupportedOperationError, TaskNotFoundError):
@@ -643,21 +656,27 @@ class Client:
                 for response in tracker.accept(StreamResponse(task=task)):
                     yield response
                 return
-            except TransportError as exc:
+            except (TransportError, A2AClientError) as exc:
+                if isinstance(exc, A2AClientError) and not _unavailable(exc):
+                    raise
                 if not tracker.task_id and resend is not None and not got_any:
-                    if sent >= self._retry.max_attempts or not _worth_sending_again(exc):
-                        raise
                     sent += 1
-                    await asyncio.sleep(self._retry.delay(sent))
+                    wait = self._retry.wait(sent, exc.retry_after)
+                    if wait is None or not _worth_sending_again(exc):
+                        raise
+                    await asyncio.sleep(wait)
                     events = resend()
                     continue
                 if not tracker.task_id or not _retryable(exc):
                     raise
                 failure = exc
+                server_wait = exc.retry_after
+            else:
+                server_wait = None
             attempt += 1
-            if attempt > policy.max_attempts:
+            if attempt > policy.max_attempts or (server_wait or 0.0) > self._retry.max_retry_after:
                 raise failure
-            await asyncio.sleep(policy.delay(attempt, retry_ms))
+            await asyncio.sleep(max(policy.delay(attempt, retry_ms), server_wait or 0.0))
             tracker.reconnecting(resumed_by_id=bool(last_id))
             reconnected = True
             request = SubscribeToTaskRequest(id=tracker.task_id, tenant=tenant)

@@ -9,16 +9,21 @@ Two families under one root, :class:`ClientError`:
 * :class:`TransportError`: the call did not get a protocol answer (connection refused,
   timeout, an HTTP status without an A2A error body, a body that is not A2A, a stream cut off).
 
+Any of them may carry ``retry_after``: the seconds the server asked the client to wait before
+sending the request again (HTTP ``Retry-After``, or a ``google.rpc.RetryInfo`` detail).
+
 The ``*_from_*`` functions build an :class:`A2AClientError` from each binding's error shape,
 using the ``google.rpc.ErrorInfo`` reason first and the binding's code only as a fallback.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
+from email.utils import parsedate_to_datetime
 from typing import Any, ClassVar
 
-from accord.wire.errors import ERROR_INFO_TYPE, ErrorKind
+from accord.wire.errors import ERROR_INFO_TYPE, RETRY_INFO_TYPE, ErrorKind
 
 __all__ = [
     "ERROR_CLASSES",
@@ -51,6 +56,7 @@ __all__ = [
     "TaskStateConflictError",
     "TransportError",
     "UnauthenticatedError",
+    "UnavailableError",
     "UnexpectedStatusError",
     "UnsupportedOperationError",
     "VersionNotSupportedError",
@@ -63,6 +69,9 @@ __all__ = [
 
 class ClientError(Exception):
     """Root of everything the client raises."""
+
+    # Seconds the server asked to wait before the request is sent again (None: it did not).
+    retry_after: float | None = None
 
 
 class NoCompatibleInterfaceError(ClientError):
@@ -104,6 +113,7 @@ class A2AClientError(ClientError):
         self.message = message
         self.details: list[dict[str, Any]] = [dict(d) for d in details]
         self.code = code  # the binding's own code: JSON-RPC code, HTTP status or gRPC status
+        self.retry_after = _retry_delay(self.details)
 
     def __str__(self) -> str:
         name = self.kind.error_name if self.kind is not None else "A2AError"
@@ -224,6 +234,13 @@ class PayloadTooLargeError(A2AClientError):
     kind_for_class = ErrorKind.PAYLOAD_TOO_LARGE
 
 
+class UnavailableError(A2AClientError):
+    """The server cannot answer now (its store cannot read or write); the same request may
+    pass later (``retry_after``). The client sends it again by itself (RetryPolicy)."""
+
+    kind_for_class = ErrorKind.UNAVAILABLE
+
+
 _CLASS_BY_NAME = {cls.__name__: cls for cls in A2AClientError.__subclasses__()}
 
 # Rows sharing an error name (a 415 variant of ContentTypeNotSupportedError) share a class.
@@ -285,6 +302,7 @@ _HTTP_FALLBACK = {
     413: ErrorKind.PAYLOAD_TOO_LARGE,
     429: ErrorKind.RESOURCE_EXHAUSTED,
     500: ErrorKind.INTERNAL,
+    503: ErrorKind.UNAVAILABLE,
 }
 
 # gRPC statuses without an ErrorInfo, likewise.
@@ -295,7 +313,49 @@ _GRPC_FALLBACK = {
     "INTERNAL": ErrorKind.INTERNAL,
     "UNIMPLEMENTED": ErrorKind.METHOD_NOT_FOUND,
     "INVALID_ARGUMENT": ErrorKind.INVALID_PARAMS,
+    "UNAVAILABLE": ErrorKind.UNAVAILABLE,
 }
+
+
+def _retry_delay(details: Sequence[Mapping[str, Any]]) -> float | None:
+    """The seconds of a ``google.rpc.RetryInfo`` detail's ``retryDelay`` ("1s", "0.5s")."""
+    for detail in details:
+        kind = str(detail.get("@type", ""))
+        if kind not in (RETRY_INFO_TYPE, "google.rpc.RetryInfo") and not kind.endswith(
+            "/google.rpc.RetryInfo"
+        ):
+            continue
+        delay = detail.get("retryDelay")
+        if isinstance(delay, str) and delay.endswith("s"):
+            try:
+                seconds = float(delay[:-1])
+            except ValueError:
+                return None
+            return seconds if 0 <= seconds < float("inf") else None
+        if isinstance(delay, dict):  # (a Duration as a message: seconds and nanos)
+            try:
+                seconds = float(delay.get("seconds", 0)) + float(delay.get("nanos", 0)) / 1e9
+            except (TypeError, ValueError):
+                return None
+            return seconds if 0 <= seconds < float("inf") else None
+    return None
+
+
+def retry_after_header(value: str | None, now: float | None = None) -> float | None:
+    """The seconds an HTTP ``Retry-After`` asks for: a number of seconds or an HTTP date
+    (None when absent or unreadable)."""
+    if value is None:
+        return None
+    value = value.strip()
+    if value.isascii() and value.isdigit():
+        return float(value) if len(value) < 12 else None
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
 def _is_error_info(detail: Mapping[str, Any]) -> bool:

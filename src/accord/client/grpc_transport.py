@@ -43,6 +43,7 @@ _DETAILS_TRAILER = "grpc-status-details-bin"
 _DETAIL_TYPES: dict[str, type[ProtoMessage]] = {
     "google.rpc.ErrorInfo": error_details_pb2.ErrorInfo,
     "google.rpc.BadRequest": error_details_pb2.BadRequest,
+    "google.rpc.RetryInfo": error_details_pb2.RetryInfo,
 }
 
 

@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from accord.client._http import HttpAnswer, interface_url, request, stream_events
+from accord.client._http import HttpAnswer, answered, interface_url, request, stream_events
 from accord.client.errors import (
     ClientError,
     InvalidResponseError,
@@ -61,11 +61,15 @@ def _not_ok(answer: HttpAnswer) -> ClientError:
         except (msgspec.DecodeError, msgspec.ValidationError):
             envelope = None
         if envelope is not None and envelope.error is not None:
-            return error_from_jsonrpc(envelope.error)
+            return answered(error_from_jsonrpc(envelope.error), answer)
         if envelope is not None and answer.status == 200:
             return InvalidResponseError("expected an event stream, got a JSON-RPC result")
-    return error_for_http_status(answer.status) or UnexpectedStatusError(
-        answer.status, answer.content.decode("utf-8", "replace"), answer.url
+    return answered(
+        error_for_http_status(answer.status)
+        or UnexpectedStatusError(
+            answer.status, answer.content.decode("utf-8", "replace"), answer.url
+        ),
+        answer,
     )
 
 

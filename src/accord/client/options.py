@@ -43,20 +43,36 @@ class ResumePolicy:
 class RetryPolicy:
     """How a call that failed before an answer is sent again.
 
-    A call whose connection failed (refused, or dropped before the answer) or that a proxy
-    answered 502 or 503 is sent again up to ``max_attempts`` times, waiting
-    ``initial_delay`` seconds doubled each time up to ``max_delay``. It is the same request:
-    a message keeps its ``messageId`` and CancelTask and push-config changes carry one
-    ``Idempotency-Key`` for all attempts, so a server that deduplicates (accord does) carries
-    it out once. ``max_attempts=0`` turns retrying off.
+    A call whose connection failed (refused, or dropped before the answer), that a proxy
+    answered 502 or 503, or that the server said it cannot answer now (``UnavailableError``:
+    HTTP 503, gRPC ``UNAVAILABLE``; its store cannot read or write) is sent again up to
+    ``max_attempts`` times, waiting ``initial_delay`` seconds doubled each time up to
+    ``max_delay``, or longer when the server asks for longer (``Retry-After``, or a gRPC
+    ``RetryInfo``), but never longer than ``max_retry_after``: a server asking for more is
+    not tried again (its error is raised). It is the same request: a message keeps its
+    ``messageId`` and CancelTask and push-config changes carry one ``Idempotency-Key`` for
+    all attempts, so a server that deduplicates (accord does) carries it out once.
+    ``max_attempts=0`` turns retrying off.
     """
 
     max_attempts: int = 3
     initial_delay: float = 0.1
     max_delay: float = 2.0
+    max_retry_after: float = 30.0
 
     def delay(self, attempt: int) -> float:
         return float(min(self.max_delay, self.initial_delay * (2 ** max(0, attempt - 1))))
+
+    def wait(self, attempt: int, retry_after: float | None = None) -> float | None:
+        """The seconds to wait before attempt ``attempt`` (1: the first one sent again),
+        honouring the wait the server asked for; None when there is to be no such attempt."""
+        if attempt > self.max_attempts:
+            return None
+        if retry_after is None:
+            return self.delay(attempt)
+        if retry_after > self.max_retry_after:
+            return None
+        return max(self.delay(attempt), retry_after)
 
 
 @dataclass(frozen=True, slots=True)

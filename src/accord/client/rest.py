@@ -13,7 +13,7 @@ from urllib.parse import quote
 
 import msgspec
 
-from accord.client._http import HttpAnswer, interface_url, request, stream_events
+from accord.client._http import HttpAnswer, answered, interface_url, request, stream_events
 from accord.client.errors import (
     A2AClientError,
     ClientError,
@@ -73,9 +73,13 @@ def _error(answer: HttpAnswer) -> ClientError:
         except WireError:
             body = None
     if is_rest_error_body(body):
-        return error_from_rest(body, answer.status)
-    return error_for_http_status(answer.status) or UnexpectedStatusError(
-        answer.status, answer.content.decode("utf-8", "replace"), answer.url
+        return answered(error_from_rest(body, answer.status), answer)
+    return answered(
+        error_for_http_status(answer.status)
+        or UnexpectedStatusError(
+            answer.status, answer.content.decode("utf-8", "replace"), answer.url
+        ),
+        answer,
     )
 
 

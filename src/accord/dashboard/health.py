@@ -74,6 +74,8 @@ def _recovery(recovery: Recovery) -> dict[str, Any]:
         mode = "off: the agent resumes tasks left running"
     elif recovery.interval_s is not None:
         mode = f"at start, then every {recovery.interval_s:g} s"
+        if recovery.watches_nodes:
+            mode += " and as soon as another node dies"
     else:
         mode = "at start"
     return {

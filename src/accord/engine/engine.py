@@ -61,6 +61,7 @@ from accord.engine.retries import First, InFlight, Recorded, Retries
 from accord.engine.streams import StreamItem, Streams
 from accord.store.base import (
     DuplicateRequest,
+    NodeLosses,
     SeqConflict,
     StoreError,
     TaskHolds,
@@ -104,6 +105,12 @@ def _now_ms() -> int:
 _VARIANT = {digit: "89ab"[int(digit, 16) & 3] for digit in "0123456789abcdef"}
 
 
+# The periodic recovery sweep takes a task whose lock is free only if it is still free this
+# much later: long enough for a live node whose lock connection broke to reconnect and take
+# its locks back (pg_holds does that first thing).
+_CONFIRM_UNHELD_S = 0.5
+
+
 def _new_id() -> str:
     """A version 7 UUID's text: a millisecond timestamp, then 74 random bits."""
     h = (time.time_ns() // 1_000_000).to_bytes(6, "big").hex() + os.urandom(10).hex()
@@ -123,6 +130,10 @@ class EngineConfig:
     # With a store shared by several nodes (TaskHolds): how often to look for tasks whose
     # node died. Single-process stores recover once, at start.
     recovery_interval_s: float = 30.0
+    # With a store that notices other nodes' deaths (NodeLosses): how often it looks (one
+    # query on PostgreSQL); a dead node's tasks are recovered as soon as it is seen gone,
+    # besides the sweeps every recovery_interval_s. 0: only those sweeps.
+    liveness_interval_s: float = 0.5
     # False: ignore the store's TaskHolds and act as the only process on the store (recovery
     # once, at start, fails every task left running). Saves the lock round trips; safe only
     # for a single node, since another node would then fail this one's tasks and vice versa.
@@ -197,6 +208,13 @@ class Engine:
         self._snapshots = store if isinstance(store, TaskSnapshots) else None
         self._holds: TaskHolds | None = (
             store if self.config.task_holds and isinstance(store, TaskHolds) else None
+        )
+        self._losses: NodeLosses | None = (
+            store
+            if self._holds is not None
+            and self.config.liveness_interval_s > 0
+            and isinstance(store, NodeLosses)
+            else None
         )
         self._push: PushHooks | None = None
         self._start_hooks: list[Callable[[], Awaitable[None]]] = []
@@ -278,8 +296,14 @@ class Engine:
         task.add_done_callback(self._background.discard)
         return task
 
-    async def recover(self) -> int:
-        """Fail tasks a dead process left SUBMITTED or WORKING. Returns how many."""
+    async def recover(self, *, confirm_s: float = 0.0) -> int:
+        """Fail (or give back to the agent's ``resume``) the tasks a dead process left
+        SUBMITTED or WORKING. Returns how many.
+
+        With TaskHolds, ``confirm_s`` > 0: a task whose lock is free is taken only if it is
+        still free ``confirm_s`` later. A live node whose lock connection broke reconnects and
+        takes its locks back at once; the periodic sweep waits that out instead of taking
+        the tasks of a node that lives."""
         recovered = 0
         after = ""
         while True:
@@ -288,18 +312,42 @@ class Engine:
                 self.stats.sweeps += 1
                 self.stats.recovered_tasks += recovered
                 return recovered
-            for record in batch:
-                if record.id not in self._live:
-                    recovered += await self._recover_record(record, RECOVERED_MESSAGE)
+            orphans = await self._unheld(batch)
+            if orphans and confirm_s > 0 and self._holds is not None:
+                await asyncio.sleep(confirm_s)
+                orphans = await self._unheld(orphans)
+            for record in orphans:
+                if record.id in self._live:
+                    continue  # a message started a run here meanwhile
+                recovered += await self._recover_record(record, RECOVERED_MESSAGE, unheld=True)
             after = batch[-1].id
 
+    async def _unheld(self, records: list[TaskRecord]) -> list[TaskRecord]:
+        """The tasks no run of this process works on and no live node holds."""
+        records = [record for record in records if record.id not in self._live]
+        if self._holds is None:
+            return records
+        # Asked together, the probes go out as one statement (pg_holds batches them).
+        elsewhere = await asyncio.gather(
+            *(self._holds.task_held_elsewhere(record.id) for record in records)
+        )
+        return [
+            record
+            for record, held in zip(records, elsewhere, strict=True)
+            if not held and record.id not in self._live
+        ]
+
     async def _recover_record(
-        self, record: TaskRecord, why: str, *, restarted: bool = True
+        self, record: TaskRecord, why: str, *, restarted: bool = True, unheld: bool = False
     ) -> bool:
         """Resume (the agent's ``resume``) or fail, with ``why``, a SUBMITTED or WORKING task
         no run of this process holds; False when a live node runs it or another got to it
-        first."""
-        if self._holds is not None and await self._holds.task_held_elsewhere(record.id):
+        first. ``unheld``: the caller found no node holding it just now."""
+        if (
+            not unheld
+            and self._holds is not None
+            and await self._holds.task_held_elsewhere(record.id)
+        ):
             return False  # a live node runs it
         if self._resume is not None:
             return await self._resume_run(record, restarted=restarted)
@@ -388,9 +436,15 @@ class Engine:
 
     async def _recovery_loop(self, interval_s: float) -> None:
         while True:
-            await asyncio.sleep(interval_s)
+            lost = False
+            if self._losses is None:
+                await asyncio.sleep(interval_s)
+            else:  # (the sweep comes sooner when another node dies: its tasks are no one's)
+                lost = await self._losses.node_lost(interval_s, self.config.liveness_interval_s)
             try:
-                await self.recover()
+                # A node seen gone is gone for good (its lock session stayed away across two
+                # looks); otherwise a free lock may be a live node's, reconnecting.
+                await self.recover(confirm_s=0.0 if lost else _CONFIRM_UNHELD_S)
             except Exception:
                 log.exception("recovery sweep failed")
 

@@ -9,13 +9,29 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from accord.core import client as client_commands
-from accord.store.base import LimitExceeded
+from accord.store.base import LimitExceeded, unavailable
 from accord.wire.errors import A2AError, ErrorKind
 
 if TYPE_CHECKING:
     from accord.engine.live import LiveTask
 
 NOT_STORED_MESSAGE = "the task could not be stored"
+UNAVAILABLE_MESSAGE = "the task store cannot be read or written now; try again later"
+# What a client is asked to wait before sending the request again (Retry-After, RetryInfo).
+RETRY_AFTER_S = 1
+
+
+def unavailable_error() -> A2AError:
+    """The store cannot answer now: the client may send the same request again later
+    (nothing of the store's own message, which may name hosts or files, is shown)."""
+    return A2AError(ErrorKind.UNAVAILABLE, UNAVAILABLE_MESSAGE, retry_after_s=RETRY_AFTER_S)
+
+
+def failure_error(exc: BaseException) -> A2AError | None:
+    """The error a client is told of an exception no A2AError names, when the store is its
+    cause (:func:`accord.store.base.unavailable`); None otherwise (a bug: the binding's
+    internal error). The one place that maps storage failures, for every binding."""
+    return unavailable_error() if unavailable(exc) else None
 
 
 def limit_error(exc: LimitExceeded) -> A2AError:
@@ -32,4 +48,6 @@ def creation_failed(live: LiveTask) -> A2AError | None:
         return None
     if isinstance(error, LimitExceeded):
         return limit_error(error)
+    if unavailable(error):  # (database down, disk full: the same request may pass later)
+        return unavailable_error()
     return A2AError(ErrorKind.INTERNAL, NOT_STORED_MESSAGE)

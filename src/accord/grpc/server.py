@@ -33,7 +33,7 @@ from opentelemetry.trace import SpanKind, Tracer
 from accord.server.app import A2AApplication
 from accord.server.auth import Authenticator, NoAuthentication
 from accord.server.binding import Binding
-from accord.server.errors import from_wire_error, internal_error
+from accord.server.errors import from_wire_error, unexpected_error
 from accord.server.failures import log_unexpected
 from accord.server.http import Receive, Request, Scope, Send
 from accord.service.operations import OPERATIONS, Call, Operation, Service
@@ -72,6 +72,10 @@ def rich_status(error: A2AError) -> grpc.Status:
             ]
         )
         details.append(_packed(bad_request))
+    if error.retry_after_s is not None:  # (UNAVAILABLE: when to try again)
+        retry = error_details_pb2.RetryInfo()
+        retry.retry_delay.FromSeconds(error.retry_after_s)
+        details.append(_packed(retry))
     status = status_pb2.Status(code=code.value[0], message=error.message, details=details)
     result: grpc.Status = rpc_status.to_status(status)
     return result
@@ -170,9 +174,9 @@ class GrpcBinding(Binding):
                 if metrics is not None:
                     self.observed(operation, call, error.kind.reason, started)
                 await context.abort_with_status(rich_status(error))
-            except Exception:
+            except Exception as exc:
                 log_unexpected(log, "gRPC %s failed", operation.name)
-                failure = internal_error()
+                failure = unexpected_error(exc)
                 if metrics is not None:
                     self.observed(operation, call, failure.kind.reason, started)
                 await context.abort_with_status(rich_status(failure))
@@ -201,9 +205,9 @@ class GrpcBinding(Binding):
                 if metrics is not None and stats is None:
                     self.observed(operation, call, error.kind.reason, started)
                 await context.abort_with_status(rich_status(error))
-            except Exception:
+            except Exception as exc:
                 log_unexpected(log, "gRPC %s failed", operation.name)
-                failure = internal_error()
+                failure = unexpected_error(exc)
                 if metrics is not None and stats is None:
                     self.observed(operation, call, failure.kind.reason, started)
                 await context.abort_with_status(rich_status(failure))

@@ -11,7 +11,7 @@ import msgspec
 from accord.engine import StreamItem
 from accord.server import sse
 from accord.server.binding import Binding
-from accord.server.errors import from_wire_error, internal_error, jsonrpc_error
+from accord.server.errors import from_wire_error, http_answer, jsonrpc_error, unexpected_error
 from accord.server.failures import log_unexpected
 from accord.server.http import JSON, Request, Send, respond
 from accord.service.operations import OPERATIONS, Call, Operation
@@ -112,14 +112,16 @@ class JsonRpcBinding(Binding):
             if request.access is not None:
                 request.access.note_result(result)
         except A2AError as error:
-            await respond(send, 200, _error(request_id, error), JSON, headers)
+            status, extra = http_answer(error, jsonrpc=True)
+            await respond(send, status, _error(request_id, error), JSON, [*headers, *extra])
             if metrics is not None:
                 self.observed(operation, call, error.kind.reason, started)
             return
-        except Exception:
+        except Exception as exc:
             log_unexpected(log, "JSON-RPC request failed")
-            failure = internal_error()
-            await respond(send, 200, _error(request_id, failure), JSON, headers)
+            failure = unexpected_error(exc)
+            status, extra = http_answer(failure, jsonrpc=True)
+            await respond(send, status, _error(request_id, failure), JSON, [*headers, *extra])
             if metrics is not None:
                 self.observed(operation, call, failure.kind.reason, started)
             return

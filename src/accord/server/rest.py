@@ -13,7 +13,7 @@ from typing import Any
 from accord.engine import StreamItem
 from accord.server import sse
 from accord.server.binding import Binding
-from accord.server.errors import from_wire_error, internal_error, rest_error
+from accord.server.errors import from_wire_error, http_answer, rest_error, unexpected_error
 from accord.server.failures import log_unexpected
 from accord.server.http import A2A_JSON, JSON, Request, Send, respond
 from accord.service.operations import OPERATIONS, Call, Operation
@@ -119,9 +119,9 @@ class RestBinding(Binding):
             if metrics is not None:
                 self.observed(operation, call, error.kind.reason, started)
             return
-        except Exception:
+        except Exception as exc:
             log_unexpected(log, "HTTP+JSON request failed")
-            failure = internal_error()
+            failure = unexpected_error(exc)
             await self._error(send, failure, headers, content_type)
             if metrics is not None:
                 self.observed(operation, call, failure.kind.reason, started)
@@ -172,4 +172,5 @@ class RestBinding(Binding):
         send: Send, error: A2AError, headers: list[tuple[bytes, bytes]], content_type: bytes
     ) -> None:
         body = encode(rest_error(error))
-        await respond(send, error.kind.http_status, body, content_type, headers)
+        status, extra = http_answer(error, jsonrpc=False)
+        await respond(send, status, body, content_type, [*headers, *extra])

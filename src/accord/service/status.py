@@ -44,6 +44,7 @@ def store_kind(store: TaskStore) -> str:
 class Recovery:
     resumable: bool  # the agent resumes the tasks a dead process left running: no sweeps
     interval_s: float | None  # swept again this often after the start (a cluster); else None
+    watches_nodes: bool  # and swept as soon as another node dies (the node watch)
     sweeps: int  # this process's sweeps since it started
     recovered: int  # the tasks they failed
     unfinished: int  # the tenant's submitted and working tasks
@@ -100,6 +101,7 @@ async def _recovery(service: Service, reader: Reader) -> Recovery:
     return Recovery(
         resumable=config.resumable,
         interval_s=config.recovery_interval_s if periodic else None,
+        watches_nodes=periodic and config.liveness_interval_s > 0,
         sweeps=engine.stats.sweeps,
         recovered=engine.stats.recovered_tasks,
         unfinished=unfinished,

@@ -41,7 +41,27 @@ def new_secret() -> bytes:
 
 
 class StoreError(Exception):
-    """A storage failure the caller cannot fix by retrying the same call."""
+    """A storage failure the caller cannot fix by retrying the same call at once. A plain
+    StoreError (the store cannot read or write now: database unreachable, disk full) may
+    pass later, and a client is told so (:func:`unavailable`); its subclasses are refusals
+    with a meaning of their own."""
+
+
+# What a backend's driver raises, unwrapped, when its server cannot answer now (unreachable,
+# restarting, out of disk); each backend adds its driver's classes when imported.
+_UNAVAILABLE: list[type[BaseException]] = []
+
+
+def register_unavailable(*kinds: type[BaseException]) -> None:
+    """Count ``kinds`` as "the store cannot answer now" (:func:`unavailable`)."""
+    _UNAVAILABLE.extend(kind for kind in kinds if kind not in _UNAVAILABLE)
+
+
+def unavailable(exc: BaseException) -> bool:
+    """Whether ``exc`` says the store cannot read or write now (worth a retry later), rather
+    than a refusal or a bug: a plain :class:`StoreError`, or a driver error a backend
+    registered (PostgreSQL: the server unreachable, restarting, out of disk, …)."""
+    return type(exc) is StoreError or isinstance(exc, tuple(_UNAVAILABLE))
 
 
 class SeqConflict(StoreError):
@@ -308,6 +328,18 @@ class TaskHolds(Protocol):
     async def release_task(self, task_id: str) -> None: ...
 
     async def task_held_elsewhere(self, task_id: str) -> bool: ...
+
+
+@runtime_checkable
+class NodeLosses(Protocol):
+    """Optional, beside TaskHolds: a store shared by several nodes notices another node's
+    death (PostgreSQL: its lock session ended), so that recovery takes the tasks it ran at
+    once instead of at its next periodic sweep."""
+
+    async def node_lost(self, within_s: float, every_s: float) -> bool:
+        """Look every ``every_s`` seconds, for up to ``within_s``; True as soon as a node
+        that held tasks is gone, False when none went. Never raises (a look that fails
+        counts as nothing seen)."""
 
 
 @runtime_checkable

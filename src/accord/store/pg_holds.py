@@ -4,7 +4,8 @@ A node holds a lock keyed by the task id for as long as an executor of its own r
 The lock lives in one dedicated connection, so it disappears by itself when the node dies
 (PostgreSQL ends the session). Recovery on any node fails a SUBMITTED or WORKING task only if
 nobody holds its lock, so starting a node no longer fails the tasks live nodes are running,
-and a dead node's tasks are found by the next periodic recovery.
+and a dead node's tasks are found as soon as other nodes see its lock session gone (or, failing
+that, by the next periodic recovery).
 
 Batched: the holds, releases and probes asked while the previous statement is on its way go
 out together as one statement (one round trip, whatever their number), and each caller waits
@@ -19,6 +20,9 @@ connection breaks while the node lives, the node reconnects at once and takes it
 old session, which the server has not ended yet) is tried again every second while the node
 runs the task. A statement unanswered for ``ping_s`` counts as a broken
 connection, and an idle connection with locks is checked every ``ping_s``.
+
+The session is named ``accord holds <node id>`` (its ``application_name``): other nodes watch
+for it to end (:mod:`accord.store.pg_nodes`) and then recover this node's tasks at once.
 """
 
 from __future__ import annotations
@@ -26,9 +30,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import uuid
 from dataclasses import dataclass, field
 
 import asyncpg
+
+from accord.store.pg_nodes import HOLDS_APPLICATION
 
 log = logging.getLogger("accord.store")
 
@@ -69,12 +76,14 @@ class AdvisoryHolds:
         self,
         dsn: str,
         *,
+        node: str = "",
         keepalive_idle_s: int = 10,
         keepalive_interval_s: int = 5,
         keepalive_count: int = 3,
         ping_s: float = 10.0,
     ) -> None:
         self.dsn = dsn
+        self.node = node or uuid.uuid4().hex[:16]
         self.dead_peer_s = keepalive_idle_s + keepalive_interval_s * keepalive_count
         # Server-side GUCs, per session: the server probes an idle peer and gives up on it
         # (tcp_user_timeout also bounds data left unacknowledged). Ignored on Unix sockets.
@@ -83,11 +92,13 @@ class AdvisoryHolds:
             "tcp_keepalives_interval": str(keepalive_interval_s),
             "tcp_keepalives_count": str(keepalive_count),
             "tcp_user_timeout": str(self.dead_peer_s * 1000),
+            "application_name": HOLDS_APPLICATION + self.node,
         }
         self.ping_s = ping_s
         self._conn: asyncpg.Connection | None = None
         self._held: set[str] = set()  # what this node holds (and takes back on reconnect)
         self._retaking: set[str] = set()  # what it runs but another session held when asked
+        self._watched = False  # keep the session open while nothing is held (keep_open)
         self._retake_at = 0.0  # loop time of the next try for those
         self._next: _Batch | None = None
         self._wake = asyncio.Event()
@@ -102,6 +113,17 @@ class AdvisoryHolds:
         batch.wanted[task_id] = True
         await asyncio.shield(batch.done)
         return batch.taken.get(task_id, True)  # absent: released again in the same batch
+
+    def keep_open(self) -> None:
+        """Open the lock session now and keep it open (reconnected when it breaks) even while
+        nothing is held: other nodes watch for its end (:mod:`accord.store.pg_nodes`), and
+        a node must be known to them before it runs anything, not only once it does."""
+        if self._watched:
+            return
+        self._watched = True
+        if self._worker is None or self._worker.done():
+            self._worker = asyncio.ensure_future(self._work())
+        self._wake.set()
 
     @property
     def held_count(self) -> int:
@@ -140,6 +162,7 @@ class AdvisoryHolds:
         conn, self._conn = self._conn, None
         self._held.clear()
         self._retaking.clear()
+        self._watched = False
         self._wake = asyncio.Event()  # the store may be opened again, in another loop
         if conn is not None and not conn.is_closed():
             await conn.close()
@@ -169,7 +192,7 @@ class AdvisoryHolds:
 
     async def _step(self) -> None:
         if self._conn is None or self._conn.is_closed():
-            if self._next is None and not self._held and not self._retaking:
+            if self._next is None and not self._held and not self._retaking and not self._watched:
                 self._wake.clear()
                 await self._wake.wait()  # nothing to hold: no connection needed yet
                 return

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import datetime
 import time
+import uuid
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -43,8 +44,10 @@ from accord.store.base import (
     TaskGone,
     TaskPage,
     new_secret,
+    register_unavailable,
 )
 from accord.store.pg_holds import AdvisoryHolds
+from accord.store.pg_nodes import READ_LOCK_SESSIONS, NodeWatch
 from accord.telemetry.metrics import CommitStats
 from accord.wire.codec import encode
 from accord.wire.model import (
@@ -56,6 +59,19 @@ if TYPE_CHECKING:
     from accord.store.pg_claims import PgClaimTable
 
 _Conn = asyncpg.Connection | PoolConnectionProxy
+
+# asyncpg raises these as they are (most reads do not wrap them in StoreError): the server
+# cannot be reached (OSError: refused, reset, timed out) or lost the connection, is shutting
+# down or starting up, is out of disk, memory or connections, or is a read-only standby. A
+# client is told to try again (accord.engine.errors.unavailable_error).
+register_unavailable(
+    OSError,
+    asyncpg.PostgresConnectionError,
+    asyncpg.InterfaceError,
+    asyncpg.exceptions.OperatorInterventionError,
+    asyncpg.exceptions.InsufficientResourcesError,
+    asyncpg.exceptions.ReadOnlySQLTransactionError,
+)
 _UNFINISHED = frozenset(
     {TaskState.SUBMITTED, TaskState.WORKING, TaskState.INPUT_REQUIRED, TaskState.AUTH_REQUIRED}
 )
@@ -182,7 +198,10 @@ class PostgresStore:
         # task id -> done-future of the latest append to it in this process (ordering).
         self._tails: dict[str, asyncio.Future[None]] = {}
         self._buses: list[PostgresBus] = []
-        self._holds = AdvisoryHolds(dsn)
+        # This node, as other nodes see it: its lock session and its bus are named after it.
+        self.node = uuid.uuid4().hex[:16]
+        self._holds = AdvisoryHolds(dsn, node=self.node)
+        self._watch = NodeWatch(self._read_lock_sessions, self.node)
         self.commit_metrics = CommitStats()  # for /metrics: each append is one transaction
 
     def bus(self, *, catch_up_s: float = 5.0) -> PostgresBus:
@@ -190,7 +209,7 @@ class PostgresStore:
         :meth:`close` (so an Engine, which opens and closes its store, runs it too)."""
         from accord.bus.postgres import PostgresBus
 
-        bus = PostgresBus(self.dsn, catch_up_s=catch_up_s)
+        bus = PostgresBus(self.dsn, catch_up_s=catch_up_s, node=self.node)
         self._buses.append(bus)
         return bus
 
@@ -278,6 +297,18 @@ class PostgresStore:
 
     async def task_held_elsewhere(self, task_id: str) -> bool:
         return await self._holds.held_elsewhere(task_id)
+
+    # --- other nodes' deaths (NodeLosses) ----------------------------------------------------
+
+    async def node_lost(self, within_s: float, every_s: float) -> bool:
+        self._holds.keep_open()  # a node that watches the others is watched by them
+        return bool(await self._watch.wait_gone(within_s, every_s))
+
+    async def _read_lock_sessions(self) -> tuple[datetime.datetime, list[str]]:
+        async with asyncio.timeout(5.0):  # (a connection, too, when the pool makes one)
+            row = await self.pool.fetchrow(READ_LOCK_SESSIONS)
+        assert row is not None
+        return row[0], list(row[1])
 
     # --- tasks and their logs --------------------------------------------------------------
 

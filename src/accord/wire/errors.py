@@ -18,6 +18,7 @@ from accord.errors import AccordError
 ERROR_DOMAIN = "a2a-protocol.org"
 ERROR_INFO_TYPE = "type.googleapis.com/google.rpc.ErrorInfo"
 BAD_REQUEST_TYPE = "type.googleapis.com/google.rpc.BadRequest"
+RETRY_INFO_TYPE = "type.googleapis.com/google.rpc.RetryInfo"
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +138,11 @@ class ErrorKind(enum.Enum):
     PAYLOAD_TOO_LARGE = ErrorRow(
         "PayloadTooLargeError", -32602, "INVALID_ARGUMENT", 413, "PAYLOAD_TOO_LARGE"
     )
+    # The server cannot answer now (its store cannot read or write: database down, disk
+    # full); the same request may succeed later. Every binding says "retry": HTTP 503 with
+    # Retry-After (JSON-RPC too, see accord.server.errors), gRPC UNAVAILABLE, and a
+    # google.rpc.RetryInfo detail.
+    UNAVAILABLE = ErrorRow("UnavailableError", -32014, "UNAVAILABLE", 503, "UNAVAILABLE")
 
 
 # Rows sharing a reason or a code (UNSUPPORTED_MEDIA_TYPE is ContentTypeNotSupported at the
@@ -166,12 +172,15 @@ class FieldViolation:
 
 @dataclass(eq=False)
 class A2AError(AccordError):
-    """An error the protocol defines, ready for any binding to encode."""
+    """An error the protocol defines, ready for any binding to encode. ``retry_after_s``:
+    the request may be sent again after that many seconds (a ``RetryInfo`` detail; HTTP
+    ``Retry-After``)."""
 
     kind: ErrorKind
     message: str
     metadata: dict[str, str] = field(default_factory=dict)
     violations: list[FieldViolation] = field(default_factory=list)
+    retry_after_s: int | None = None
 
     def __post_init__(self) -> None:
         Exception.__init__(self, self.message)
@@ -180,7 +189,8 @@ class A2AError(AccordError):
         return f"{self.kind.name}: {self.message}"
 
     def details(self) -> list[dict[str, Any]]:
-        """``google.rpc`` details as ProtoJSON ``Any`` objects: ErrorInfo, then BadRequest."""
+        """``google.rpc`` details as ProtoJSON ``Any`` objects: ErrorInfo, then BadRequest
+        and RetryInfo when there are any."""
         info: dict[str, Any] = {
             "@type": ERROR_INFO_TYPE,
             "reason": self.kind.reason,
@@ -198,6 +208,8 @@ class A2AError(AccordError):
                     ],
                 }
             )
+        if self.retry_after_s is not None:
+            out.append({"@type": RETRY_INFO_TYPE, "retryDelay": f"{self.retry_after_s}s"})
         return out
 
 
