@@ -26,10 +26,11 @@ from accord.core.intake import Divert as Divert
 from accord.core.intake import Verdict as Verdict
 from accord.core.outcome import Outcome
 from accord.core.records import TaskRecord
+from accord.errors import AccordError
 from accord.wire.model import Artifact, Message, Part, SendMessageRequest, Task
 
 
-class AgentError(Exception):
+class AgentError(AccordError):
     """An agent used the handle in a way the protocol does not allow."""
 
 

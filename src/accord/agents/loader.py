@@ -16,6 +16,7 @@ from typing import Any
 
 from accord.agents.description import CardDescription, parse_card
 from accord.config import ConfigError
+from accord.errors import AccordError
 
 log = logging.getLogger("accord.server")
 
@@ -31,7 +32,7 @@ EXPECTED = (
 )
 
 
-class AgentLoadError(ValueError):
+class AgentLoadError(AccordError, ValueError):
     """The agent spec names no agent; the message says why, in one line."""
 
 

@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from email.utils import parsedate_to_datetime
 from typing import Any, ClassVar
 
+from accord.errors import AccordError
 from accord.wire.errors import ERROR_INFO_TYPE, RETRY_INFO_TYPE, ErrorKind
 
 __all__ = [
@@ -67,7 +68,7 @@ __all__ = [
 ]
 
 
-class ClientError(Exception):
+class ClientError(AccordError):
     """Root of everything the client raises."""
 
     # Seconds the server asked to wait before the request is sent again (None: it did not).

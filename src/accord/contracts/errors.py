@@ -3,6 +3,7 @@ refusal uses (the A2A error's ErrorInfo metadata, the operators' API, the log li
 
 from __future__ import annotations
 
+from accord.errors import AccordError
 from accord.wire.errors import A2AError, ErrorKind, FieldViolation
 
 # Enforcement of a message under a contract.
@@ -29,7 +30,7 @@ PEER_REFUSED = "peer_refused"
 _INVALID_INPUT = frozenset({INVALID_DOCUMENT, TERMS_HASH_MISMATCH})
 
 
-class ContractRefusal(Exception):
+class ContractRefusal(AccordError):
     """A refusal with its reason code; ``violations`` name fields for invalid documents;
     ``note`` is for this server's log only, never sent."""
 

@@ -16,6 +16,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from accord.errors import AccordError
 from accord.wire.errors import A2AError, ErrorKind, FieldViolation
 
 PROTOCOL_VERSION = "0.1"
@@ -97,7 +98,7 @@ SIGNATURE_FIELDS = ("algorithm", "keyId", "value")
 TRANSPORT_FIELDS = ("protocol", "protocolBinding", "endpoint")
 
 
-class SchemaError(ValueError):
+class SchemaError(AccordError, ValueError):
     """A document the schema refuses; ``violations`` names every failing field."""
 
     def __init__(self, violations: list[FieldViolation]) -> None:

@@ -44,6 +44,7 @@ from accord.contracts.tables import ContractConflict, ContractStore
 from accord.contracts.wire import Notice, Reference, asked_of, reference_of
 from accord.core.caller import Caller
 from accord.core.lifecycle import TERMINAL
+from accord.errors import AccordError
 from accord.wire.errors import A2AError, FieldViolation
 from accord.wire.model import (
     Message,
@@ -648,7 +649,7 @@ class ContractService:
                 log.exception("contract sweep failed")
 
 
-class _Unchanged(Exception):
+class _Unchanged(AccordError):
     """A move that found nothing to do (raised out of a decision to skip the write)."""
 
     def __init__(self, record: ContractRecord) -> None:

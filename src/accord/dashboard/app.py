@@ -29,6 +29,7 @@ from accord.dashboard.changes import ROW_KINDS
 from accord.dashboard.deliveries import webhook_row
 from accord.dashboard.health import HealthReport
 from accord.dashboard.rows import STATES, Filters, row
+from accord.errors import AccordError
 from accord.server.auth import Authenticator
 from accord.server.binding import Binding
 from accord.server.event_ids import event_number
@@ -55,7 +56,7 @@ def handles(path: str) -> bool:
     return path == PREFIX or path.startswith(PREFIX + "/")
 
 
-class BadQuery(ValueError):
+class BadQuery(AccordError, ValueError):
     """A query value the dashboard's API refuses (400, naming it)."""
 
 

@@ -21,6 +21,7 @@ from urllib.parse import urlunsplit
 
 import httpx
 
+from accord.errors import AccordError
 from accord.push.headers import SENDABLE, unsendable
 from accord.push.ssrf import Guard, IPAddress, RefusedTarget, Target, parse_target
 from accord.telemetry import tracing
@@ -31,7 +32,7 @@ EVENT_ID_HEADER = "X-A2A-Event-Id"
 TOKEN_HEADER = "X-A2A-Notification-Token"
 
 
-class DeliveryError(Exception):
+class DeliveryError(AccordError):
     """A failed attempt. The message is safe to log: no credentials, token or URL path.
     ``permanent`` failures (a refused target) are not worth retrying as they are."""
 

@@ -22,6 +22,8 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from urllib.parse import SplitResult, urlsplit
 
+from accord.errors import AccordError
+
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
@@ -73,7 +75,7 @@ _V4_IN_V6 = (
 _SIX_TO_FOUR = ipaddress.ip_network("2002::/16")
 
 
-class RefusedTarget(ValueError):
+class RefusedTarget(AccordError, ValueError):
     """The URL or address may not be posted to; the message says why (and holds no secret:
     at most the scheme, host and port)."""
 

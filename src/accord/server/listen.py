@@ -8,11 +8,13 @@ import contextlib
 import errno
 import socket
 
+from accord.errors import AccordError
+
 # Bind addresses that mean "every interface": a URL needs an address a client can reach.
 WILDCARD_HOSTS = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}
 
 
-class ListenError(OSError):
+class ListenError(AccordError, OSError):
     """A listening socket could not be bound; the message says where and why, in one line."""
 
 

@@ -18,13 +18,14 @@ import sys
 from collections.abc import Callable, MutableMapping
 from typing import Any
 
+from accord.errors import AccordError
 from accord.server.h1 import ASGIApp, Connection, Connections, Limits
 from accord.server.listen import bind, host_port
 
 log = logging.getLogger("accord.server")
 
 
-class StartupFailed(Exception):
+class StartupFailed(AccordError):
     """The app's lifespan startup reported a failure (or crashed)."""
 
 

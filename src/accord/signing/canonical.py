@@ -11,10 +11,12 @@ from typing import Any
 
 import rfc8785
 
+from accord.errors import AccordError
+
 _B64URL = re.compile(r"[A-Za-z0-9_-]*")
 
 
-class CanonicalError(ValueError):
+class CanonicalError(AccordError, ValueError):
     """A value with no RFC 8785 form (a float NaN, an integer beyond 2**53, a non-string key)."""
 
 

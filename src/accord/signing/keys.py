@@ -17,12 +17,13 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
+from accord.errors import AccordError
 from accord.signing.canonical import b64url, b64url_decode, canonical
 
 MAX_PUBLISHED_KEYS = 64  # more than any rotation needs; bounds what a peer's card costs us
 
 
-class InvalidKeyError(ValueError):
+class InvalidKeyError(AccordError, ValueError):
     """A key file or a published key that is not an Ed25519 key accord can use."""
 
 

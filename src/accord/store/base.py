@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 from accord.core.events import Event
 from accord.core.records import PushConfigRecord, RequestKey, TaskRecord
 from accord.core.views import Cursor, TaskQuery
+from accord.errors import AccordError
 from accord.wire.model import TaskState
 
 if TYPE_CHECKING:
@@ -40,7 +41,7 @@ def new_secret() -> bytes:
     return secrets.token_bytes(32)
 
 
-class StoreError(Exception):
+class StoreError(AccordError):
     """A storage failure the caller cannot fix by retrying the same call at once. A plain
     StoreError (the store cannot read or write now: database unreachable, disk full) may
     pass later, and a client is told so (:func:`unavailable`); its subclasses are refusals

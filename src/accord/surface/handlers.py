@@ -22,6 +22,7 @@ from accord.core.caller import Caller
 from accord.core.outcome import Outcome, Published, status_published
 from accord.core.records import TaskRecord
 from accord.engine.remote import Claims
+from accord.errors import AccordError
 from accord.service.operations import Call, Service, scoped
 from accord.wire.codec import WireError, decode, to_builtins
 from accord.wire.errors import A2AError, ErrorKind
@@ -52,13 +53,13 @@ class Result:
     payload: dict[str, Any] | None = None
 
 
-class InputError(Exception):
+class InputError(AccordError):
     def __init__(self, message: str, errors: list[dict[str, str]] | None = None) -> None:
         super().__init__(message)
         self.errors = errors or []
 
 
-class Unfinished(Exception):
+class Unfinished(AccordError):
     def __init__(self, message: str, committed: bool = False) -> None:
         super().__init__(message)
         self.committed = committed

@@ -28,6 +28,8 @@ from opentelemetry import context as otel_context
 from opentelemetry import propagate, trace
 from opentelemetry.trace import Span, SpanKind, Tracer
 
+from accord.errors import AccordError
+
 log = logging.getLogger("accord.telemetry")
 
 MODES = ("off", "otlp", "console", "global")
@@ -39,7 +41,7 @@ tracer: Tracer | None = None
 _sdk_provider: Any = None  # the SDK provider configure() made (shut down by shutdown())
 
 
-class TracingUnavailable(ValueError):
+class TracingUnavailable(AccordError, ValueError):
     """Tracing was asked for but the OpenTelemetry SDK is not installed."""
 
 

@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
+from accord.errors import AccordError
 from accord.wire.model import FIELD_MARK, Wire
 
 T = TypeVar("T")
@@ -29,7 +30,7 @@ _encoder = msgspec.json.Encoder()
 _plain_decoder = msgspec.json.Decoder()
 
 
-class WireError(ValueError):
+class WireError(AccordError, ValueError):
     """Input that is not a valid wire message.
 
     ``field`` is the camelCase path of the offending field ("" when the whole document is at

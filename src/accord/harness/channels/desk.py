@@ -25,6 +25,7 @@ from accord.agents.api import AgentError, ExecutorFunction, RequestContext, Task
 from accord.core import lifecycle
 from accord.core.outcome import Outcome, refused
 from accord.core.records import TaskRecord
+from accord.errors import AccordError
 from accord.harness import received
 from accord.harness.channels import decisions, owed
 from accord.harness.channels import judge as judging
@@ -64,7 +65,7 @@ MAX_OPTIONS = 32
 MAX_OPTION = 500
 
 
-class ChannelError(ValueError):
+class ChannelError(AccordError, ValueError):
     """What the harness was asked to send cannot be sent (the reason says why: an unknown
     participant, a channel the task does not have, a hook's refusal …); nothing changed."""
 

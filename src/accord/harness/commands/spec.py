@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from accord.errors import AccordError
+
 NAME_PATTERN = re.compile(r"[a-z][a-z0-9-]*")
 ArgumentType = Literal["string", "integer", "number", "boolean"]
 ARGUMENT_TYPES: tuple[str, ...] = ("string", "integer", "number", "boolean")
@@ -26,7 +28,7 @@ _FALSE = ("false", "no", "off", "0")
 _WORD = re.compile(r"\S+")
 
 
-class ArgumentError(ValueError):
+class ArgumentError(AccordError, ValueError):
     """A command's arguments do not fit its declaration: which, and why (the value itself is
     not repeated)."""
 

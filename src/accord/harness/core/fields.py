@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
+from accord.errors import AccordError
 from accord.harness.core import plan as plans
 from accord.harness.core.bounds import MAX_CRITERIA, MAX_ID, MAX_NAME, MAX_PARTICIPANTS, MAX_TEXT
 from accord.harness.wire import Participant, Plan, TaskExtension
 
 
-class FieldError(ValueError):
+class FieldError(AccordError, ValueError):
     """A field that does not fit the rules: ``field`` names it, ``reason`` says why."""
 
     def __init__(self, field: str, reason: str) -> None:

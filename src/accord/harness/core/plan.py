@@ -10,11 +10,12 @@ from typing import Any
 
 import msgspec
 
+from accord.errors import AccordError
 from accord.harness.core.bounds import MAX_NAME, MAX_STEPS, MAX_TEXT
 from accord.harness.wire import Plan, Step, TaskRef
 
 
-class PlanError(ValueError):
+class PlanError(AccordError, ValueError):
     """The model asked for something the plan does not allow; the message says what."""
 
 

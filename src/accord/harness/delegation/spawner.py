@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from accord.agents.api import AgentError, TaskHandle
+from accord.errors import AccordError
 from accord.harness.core import conversation
 from accord.harness.core.delegation import (
     Bounds,
@@ -65,7 +66,7 @@ SELF = "self"  # spawn_subtask's name for this harness (tiny-harness's)
 MAX_TAKEN = 8  # ids found taken by other children, in a row, before giving up
 
 
-class DelegationError(ValueError):
+class DelegationError(AccordError, ValueError):
     """A sub-task cannot be made; the reason says why (nothing was made)."""
 
 

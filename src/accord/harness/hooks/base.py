@@ -20,6 +20,7 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import msgspec
 
+from accord.errors import AccordError
 from accord.harness.wire import Role
 
 BODY_PRIORITY = 1000  # the built-in ``in`` bodies: a lower priority answers first
@@ -54,7 +55,7 @@ class AbortReason(enum.StrEnum):
     INVALID = "invalid"
 
 
-class HookAbort(Exception):
+class HookAbort(AccordError):
     """Raised by an executor to cancel the operation, with a reason and a message a
     participant may read (it is shown in the refusal)."""
 

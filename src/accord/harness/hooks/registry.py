@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
+from accord.errors import AccordError
 from accord.harness.hooks.base import (
     DEFAULT_PRIORITY,
     PHASES,
@@ -34,7 +35,7 @@ log = logging.getLogger("accord.harness.hooks")
 C = TypeVar("C", bound=Context)
 
 
-class FrozenError(RuntimeError):
+class FrozenError(AccordError, RuntimeError):
     """A registration after the registry was frozen (the harness serves already)."""
 
 

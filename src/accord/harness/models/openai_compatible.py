@@ -29,6 +29,7 @@ from openai.types.responses import (
     ResponseTextDeltaEvent,
 )
 
+from accord.errors import AccordError
 from accord.harness.models.base import ModelEvent, ModelResponse, TextDelta, Usage
 from accord.harness.models.prompt import (
     chat_messages,
@@ -44,7 +45,7 @@ log = logging.getLogger("accord.harness.model")
 Api = Literal["chat", "responses"]
 
 
-class ModelError(Exception):
+class ModelError(AccordError):
     """The model endpoint failed (after the retries it allows); the message says how."""
 
 

@@ -34,6 +34,7 @@ from typing import Any, Protocol
 
 from accord.agents.loader import importable_from_working_directory
 from accord.config import ConfigError
+from accord.errors import AccordError
 from accord.harness.commands.registry import COMMAND_IN, CommandRegistry
 from accord.harness.commands.spec import CommandSpec
 from accord.harness.hooks.base import Executor, FunctionExecutor, Reprioritised
@@ -94,7 +95,7 @@ class Loading:
     strict: bool = True
 
 
-class ComponentError(ValueError):
+class ComponentError(AccordError, ValueError):
     """One component cannot load; the message says why."""
 
 
