@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.harness.test_turn_tools import agent_with, hanging_refund, parked, said, say
 from tests.harness.test_turn_tools import Script as ScriptModel
+from tests.harness.test_turn_tools import agent_with, hanging_refund, parked, said, say
 
 from accord.engine import Engine
 from accord.harness import ToolCall

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import itertools
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
@@ -228,7 +229,7 @@ async def test_failures_are_retried_on_the_backoff_schedule_then_given_up() -> N
     ]
     times = ran(outbox, "flaky")
     assert len(times) == 5  # max_attempts, then never again
-    gaps = [later - earlier for earlier, later in zip(times, times[1:], strict=False)]
+    gaps = [later - earlier for earlier, later in itertools.pairwise(times)]
     assert [round(gap / 1000) for gap in gaps] == [1, 2, 4, 5]
     assert all(gap >= want * 1000 for gap, want in zip(gaps, (1, 2, 4, 5), strict=True))
     assert [at - 1_000_000 for _, _, _, at in outbox.retries] == [
@@ -307,18 +308,9 @@ async def test_stop_cancels_running_jobs_gives_their_claims_back_and_ends_the_ti
     outbox.add("busy-1", None, "wait")
     outbox.add("busy-2", None, "wait")
     outbox.add("retrying", None, Failure("down"))
-    worker = DurableWorker(
-        outbox,
-        SETTINGS,
-        name="test work",
-        log=logging.getLogger("tests.worker"),
-        clock=outbox.clock,
-        sleep=outbox.clock.sleep,
-    )
-    await worker.start()
-    await settle()
-    assert outbox.running == 2 and len(outbox.retries) == 1
-    await worker.stop()
+    async with working(outbox) as worker:
+        assert outbox.running == 2 and len(outbox.retries) == 1
+        await worker.stop()
     assert sorted(outbox.cancelled) == ["busy-1", "busy-2"]
     assert sorted(outbox.released) == ["busy-1", "busy-2"]  # not the one waiting to retry
     assert outbox.clock.sleeping == 0  # no poll, no retry timer left

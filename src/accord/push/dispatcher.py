@@ -43,7 +43,7 @@ from accord.push.delivery import DeliveryError, Sender
 from accord.push.headers import scrub
 from accord.push.ssrf import AddressPolicy, Guard, RefusedTarget, loggable_origin
 from accord.push.worker import DurableWorker, Failure, WorkerSettings, now_ms
-from accord.store.base import TaskStore
+from accord.store.base import DeliveryState, TaskStore
 from accord.telemetry import context as log_context
 from accord.telemetry import tracing
 from accord.telemetry.metrics import PushStats
@@ -121,14 +121,7 @@ class PushDispatcher:
         self.clock = clock
         self.worker: DurableWorker[_Claim] = DurableWorker(
             self,
-            WorkerSettings(
-                lease_ms=settings.lease_ms,
-                max_attempts=settings.max_attempts,
-                retry_base_s=settings.retry_base_s,
-                retry_max_s=settings.retry_max_s,
-                poll_interval_s=settings.poll_interval_s,
-                max_running=settings.max_workers,
-            ),
+            WorkerSettings.of(settings, max_running=settings.max_workers),
             name="push delivery",
             log=log,
             clock=clock,
@@ -208,14 +201,7 @@ class PushDispatcher:
     async def release(self, job: _Claim) -> None:
         """Give back a stopped job's claim, so a restart need not wait for the lease."""
         if job.held:
-            await self.store.update_push_delivery(
-                *job.key,
-                cursor=job.cursor,
-                state="active",
-                failures=job.failures,
-                last_error=job.last_error,
-                next_attempt_ms=0,
-            )
+            await self._record(job, "active", job.failures, job.last_error, 0)
 
     async def run(self, job: _Claim) -> Failure | None:
         task_id, config_id = job.key
@@ -305,13 +291,19 @@ class PushDispatcher:
         if now + int(self.settings.timeout_s * 1000) + 1000 <= job.lease_until:
             return True
         job.lease_until = now + self.settings.lease_ms
+        return await self._record(job, "active", job.failures, job.last_error, job.lease_until)
+
+    async def _record(
+        self, job: _Claim, state: DeliveryState, failures: int, last_error: str, next_ms: int
+    ) -> bool:
+        """Record where the job's config stands (False: the config no longer exists)."""
         return await self.store.update_push_delivery(
             *job.key,
             cursor=job.cursor,
-            state="active",
-            failures=job.failures,
-            last_error=job.last_error,
-            next_attempt_ms=job.lease_until,
+            state=state,
+            failures=failures,
+            last_error=last_error,
+            next_attempt_ms=next_ms,
         )
 
     async def _attempt(
@@ -363,15 +355,7 @@ class PushDispatcher:
     async def give_up(self, job: _Claim, failures: int, failure: Failure) -> None:
         task_id, config_id = job.key
         self.stats.gave_up += 1
-        await self.store.update_push_delivery(
-            task_id,
-            config_id,
-            cursor=job.cursor,
-            state="failing",
-            failures=failures,
-            last_error=failure.error,
-            next_attempt_ms=0,
-        )
+        await self._record(job, "failing", failures, failure.error, 0)
         log.warning(
             "push config %s of task %s (%s) is failing after %d attempt(s): %s; delivery "
             "stopped after event %d (re-create the config to resume)",
@@ -387,15 +371,7 @@ class PushDispatcher:
         self, job: _Claim, failures: int, failure: Failure, delay_s: float, at_ms: int
     ) -> None:
         task_id, config_id = job.key
-        await self.store.update_push_delivery(
-            task_id,
-            config_id,
-            cursor=job.cursor,
-            state="active",
-            failures=failures,
-            last_error=failure.error,
-            next_attempt_ms=at_ms,
-        )
+        await self._record(job, "active", failures, failure.error, at_ms)
         log.info(
             "push config %s of task %s (%s): attempt %d failed (%s); retrying in %.1f s",
             config_id,

@@ -57,6 +57,21 @@ class Failure:
     permanent: bool = False
 
 
+class Retrying(Protocol):
+    """The settings a worker's user keeps under these names (push's, channels')."""
+
+    @property
+    def lease_ms(self) -> int: ...
+    @property
+    def max_attempts(self) -> int: ...
+    @property
+    def retry_base_s(self) -> float: ...
+    @property
+    def retry_max_s(self) -> float: ...
+    @property
+    def poll_interval_s(self) -> float: ...
+
+
 @dataclass(frozen=True, slots=True)
 class WorkerSettings:
     lease_ms: int  # how long a claim holds (longer than an attempt)
@@ -67,6 +82,17 @@ class WorkerSettings:
     max_running: int  # jobs running at once
     claim_page: int = 500  # jobs claimed at a time when everything due is claimed
     scope_limit: int = 100  # jobs claimed at a time for one scope
+
+    @classmethod
+    def of(cls, settings: Retrying, max_running: int) -> WorkerSettings:
+        return cls(
+            settings.lease_ms,
+            settings.max_attempts,
+            settings.retry_base_s,
+            settings.retry_max_s,
+            settings.poll_interval_s,
+            max_running,
+        )
 
 
 def backoff_s(failures: int, base_s: float, max_s: float, jitter: float) -> float:
@@ -355,6 +381,7 @@ __all__ = [
     "DurableWorker",
     "Failure",
     "Jobs",
+    "Retrying",
     "Scope",
     "WorkerSettings",
     "backoff_s",

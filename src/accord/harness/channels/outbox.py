@@ -122,14 +122,7 @@ class ChannelDispatcher:
         self.clock = clock
         self.worker: DurableWorker[Delivery] = DurableWorker(
             self,
-            WorkerSettings(
-                lease_ms=settings.lease_ms,
-                max_attempts=settings.max_attempts,
-                retry_base_s=settings.retry_base_s,
-                retry_max_s=settings.retry_max_s,
-                poll_interval_s=settings.poll_interval_s,
-                max_running=settings.concurrency,
-            ),
+            WorkerSettings.of(settings, max_running=settings.concurrency),
             name="channel delivery",
             log=log,
             clock=clock,
