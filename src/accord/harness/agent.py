@@ -88,6 +88,7 @@ from accord.harness.hooks.operations import (
     TurnStarted,
 )
 from accord.harness.hooks.registry import Hooks
+from accord.harness.journal import JournalError
 from accord.harness.models import Model, Usage
 from accord.harness.moves import Moves, Who
 from accord.harness.participants import ParticipantChanges
@@ -587,7 +588,11 @@ class HarnessAgent:
                 await self.moves.start_turn(task, who)
             given = {m.message_id for m in current.history if m.role is Role.AGENT}
             fresh = f"{ctx.message.message_id}~{os.urandom(4).hex()}"
-            journal = Journal.resumed(entries, fresh, given)
+            try:
+                journal = Journal.resumed(entries, fresh, given)
+            except JournalError as unreadable:  # (a newer accord's journal, say)
+                await task.fail(f"this turn cannot resume from its journal: {unreadable}")
+                return
             view = self._conversation(await task.current(), extension)
             await self._answer_turn(ctx, task, turn, view, extension, who, journal)
         finally:

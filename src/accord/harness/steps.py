@@ -13,7 +13,7 @@ to the model as interrupted, never run a second time.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,14 +25,20 @@ from accord.harness.compacting import Compactor
 from accord.harness.hooks.base import HookAbort
 from accord.harness.hooks.operations import LLM_INVOKED, TOOL_INVOKED, LlmInvoked, ToolInvoked
 from accord.harness.hooks.registry import Hooks
+from accord.harness.journal import (
+    JournalCall,
+    ModelAnswered,
+    ToolFinished,
+    ToolStarted,
+    decode,
+    encode,
+)
 from accord.harness.models import Model, ModelResponse, StreamingModel, TextDelta, Usage
 from accord.harness.moves import Who
 from accord.harness.tools import ToolContext, ToolOutcome, ToolSet
 from accord.harness.transcript import Conversation, ModelStep, Step, ToolCall, ToolResult
 from accord.telemetry import agents as telemetry
 
-TURN = "turn"  # the journal entries of one turn carry its key (the turn's first message id)
-FROM = "from"  # … and the first step of their stretch of it
 REPLY = "reply"  # the artifact the model's text streams into
 INTERRUPTED = (
     "interrupted: accord stopped while this tool ran, and it is not safe to run twice; it "
@@ -67,14 +73,14 @@ class Journal:
 
     turn: str = ""
     first_step: int = 0
-    models: dict[int, dict[str, Any]] = field(default_factory=dict)  # step -> answer
+    models: dict[int, ModelAnswered] = field(default_factory=dict)  # step -> answer
     started: set[str] = field(default_factory=set)  # tool call ids begun
-    results: dict[str, dict[str, Any]] = field(default_factory=dict)  # call id -> result
+    results: dict[str, ToolFinished] = field(default_factory=dict)  # call id -> result
 
     @classmethod
     def resumed(
         cls,
-        entries: Sequence[tuple[int, dict[str, Any]]],
+        entries: Sequence[tuple[int, Mapping[str, Any]]],
         fresh: str,
         given: Collection[str] = (),
     ) -> Journal:
@@ -83,27 +89,35 @@ class Journal:
         theirs, whichever message started the turn or came since; with none, the turn
         starts afresh under ``fresh`` (a key no earlier turn used). A stretch whose answer
         is among the ``given`` messages' ids (the turn went on with messages that joined
-        it) is over: the next one starts."""
+        it) is over: the next one starts. JournalError: an entry this accord cannot read."""
         if not entries:
             return cls(turn=fresh)
-        last = entries[-1][1]
-        turn = str(last.get(TURN, ""))
-        step = int(last.get("step", -1))
-        answered = last.get("kind") == "model" and not last.get("tool_calls")
-        if answered and answer_id(turn, step) in given:
-            return cls(turn=turn, first_step=step + 1)
-        journal = cls(turn=turn, first_step=int(last.get(FROM, 0)))
-        for _, data in entries:
-            if data.get(TURN) != journal.turn or int(data.get(FROM, 0)) != journal.first_step:
+        read = [decode(data) for _, data in entries]
+        last = read[-1]
+        turn = last.turn
+        answered = last.step if isinstance(last, ModelAnswered) and not last.tool_calls else None
+        if answered is not None and answer_id(turn, answered) in given:
+            return cls(turn=turn, first_step=answered + 1)
+        resumed = cls(turn=turn, first_step=last.first_step)
+        for entry in read:
+            if entry.turn != resumed.turn or entry.first_step != resumed.first_step:
                 continue  # (an earlier stretch of the turn, answered already)
-            kind = data.get("kind")
-            if kind == "model":
-                journal.models[int(data["step"])] = data
-            elif kind == "tool-start":
-                journal.started.add(str(data["call_id"]))
-            elif kind == "tool-result":
-                journal.results[str(data["call_id"])] = data
-        return journal
+            if isinstance(entry, ModelAnswered):
+                resumed.models[entry.step] = entry
+            elif isinstance(entry, ToolStarted):
+                resumed.started.add(entry.call_id)
+            else:
+                resumed.results[entry.call_id] = entry
+        return resumed
+
+
+@dataclass(frozen=True, slots=True)
+class _Mark:
+    """What each journal entry of a stretch of a turn carries: the turn's key (its first
+    message's id) and the stretch's first step."""
+
+    turn: str
+    first_step: int
 
 
 def answer_id(turn: str, step: int) -> str:
@@ -131,7 +145,7 @@ class Steps:
         """Ask ``model`` (and run the tools it calls) until it answers; steps are numbered
         from ``first_step`` (a turn that goes on with messages that joined it)."""
         journal = journal or Journal()
-        mark = {TURN: turn, FROM: first_step}  # (what each of its journal entries carries)
+        mark = _Mark(turn, first_step)  # (what each of its journal entries carries)
         steps: list[Step] = []
         used: dict[str, Usage] = {}  # (the tokens of each model call of this stretch)
         for number in range(first_step, first_step + self.max_steps):
@@ -144,7 +158,7 @@ class Steps:
             )
             recorded = journal.models.get(number)
             if recorded is not None:
-                response = _response(recorded)
+                response = recorded.response()
             else:
                 fitted = await self.compactor.fit(task, asked, model)
                 asked = fitted.view
@@ -157,14 +171,14 @@ class Steps:
             if response.usage is not None:
                 used[usage.call_id(turn, number)] = response.usage
             if not response.tool_calls:
-                seen = int(recorded.get("seen", 0)) if recorded is not None else None
+                seen = recorded.seen if recorded is not None else None
                 return Answer(response.text, used, calls_before + 1, seen=seen)
             steps.append(ModelStep(response.text, response.tool_calls))
             ended = False
             for call in response.tool_calls:
                 result = journal.results.get(call.id)
                 if result is not None:
-                    outcome = ToolOutcome(str(result["content"]), bool(result["error"]))
+                    outcome = ToolOutcome(result.content, result.error)
                 else:
                     call_number = view.model_calls + calls_before
                     outcome = await self._tool(
@@ -187,11 +201,11 @@ class Steps:
         task: TaskHandle,
         view: Conversation,
         model: Model,
-        mark: dict[str, Any],
+        mark: _Mark,
         step: int,
         who: Who,
     ) -> ModelResponse:
-        turn = str(mark[TURN])
+        turn = mark.turn
         context = LlmInvoked(**who.fields(view.task_id), model=view.model, step=step)
         hooked = self.hooks.wants(LLM_INVOKED)
         pre, body, post = LLM_INVOKED.points
@@ -214,17 +228,16 @@ class Steps:
                 ),
                 usage=response.usage,
             )
-        await task.journal(
-            {
-                **mark,
-                "kind": "model",
-                "step": step,
-                "seen": len(view.task.history),  # (what it answered: a resumed turn's check)
-                "text": response.text,
-                "tool_calls": [_call_data(c) for c in response.tool_calls],
-                "usage": dataclasses.asdict(response.usage) if response.usage else None,
-            }
+        answered = ModelAnswered(
+            turn=turn,
+            first_step=mark.first_step,
+            step=step,
+            seen=len(view.task.history),  # (what it answered: a resumed turn's check)
+            text=response.text,
+            tool_calls=[JournalCall(c.id, c.name, c.arguments) for c in response.tool_calls],
+            usage=response.usage,
         )
+        await task.journal(encode(answered))
         return response
 
     @staticmethod
@@ -259,7 +272,7 @@ class Steps:
         task: TaskHandle,
         tools: ToolSet,
         call: ToolCall,
-        mark: dict[str, Any],
+        mark: _Mark,
         who: Who,
         journal: Journal,
         model_call: int = -1,
@@ -272,16 +285,15 @@ class Steps:
             outcome = ToolOutcome(INTERRUPTED, error=True)
         else:
             outcome = await self._run_tool(task, tool, call, mark, who, model_call, used or {})
-        await task.journal(
-            {
-                **mark,
-                "kind": "tool-result",
-                "call_id": call.id,
-                "name": call.name,
-                "content": outcome.content,
-                "error": outcome.error,
-            }
+        finished = ToolFinished(
+            turn=mark.turn,
+            first_step=mark.first_step,
+            call_id=call.id,
+            name=call.name,
+            content=outcome.content,
+            error=outcome.error,
         )
+        await task.journal(encode(finished))
         return outcome
 
     async def _run_tool(
@@ -289,7 +301,7 @@ class Steps:
         task: TaskHandle,
         tool: Any,
         call: ToolCall,
-        mark: dict[str, Any],
+        mark: _Mark,
         who: Who,
         model_call: int,
         used: dict[str, Usage],
@@ -311,9 +323,10 @@ class Steps:
                 return ToolOutcome(f"hook.abort: {abort.message}", error=True)
             arguments = context.arguments
         if not tool.idempotent:
-            await task.journal(
-                {**mark, "kind": "tool-start", "call_id": call.id, "name": call.name}
+            started = ToolStarted(
+                turn=mark.turn, first_step=mark.first_step, call_id=call.id, name=call.name
             )
+            await task.journal(encode(started))
         with telemetry.tool_call(call.name):
             outcome: ToolOutcome = await tool.call(
                 arguments,
@@ -361,15 +374,3 @@ def _with_ids(response: ModelResponse, turn: str, step: int) -> ModelResponse:
         for index, call in enumerate(response.tool_calls)
     )
     return dataclasses.replace(response, tool_calls=calls)
-
-
-def _response(data: dict[str, Any]) -> ModelResponse:
-    usage = data.get("usage")
-    return ModelResponse(
-        text=str(data.get("text", "")),
-        tool_calls=tuple(
-            ToolCall(str(c["name"]), dict(c.get("arguments", {})), str(c["id"]))
-            for c in data.get("tool_calls", [])
-        ),
-        usage=Usage(**usage) if isinstance(usage, dict) else None,
-    )

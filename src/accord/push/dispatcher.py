@@ -1,13 +1,14 @@
 """The push dispatcher: the durable outbox drained to webhooks.
 
 The outbox is the task's event log plus a cursor per config (:class:`accord.store.base.
-PushDelivery`); nothing is queued in memory that is not also in the store. The dispatcher
+PushDelivery`); nothing is queued in memory that is not also in the store. The dispatcher's
+jobs are configs, drained by a :class:`~accord.push.worker.DurableWorker`, which
 
 - claims due configs from the store (a lease, so another node does not deliver the same
   config at the same time): right away when a task with configs commits or gets a config,
   on every ``poll_interval_s`` as a safety net (retries due, configs of other nodes, a lease
   left by a dead process), and on start (what a crash left undelivered);
-- runs one worker per claimed config. A worker posts the task's streamed events after the
+- runs one job per claimed config. A job posts the task's streamed events after the
   cursor, one at a time and in order, moving the durable cursor after each success; so event
   n+1 is never posted before n succeeded, and a crash re-posts at most the event in flight
   (at-least-once: receivers dedupe by the ``X-A2A-Event-Id`` header);
@@ -19,20 +20,19 @@ PushDelivery`); nothing is queued in memory that is not also in the store. The d
   (state ``done``); the config itself stays readable until it or its task is deleted.
 
 Delivery never blocks the task or its streams (they do not wait for it) nor other configs
-(each has its own worker; at most ``concurrency`` posts run at once, at most ``max_workers``
-workers exist, and a worker holds one batch of events at a time).
+(each has its own job; at most ``concurrency`` posts run at once, at most ``max_workers``
+jobs run, and a job holds one batch of events at a time).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import logging
 import random
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from opentelemetry.trace import SpanKind, Status, StatusCode
@@ -42,7 +42,8 @@ from accord.core.events import Event
 from accord.push.delivery import DeliveryError, Sender
 from accord.push.headers import scrub
 from accord.push.ssrf import AddressPolicy, Guard, RefusedTarget, loggable_origin
-from accord.store.base import PushDelivery, TaskStore
+from accord.push.worker import DurableWorker, Failure, WorkerSettings, now_ms
+from accord.store.base import DeliveryState, TaskStore
 from accord.telemetry import context as log_context
 from accord.telemetry import tracing
 from accord.telemetry.metrics import PushStats
@@ -75,13 +76,19 @@ class PushSettings:
 
 
 @dataclass(slots=True)
-class _Held:
-    """A claim a worker holds, as recorded in the store (to give it back on shutdown)."""
+class _Claim:
+    """A config being delivered, as recorded in the store (what a stop gives back)."""
 
-    cursor: int
-    failures: int
+    config: TaskPushNotificationConfig
+    cursor: int  # every event up to it is delivered, or not streamed
+    failures: int  # failed attempts in a row
     last_error: str
     lease_until: int
+    held: bool = True  # the lease is this worker's: its run has not given the config back
+
+    @property
+    def key(self) -> Key:
+        return (self.config.task_id, self.config.id)
 
 
 def event_id(event: Event) -> str:
@@ -89,12 +96,12 @@ def event_id(event: Event) -> str:
     return f"{event.task_id}:{event.seq}"
 
 
-def _now_ms() -> int:
-    return time.time_ns() // 1_000_000
-
-
 class PushDispatcher:
-    """Delivers push notifications; plugs into the engine (``Engine.attach_push``)."""
+    """Delivers push notifications; plugs into the engine (``Engine.attach_push``). The
+    configs due are the jobs of a :class:`~accord.push.worker.DurableWorker`: one job per
+    claimed config, which posts its events until it is caught up or an attempt fails."""
+
+    chained = False  # (a config's job delivers everything the config is owed)
 
     def __init__(
         self,
@@ -103,28 +110,28 @@ class PushDispatcher:
         *,
         guard: Guard | None = None,
         sender: Sender | None = None,
-        clock: Callable[[], int] = _now_ms,
+        clock: Callable[[], int] = now_ms,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         jitter: Callable[[], float] = random.random,
     ) -> None:
         self.store = store
-        self.settings = settings or PushSettings()
-        self.guard = guard or Guard(AddressPolicy(self.settings.allow))
-        self.sender = sender or Sender(self.guard, self.settings.timeout_s)
+        self.settings = settings = settings or PushSettings()
+        self.guard = guard or Guard(AddressPolicy(settings.allow))
+        self.sender = sender or Sender(self.guard, settings.timeout_s)
         self.clock = clock
-        self.jitter = jitter
-        self._slots = asyncio.Semaphore(self.settings.concurrency)
+        self.worker: DurableWorker[_Claim] = DurableWorker(
+            self,
+            WorkerSettings.of(settings, max_running=settings.max_workers),
+            name="push delivery",
+            log=log,
+            clock=clock,
+            sleep=sleep,
+            jitter=jitter,
+        )
+        self._slots = asyncio.Semaphore(settings.concurrency)
         # Tasks with configs that may still need delivering, newest last. Bounded: a task
         # dropped from it is only noticed by the poll, a few seconds later.
         self._watched: OrderedDict[str, None] = OrderedDict()
-        self._workers: dict[Key, asyncio.Task[None]] = {}
-        self._again: set[Key] = set()  # a running worker should read the log once more
-        self._handoff: dict[Key, PushDelivery] = {}  # claimed while its worker was finishing
-        self._claims: set[str] = set()  # tasks to claim for
-        self._claim_wanted = asyncio.Event()
-        self._timers: dict[Key, asyncio.TimerHandle] = {}
-        self._held: dict[Key, _Held] = {}
-        self._loops: list[asyncio.Task[None]] = []
-        self._running = False
         self.stats = PushStats()  # attempts and their outcomes, for /metrics
 
     # --- engine hooks ------------------------------------------------------------------------
@@ -138,7 +145,7 @@ class PushDispatcher:
 
     def config_stored(self, task_id: str) -> None:
         self._watch(task_id)
-        self._wake(task_id)
+        self.worker.ring(task_id)
 
     def _watch(self, task_id: str) -> None:
         self._watched[task_id] = None
@@ -148,205 +155,128 @@ class PushDispatcher:
 
     def committed(self, task_id: str) -> None:
         if task_id in self._watched:  # one set lookup per commit of any task
-            self._wake(task_id)
+            self.worker.ring(task_id)
 
     async def start(self) -> None:
-        self._running = True
         after = ("", "")
         while page := await self.store.list_push_deliveries("active", 1000, after):
             for delivery in page:
                 self._watch(delivery.config.config.task_id)
             last = page[-1].config.config
             after = (last.task_id, last.id)
-        self._loops = [
-            asyncio.ensure_future(self._claim_loop()),
-            asyncio.ensure_future(self._poll_loop()),
-        ]
+        await self.worker.start()
 
     async def stop(self) -> None:
-        self._running = False
-        for timer in self._timers.values():
-            timer.cancel()
-        self._timers.clear()
-        tasks = [*self._loops, *self._workers.values()]
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        self._loops = []
-        # Give back what the stopped workers held, so a restart need not wait for the leases.
-        held, self._held = self._held, {}
-        for (task_id, config_id), claim in held.items():
-            with contextlib.suppress(Exception):
-                await self.store.update_push_delivery(
-                    task_id,
-                    config_id,
-                    cursor=claim.cursor,
-                    state="active",
-                    failures=claim.failures,
-                    last_error=claim.last_error,
-                    next_attempt_ms=0,
-                )
+        await self.worker.stop()  # (it gives back what the stopped jobs held)
         await self.sender.aclose()
 
-    # --- claiming ------------------------------------------------------------------------------
+    # --- the jobs: claimed configs -------------------------------------------------------------
 
-    def _wake(self, task_id: str) -> None:
-        if not self._running:
-            return
-        self._again.update(key for key in self._workers if key[0] == task_id)
-        self._claims.add(task_id)
-        self._claim_wanted.set()
+    def key(self, job: _Claim) -> Key:
+        return job.key
 
-    async def _claim_loop(self) -> None:
-        while True:
-            await self._claim_wanted.wait()
-            self._claim_wanted.clear()
-            wanted, self._claims = self._claims, set()
-            # Never more claims than free workers: what does not fit waits for the next wake
-            # or poll (a claim left unmade is still in the store, nothing is lost).
-            room = self.settings.max_workers - len(self._workers)
-            batch = sorted(wanted)[: max(room, 0)]
-            self._claims.update(wanted.difference(batch))
-            if not batch:
-                continue
-            limit = min(100, room // len(batch))
-            now = self.clock()
-            results = await asyncio.gather(
-                *(
-                    self.store.claim_push_deliveries(now, self.settings.lease_ms, limit, task_id)
-                    for task_id in batch
-                ),
-                return_exceptions=True,
-            )
-            for result in results:
-                if isinstance(result, BaseException):
-                    log.error("claiming push deliveries failed: %s", result)
-                    continue
-                for delivery in result:
-                    self._start(delivery)
+    def scope(self, job: _Claim) -> str:
+        return job.config.task_id
 
-    async def _poll_loop(self) -> None:
-        while True:
-            try:
-                await self._poll()
-            except Exception:
-                log.exception("push delivery poll failed")
-            await asyncio.sleep(self.settings.poll_interval_s)
+    def failures(self, job: _Claim) -> int:
+        return job.failures
 
-    async def _poll(self) -> None:
-        """Claim everything due, as far as workers are free."""
-        while (room := self.settings.max_workers - len(self._workers)) > 0:
-            claimed = await self.store.claim_push_deliveries(
-                self.clock(), self.settings.lease_ms, min(room, 500)
-            )
+    async def claim(
+        self, now_ms: int, lease_ms: int, limit: int, scope: str | None
+    ) -> list[_Claim]:
+        claimed = await self.store.claim_push_deliveries(now_ms, lease_ms, limit, scope)
+        if scope is None:  # (the poll: tasks no commit announced, to watch from now on)
             for delivery in claimed:
                 self._watch(delivery.config.config.task_id)
-                self._start(delivery)
-            if len(claimed) < min(room, 500):
-                return
+        return [
+            _Claim(d.config.config, d.cursor, d.failures, d.last_error, d.next_attempt_ms)
+            for d in claimed
+        ]
 
-    def _start(self, delivery: PushDelivery) -> None:
-        config = delivery.config.config
-        key = (config.task_id, config.id)
-        if key in self._workers:  # its worker is giving it back right now: run it after
-            self._handoff[key] = delivery
-            return
-        timer = self._timers.pop(key, None)
-        if timer is not None:
-            timer.cancel()
-        self._workers[key] = asyncio.ensure_future(self._run(key, delivery))
+    def resumed(self, claimed: _Claim, previous: _Claim) -> _Claim:
+        if claimed.cursor < previous.cursor:  # claimed before the previous run's last update
+            return dataclasses.replace(claimed, cursor=previous.cursor, failures=0)
+        return claimed
 
-    # --- delivering ----------------------------------------------------------------------------
+    async def release(self, job: _Claim) -> None:
+        """Give back a stopped job's claim, so a restart need not wait for the lease."""
+        if job.held:
+            await self._record(job, "active", job.failures, job.last_error, 0)
 
-    async def _run(self, key: Key, delivery: PushDelivery) -> None:
-        log_context.note_task(key[0])  # (the worker's JSON log lines name its task)
-        held = self._held[key] = _Held(
-            delivery.cursor, delivery.failures, delivery.last_error, delivery.next_attempt_ms
-        )
+    async def run(self, job: _Claim) -> Failure | None:
+        task_id, config_id = job.key
+        log_context.note_task(task_id)  # (the worker's JSON log lines name its task)
         try:
-            await self._deliver(key, delivery, held)
+            return await self._deliver(job)
         except asyncio.CancelledError:
             raise
         except Exception:
             # The lease runs out and a later claim resumes from the durable cursor.
-            log.exception("push delivery for task %s, config %s broke", key[0], key[1])
-        finally:
-            del self._workers[key]
-            if self._running:
-                self._held.pop(key, None)  # broke: its lease runs out (stop() gives it back)
-            handoff = self._handoff.pop(key, None)
-            if handoff is not None and self._running:
-                if handoff.cursor < held.cursor:  # claimed before this worker's last update
-                    handoff = dataclasses.replace(handoff, cursor=held.cursor, failures=0)
-                self._start(handoff)
-            elif key in self._again:
-                self._again.discard(key)
-                self._wake(key[0])
+            job.held = False
+            log.exception("push delivery for task %s, config %s broke", task_id, config_id)
+            return None
 
-    async def _deliver(self, key: Key, delivery: PushDelivery, held: _Held) -> None:
-        task_id, config_id = key
-        config = delivery.config.config
-        cursor, failures = delivery.cursor, delivery.failures
+    async def _deliver(self, job: _Claim) -> Failure | None:
+        task_id, config_id = job.key
+        config = job.config
         store = self.store
         while True:
-            self._again.discard(key)
-            events = await store.read_events(task_id, cursor, self.settings.batch)
+            events = await store.read_events(task_id, job.cursor, self.settings.batch)
             if not events:
                 record = await store.get_task(task_id, None)
                 if record is None:
-                    return  # the task is gone, and its configs with it
-                if record.seq > cursor or key in self._again:
+                    return None  # the task is gone, and its configs with it
+                if record.seq > job.cursor:
                     continue
                 done = lifecycle.is_terminal(record.state)
-                self._held.pop(key, None)
+                job.held = False
                 await store.update_push_delivery(
                     task_id,
                     config_id,
-                    cursor=cursor,
+                    cursor=job.cursor,
                     state="done" if done else "active",
                     failures=0,
                     last_error="",
                     next_attempt_ms=0,
                 )
-                if done and not any(k[0] == task_id for k in self._workers if k != key):
+                if done and self.worker.active(task_id) <= 1:  # (only this one)
                     self._watched.pop(task_id, None)
-                return
+                return None
             for event in events:
                 if not event.streamed:
-                    cursor = event.seq  # history only; recorded with the next update
+                    job.cursor = event.seq  # history only; recorded with the next update
                     continue
-                if not await self._acquire_slot(key, held):
-                    return  # the config was deleted
+                if not await self._acquire_slot(job):
+                    return None  # the config was deleted
                 try:
                     error = await self._attempt(config, event)
                 finally:
                     self._slots.release()
-                if error is None:
-                    cursor, failures = event.seq, 0
-                    lease_until = self.clock() + self.settings.lease_ms
-                    if not await store.update_push_delivery(
-                        task_id,
-                        config_id,
-                        cursor=cursor,
-                        state="active",
-                        failures=0,
-                        last_error="",
-                        next_attempt_ms=lease_until,
-                    ):
-                        return  # the config was deleted
-                    held.cursor, held.failures, held.last_error = cursor, 0, ""
-                    held.lease_until = lease_until
-                    continue
-                self._held.pop(key, None)
-                await self._failed(key, config, cursor, failures + 1, error)
-                return
+                if error is not None:
+                    job.held = False
+                    # Messages are written to be free of secrets; an HTTP library's text
+                    # might not be.
+                    return Failure(scrub(str(error), config), permanent=error.permanent)
+                lease_until = self.clock() + self.settings.lease_ms
+                if not await store.update_push_delivery(
+                    task_id,
+                    config_id,
+                    cursor=event.seq,
+                    state="active",
+                    failures=0,
+                    last_error="",
+                    next_attempt_ms=lease_until,
+                ):
+                    return None  # the config was deleted
+                job.cursor, job.failures, job.last_error = event.seq, 0, ""
+                job.lease_until = lease_until
 
-    async def _acquire_slot(self, key: Key, held: _Held) -> bool:
+    async def _acquire_slot(self, job: _Claim) -> bool:
         """Wait for one of the ``concurrency`` posting slots, keeping the claim alive meanwhile
         (when every slot is busy the wait can outlast a lease). False when the config no
         longer exists (no slot is then held)."""
         while True:
-            if not await self._keep_lease(key, held):
+            if not await self._keep_lease(job):
                 return False
             try:
                 async with asyncio.timeout(self.settings.lease_ms / 3000):
@@ -355,20 +285,25 @@ class PushDispatcher:
                 continue
             return True
 
-    async def _keep_lease(self, key: Key, held: _Held) -> bool:
+    async def _keep_lease(self, job: _Claim) -> bool:
         """Renew the claim unless it surely outlasts the coming attempt."""
         now = self.clock()
-        if now + int(self.settings.timeout_s * 1000) + 1000 <= held.lease_until:
+        if now + int(self.settings.timeout_s * 1000) + 1000 <= job.lease_until:
             return True
-        held.lease_until = now + self.settings.lease_ms
+        job.lease_until = now + self.settings.lease_ms
+        return await self._record(job, "active", job.failures, job.last_error, job.lease_until)
+
+    async def _record(
+        self, job: _Claim, state: DeliveryState, failures: int, last_error: str, next_ms: int
+    ) -> bool:
+        """Record where the job's config stands (False: the config no longer exists)."""
         return await self.store.update_push_delivery(
-            key[0],
-            key[1],
-            cursor=held.cursor,
-            state="active",
-            failures=held.failures,
-            last_error=held.last_error,
-            next_attempt_ms=held.lease_until,
+            *job.key,
+            cursor=job.cursor,
+            state=state,
+            failures=failures,
+            last_error=last_error,
+            next_attempt_ms=next_ms,
         )
 
     async def _attempt(
@@ -417,82 +352,35 @@ class PushDispatcher:
             return DeliveryError(f"unexpected {type(exc).__name__}")
         return None
 
-    async def _failed(
-        self,
-        key: Key,
-        config: TaskPushNotificationConfig,
-        cursor: int,
-        failures: int,
-        error: DeliveryError,
-    ) -> None:
-        task_id, config_id = key
-        origin = loggable_origin(config.url)
-        # Messages are written to be free of secrets; an HTTP library's text might not be.
-        text = scrub(str(error), config)
-        if error.permanent or failures >= self.settings.max_attempts:
-            self.stats.gave_up += 1
-            await self.store.update_push_delivery(
-                task_id,
-                config_id,
-                cursor=cursor,
-                state="failing",
-                failures=failures,
-                last_error=text,
-                next_attempt_ms=0,
-            )
-            log.warning(
-                "push config %s of task %s (%s) is failing after %d attempt(s): %s; delivery "
-                "stopped after event %d (re-create the config to resume)",
-                config_id,
-                task_id,
-                origin,
-                failures,
-                text,
-                cursor,
-            )
-            return
-        delay_s = self.backoff_s(failures)
-        await self.store.update_push_delivery(
-            task_id,
+    async def give_up(self, job: _Claim, failures: int, failure: Failure) -> None:
+        task_id, config_id = job.key
+        self.stats.gave_up += 1
+        await self._record(job, "failing", failures, failure.error, 0)
+        log.warning(
+            "push config %s of task %s (%s) is failing after %d attempt(s): %s; delivery "
+            "stopped after event %d (re-create the config to resume)",
             config_id,
-            cursor=cursor,
-            state="active",
-            failures=failures,
-            last_error=text,
-            next_attempt_ms=self.clock() + int(delay_s * 1000),
+            task_id,
+            loggable_origin(job.config.url),
+            failures,
+            failure.error,
+            job.cursor,
         )
+
+    async def retry(
+        self, job: _Claim, failures: int, failure: Failure, delay_s: float, at_ms: int
+    ) -> None:
+        task_id, config_id = job.key
+        await self._record(job, "active", failures, failure.error, at_ms)
         log.info(
             "push config %s of task %s (%s): attempt %d failed (%s); retrying in %.1f s",
             config_id,
             task_id,
-            origin,
+            loggable_origin(job.config.url),
             failures,
-            text,
+            failure.error,
             delay_s,
         )
-        if self._running:
-            loop = asyncio.get_running_loop()
-            old = self._timers.pop(key, None)
-            if old is not None:
-                old.cancel()
-            # A little late rather than early: the claim wants next_attempt_ms reached.
-            self._timers[key] = loop.call_later(delay_s + 0.01, self._retry_due, key)
-
-    def _retry_due(self, key: Key) -> None:
-        self._timers.pop(key, None)
-        self._wake(key[0])
-
-    def backoff_s(self, failures: int) -> float:
-        settings = self.settings
-        return backoff_s(failures, settings.retry_base_s, settings.retry_max_s, self.jitter())
-
-
-def backoff_s(failures: int, base_s: float, max_s: float, jitter: float) -> float:
-    """The wait before retrying after ``failures`` failures in a row: exponential from
-    ``base_s``, capped at ``max_s``, times ``0.5 + 0.5 * jitter`` (``jitter`` in [0, 1]: a
-    random draw, so that retries do not synchronise)."""
-    ceiling = min(max_s, base_s * 2.0 ** (failures - 1))
-    return ceiling * (0.5 + 0.5 * jitter)
 
 
 __all__ = ["PushDispatcher", "PushSettings", "event_id"]

@@ -10,7 +10,8 @@ Nothing is queued in memory that is not also in the store (accord.harness.channe
   recipient), moving its feed position in the same transaction. It reads right away when
   anything commits in this process, every ``poll_interval_s`` for what other nodes commit,
   and on start for what a crash left unread;
-- **delivering**: it claims due rows (a lease, so no other node sends the same row at the
+- **delivering**: the rows are the jobs of a durable worker (accord.push.worker), which
+  claims due rows (a lease, so no other node sends the same row at the
   same time), in message order per (task, recipient), and sends each as a SendMessage to
   the recipient's own A2A endpoint through accord's client, with the roster's credentials
   (``returnImmediately``: the recipient works on it in its own time). The delivered message
@@ -31,12 +32,10 @@ own participant id (``participant_id``, as tiny-harness servers in open mode rea
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import logging
 import random
-import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,7 +47,7 @@ from accord.harness.channels.judge import DELIVER_KEY
 from accord.harness.channels.outbox_store import ChannelOutbox, Delivery, Owed
 from accord.harness.roster import Roster, RosterAgent
 from accord.harness.wire import PARTICIPANT_METADATA
-from accord.push.dispatcher import backoff_s
+from accord.push.worker import DurableWorker, Failure, WorkerSettings, now_ms
 from accord.store.base import FeedEntry, TaskStore
 from accord.wire.model import Message, Role, TaskStatusUpdateEvent
 
@@ -97,11 +96,12 @@ def parse_delivery(value: Any, where: str) -> DeliverySettings:
     return dataclasses.replace(DeliverySettings(), **read)
 
 
-def _now_ms() -> int:
-    return time.time_ns() // 1_000_000
-
-
 class ChannelDispatcher:
+    """Follows the feed into the outbox, and drains it: its rows are the jobs of a
+    :class:`~accord.push.worker.DurableWorker`, one attempt each."""
+
+    chained = True  # (a recipient's next message is due once this one is delivered)
+
     def __init__(
         self,
         tasks: TaskStore,
@@ -110,21 +110,25 @@ class ChannelDispatcher:
         agent_id: str,
         settings: DeliverySettings | None = None,
         *,
-        clock: Callable[[], int] = _now_ms,
+        clock: Callable[[], int] = now_ms,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         jitter: Callable[[], float] = random.random,
     ) -> None:
         self.tasks = tasks
         self.outbox = outbox
         self.roster = roster
         self.agent_id = agent_id
-        self.settings = settings or DeliverySettings()
+        self.settings = settings = settings or DeliverySettings()
         self.clock = clock
-        self.jitter = jitter
-        self._wanted = asyncio.Event()
-        self._slots = asyncio.Semaphore(self.settings.concurrency)
-        self._sending: set[asyncio.Task[None]] = set()
-        self._loop_task: asyncio.Task[None] | None = None
-        self._timers: set[asyncio.TimerHandle] = set()
+        self.worker: DurableWorker[Delivery] = DurableWorker(
+            self,
+            WorkerSettings.of(settings, max_running=settings.concurrency),
+            name="channel delivery",
+            log=log,
+            clock=clock,
+            sleep=sleep,
+            jitter=jitter,
+        )
         # Where this process has read the feed to, and what of it is stored: the position is
         # written with the rows it owes, or every SAVE_EVERY entries (after a restart the
         # entries read since are read again: their rows are there already, or added then).
@@ -136,37 +140,14 @@ class ChannelDispatcher:
 
     def committed(self, task_id: str) -> None:
         """Something committed in this process (the engine's commit listener)."""
-        self._wanted.set()
+        self.worker.ring()
 
     async def start(self) -> None:
-        self._wanted.set()  # what a crash left: read and delivered at once
-        self._loop_task = asyncio.ensure_future(self._run())
+        await self.worker.start()  # (what a crash left: read and delivered at once)
 
     async def stop(self) -> None:
-        for timer in self._timers:
-            timer.cancel()
-        self._timers.clear()
-        running = [t for t in (self._loop_task, *self._sending) if t is not None]
-        for task in running:
-            task.cancel()
-        await asyncio.gather(*running, return_exceptions=True)
-        self._loop_task = None
+        await self.worker.stop()
         await self.roster.aclose()
-
-    async def _run(self) -> None:
-        while True:
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(self.settings.poll_interval_s):
-                    await self._wanted.wait()
-            self._wanted.clear()
-            try:
-                await self.follow()
-                await self.dispatch()
-                if self.clock() >= self._forget_at:
-                    self._forget_at = self.clock() + FORGET_EVERY_MS
-                    await self.outbox.forget_delivered(self.clock() - KEEP_DELIVERED_MS)
-            except Exception:
-                log.exception("channel delivery failed; trying again")
 
     # --- following the feed --------------------------------------------------------------
 
@@ -186,38 +167,46 @@ class ChannelDispatcher:
             if len(entries) < FEED_BATCH:
                 return
 
-    # --- delivering ----------------------------------------------------------------------
+    # --- the jobs: the outbox's rows -----------------------------------------------------
 
-    async def dispatch(self) -> None:
-        """Claim what is due (as far as slots are free) and send each in a task of its own."""
-        room = self.settings.concurrency - len(self._sending)
-        if room <= 0:
-            return
-        claimed = await self.outbox.claim(self.clock(), self.settings.lease_ms, room)
-        for delivery in claimed:
-            sending = asyncio.ensure_future(self._deliver(delivery))
-            self._sending.add(sending)
-            sending.add_done_callback(self._sent)
+    def key(self, job: Delivery) -> tuple[str, str, int]:
+        return (job.task_id, job.recipient, job.seq)
 
-    def _sent(self, sending: asyncio.Task[None]) -> None:
-        self._sending.discard(sending)
-        self._wanted.set()  # the recipient's next message may be due now
+    def scope(self, job: Delivery) -> None:
+        return None  # (claims are not by task: every ring claims whatever is due)
 
-    async def _deliver(self, delivery: Delivery) -> None:
-        async with self._slots:
-            try:
-                error = await self._attempt(delivery)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # a bug: retried like any failure, and logged
-                log.exception("channel delivery to %s broke", delivery.recipient)
-                error = f"unexpected {type(exc).__name__}"
-            if error is None:
-                await self.outbox.delivered(
-                    delivery.task_id, delivery.recipient, delivery.seq, self.clock()
-                )
-                return
-            await self._failed(delivery, error)
+    def failures(self, job: Delivery) -> int:
+        return job.failures
+
+    async def claim(
+        self, now_ms: int, lease_ms: int, limit: int, scope: str | None
+    ) -> list[Delivery]:
+        """What is due, once the feed is followed into the outbox (and, now and then,
+        delivered rows of long ago forgotten)."""
+        await self.follow()
+        if self.clock() >= self._forget_at:
+            self._forget_at = self.clock() + FORGET_EVERY_MS
+            await self.outbox.forget_delivered(self.clock() - KEEP_DELIVERED_MS)
+        return await self.outbox.claim(now_ms, lease_ms, limit)
+
+    def resumed(self, claimed: Delivery, previous: Delivery) -> Delivery:
+        return claimed
+
+    async def release(self, job: Delivery) -> None:
+        """Nothing: a stopped attempt's row is claimed again once its lease runs out."""
+
+    async def run(self, job: Delivery) -> Failure | None:
+        try:
+            error = await self._attempt(job)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a bug: retried like any failure, and logged
+            log.exception("channel delivery to %s broke", job.recipient)
+            error = f"unexpected {type(exc).__name__}"
+        if error is None:
+            await self.outbox.delivered(job.task_id, job.recipient, job.seq, self.clock())
+            return None
+        return Failure(error)
 
     async def _attempt(self, delivery: Delivery) -> str | None:
         """One attempt: None when the recipient took the message, else why not."""
@@ -236,38 +225,28 @@ class ChannelDispatcher:
         log.debug("delivered %s to %s", message.message_id, delivery.recipient)
         return None
 
-    async def _failed(self, delivery: Delivery, error: str) -> None:
-        failures = delivery.failures + 1
-        task_id, recipient, seq = delivery.task_id, delivery.recipient, delivery.seq
-        if failures >= self.settings.max_attempts:
-            await self.outbox.failed(
-                task_id, recipient, seq, failures=failures, error=error, retry_at_ms=None
-            )
-            log.warning(
-                "channel message %s:%d to %s is failing after %d attempt(s): %s; "
-                "delivery given up",
-                task_id, seq, recipient, failures, error,
-            )  # fmt: skip
-            return
-        delay_s = self.backoff_s(failures)
-        retry_at = self.clock() + int(delay_s * 1000)
+    async def give_up(self, job: Delivery, failures: int, failure: Failure) -> None:
+        task_id, recipient, seq = job.task_id, job.recipient, job.seq
         await self.outbox.failed(
-            task_id, recipient, seq, failures=failures, error=error, retry_at_ms=retry_at
+            task_id, recipient, seq, failures=failures, error=failure.error, retry_at_ms=None
+        )
+        log.warning(
+            "channel message %s:%d to %s is failing after %d attempt(s): %s; "
+            "delivery given up",
+            task_id, seq, recipient, failures, failure.error,
+        )  # fmt: skip
+
+    async def retry(
+        self, job: Delivery, failures: int, failure: Failure, delay_s: float, at_ms: int
+    ) -> None:
+        task_id, recipient, seq = job.task_id, job.recipient, job.seq
+        await self.outbox.failed(
+            task_id, recipient, seq, failures=failures, error=failure.error, retry_at_ms=at_ms
         )
         log.info(
             "channel message %s:%d to %s: attempt %d failed (%s); retrying in %.1f s",
-            task_id, seq, recipient, failures, error, delay_s,
+            task_id, seq, recipient, failures, failure.error, delay_s,
         )  # fmt: skip
-        timer = asyncio.get_running_loop().call_later(delay_s + 0.01, self._retry_due)
-        self._timers.add(timer)
-
-    def _retry_due(self) -> None:
-        self._timers = {timer for timer in self._timers if not timer.cancelled()}
-        self._wanted.set()
-
-    def backoff_s(self, failures: int) -> float:
-        settings = self.settings
-        return backoff_s(failures, settings.retry_base_s, settings.retry_max_s, self.jitter())
 
 
 def _owed(entry: FeedEntry) -> list[Owed]:

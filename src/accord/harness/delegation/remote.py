@@ -66,7 +66,7 @@ from accord.harness.wire import (
     TASK_URI,
     SubState,
 )
-from accord.push.dispatcher import backoff_s
+from accord.push.worker import backoff_s
 from accord.wire.errors import A2AError
 from accord.wire.model import (
     UNSET,
