@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,22 @@ async def _tasks(store: TaskStore) -> None:
     await new_task(store, "done", moves=("complete",))
     await new_task(store, "working", moves=("work",))
     await store.close()
+
+
+async def _opens_in_place(new_store: Callable[[], TaskStore], position: int) -> None:
+    """The old database opened by a store without the features (an echo agent on a harness's
+    file: their rows stay), then by one with them (they find every row as it was)."""
+    plain = new_store()
+    await plain.open()
+    await plain.close()
+    store = new_store()
+    contracts, outbox = contract_store(store), channel_outbox(store)
+    await store.open()
+    try:
+        assert await outbox.position() == position > 0
+        await _intact(store, contracts, outbox)
+    finally:
+        await store.close()
 
 
 async def _intact(store: TaskStore, contracts: ContractStore, outbox: ChannelOutbox) -> None:
@@ -78,23 +95,13 @@ async def test_a_sqlite_database_from_before_the_seam_opens_in_place(tmp_path: P
     [(position,)] = conn.execute("SELECT position FROM channel_feed").fetchall()
     conn.close()
 
-    # A store without the features (an echo agent on a harness's file): their rows stay.
-    plain = SqliteStore(path)
-    await plain.open()
-    assert plain.schema_version == migrations.LATEST
-    await plain.close()
-    store = SqliteStore(path)
-    contracts, outbox = contract_store(store), channel_outbox(store)
-    await store.open()
-    try:
-        assert await outbox.position() == position > 0
-        await _intact(store, contracts, outbox)
-    finally:
-        await store.close()
+    await _opens_in_place(lambda: SqliteStore(path), position)
     conn = sqlite3.connect(path)
     versions = conn.execute("SELECT name, version FROM store_extensions ORDER BY name").fetchall()
+    [(schema,)] = conn.execute("SELECT max(version) FROM schema_version").fetchall()
     conn.close()
     assert versions == [("channels", 1), ("contracts", 1)]
+    assert schema == migrations.LATEST
 
 
 async def test_a_postgresql_database_from_before_the_seam_opens_in_place(pg_url: str) -> None:
@@ -128,17 +135,7 @@ async def test_a_postgresql_database_from_before_the_seam_opens_in_place(pg_url:
     finally:
         await conn.close()
 
-    plain = PostgresStore(pg_url)
-    await plain.open()
-    await plain.close()
-    store = PostgresStore(pg_url)
-    contracts, outbox = contract_store(store), channel_outbox(store)
-    await store.open()
-    try:
-        assert await outbox.position() == position > 0
-        await _intact(store, contracts, outbox)
-    finally:
-        await store.close()
+    await _opens_in_place(lambda: PostgresStore(pg_url), position)
     conn = await asyncpg.connect(pg_url)
     try:
         rows: list[Any] = await conn.fetch(
