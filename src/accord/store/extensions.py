@@ -98,9 +98,6 @@ class StoreExtension(Generic[S]):
                     f" 1, 2, 3 … in order, not {versions}"
                 )
 
-    def migrations(self, dialect: Literal["sqlite", "postgresql"]) -> Migrations:
-        return self.sqlite if dialect == "sqlite" else self.postgresql
-
 
 class Extensions:
     """The extensions registered with one store, in registration order."""
@@ -126,9 +123,6 @@ class Extensions:
     def __iter__(self) -> Iterator[StoreExtension[Any]]:
         return iter(list(self._by_name.values()))
 
-    def __len__(self) -> int:
-        return len(self._by_name)
-
 
 def missing_migrations(migrations: Migrations, found: int, what: str) -> Migrations:
     """Those of ``migrations`` after version ``found`` (what the database holds of ``what``:
@@ -145,6 +139,8 @@ def missing_migrations(migrations: Migrations, found: int, what: str) -> Migrati
 
 
 class Purges(Protocol):
+    """What every way into a store offers."""
+
     async def delete_terminal_tasks(self, tenant: str, task_ids: Sequence[str]) -> list[str]:
         """Delete those of the tenant's tasks that are terminal, with their logs, push
         configs, feed entries and every extension's rows (a feature's own retention);
@@ -160,8 +156,9 @@ class SqliteAccess(Purges, Protocol):
     def dialect(self) -> Literal["sqlite"]: ...
 
     def write(self, op: Callable[[sqlite3.Connection], T]) -> Awaitable[T]:
-        """Run ``op`` in the writer's transaction; resolves once it is committed (with what
-        ``op`` returned), or with what it raised (and then nothing of it was written)."""
+        """Run ``op`` in the writer's transaction, on the writer thread (keep it short: every
+        write of the store waits behind it); resolves once it is committed (with what ``op``
+        returned), or with what it raised (and then nothing of it was written)."""
         ...
 
     def read(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
