@@ -24,8 +24,8 @@ A_KEY, B_KEY = new_key(), new_key()
 
 async def test_writes_are_compare_and_swap(store_url: str) -> None:
     tasks = open_store(store_url)
+    store = contract_store(tasks)  # (before the store opens: it brings the tables)
     await tasks.open()
-    store = contract_store(tasks)
     try:
         record, event = lifecycle.propose(
             proposal(A_KEY), tenant="t", local_agent="agent:b", now_ms=now_ms()
@@ -53,8 +53,8 @@ async def test_writes_are_compare_and_swap(store_url: str) -> None:
 
 async def test_the_sweeper_finds_what_is_due_and_lists_are_per_tenant(store_url: str) -> None:
     tasks = open_store(store_url)
+    store = contract_store(tasks)  # (before the store opens: it brings the tables)
     await tasks.open()
-    store = contract_store(tasks)
     try:
         base = now_ms()
         ids = []
@@ -87,16 +87,18 @@ async def test_the_sweeper_finds_what_is_due_and_lists_are_per_tenant(store_url:
 async def test_records_survive_a_restart(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'tasks.db'}"
     tasks = open_store(url)
+    store = contract_store(tasks)
     await tasks.open()
     record, event = lifecycle.propose(
         proposal(A_KEY), tenant="t", local_agent="agent:b", now_ms=now_ms()
     )
-    await contract_store(tasks).create(record, event, due_ms=None)
+    await store.create(record, event, due_ms=None)
     await tasks.close()
     again = open_store(url)
+    store = contract_store(again)
     await again.open()
     try:
-        found = await contract_store(again).get("t", record.interaction_id)
+        found = await store.get("t", record.interaction_id)
         assert found == record
     finally:
         await again.close()
@@ -138,9 +140,9 @@ async def test_two_nodes_writing_the_same_version_on_postgresql_exactly_one_wins
     """Two stores (two nodes' pools) on one database each write a move over the same
     version at once: one write lands, the other is refused."""
     one, two = open_store(pg_url), open_store(pg_url)
+    first, second = contract_store(one), contract_store(two)
     await one.open()
     await two.open()
-    first, second = contract_store(one), contract_store(two)
     try:
         for index in range(12):
             contract = terms(interactionId=f"11111111-1111-4111-8111-{index:012d}")

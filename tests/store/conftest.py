@@ -1,5 +1,6 @@
 """The ``store`` fixture of the shared store suites: each test runs on memory, SQLite and
-PostgreSQL (a fresh schema of the session's test database)."""
+PostgreSQL (a fresh schema of the session's test database), opened with the store extensions
+its module lists in ``STORE_EXTENSIONS`` (a feature's tables, accord.store.extensions)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,8 @@ async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator
         backend = SqliteStore(str(tmp_path / "t.db"))
     else:
         backend = PostgresStore(request.getfixturevalue("pg_url"))
+    for extension in getattr(request.module, "STORE_EXTENSIONS", ()):
+        backend.extend(extension)
     await backend.open()
     yield backend
     await backend.close()

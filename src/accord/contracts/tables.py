@@ -1,8 +1,10 @@
 """Contract storage: each tenant's contracts (their records, compare-and-swap on
 ``version``), each contract's log of moves, and the tasks that ran under it.
 
-The tables live in the task store's database (SQLite and PostgreSQL migrations create them),
-so :func:`contract_store` wraps an opened task store; memory keeps them in dicts. Every write
+The tables live in the task store's database, declared as its ``contracts`` extension
+(:data:`CONTRACT_TABLES`, migrations in :mod:`accord.contracts.tables_schema`), so
+:func:`contract_store` registers them with a task store before it opens and wraps it; a
+memory store keeps them in dicts. Every write
 of a record goes only over the version it was decided from: a writer that lost a race gets
 :class:`ContractConflict` and nothing changes (so of an accept and a cancel racing, exactly
 one wins).
@@ -12,10 +14,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
+from accord.contracts import tables_schema
 from accord.contracts.record import ContractRecord, Event
-from accord.store.base import StoreError, TaskStore
+from accord.store import StoreError, StoreExtension, TaskStore
+
+if TYPE_CHECKING:
+    from accord.contracts.tables_memory import ContractRows
 
 
 class ContractConflict(StoreError):
@@ -124,22 +130,34 @@ def event_from(row: Sequence[Any]) -> Event:
     return Event(int(version), str(kind), int(at_ms), str(actor), json.loads(detail))
 
 
-def contract_store(store: TaskStore) -> ContractStore:
-    """The contract store beside ``store`` (same database, same lifetime)."""
-    from accord.store.memory import MemoryStore
-    from accord.store.postgres import PostgresStore
-    from accord.store.sqlite import SqliteStore
+def _memory_rows() -> ContractRows:
+    from accord.contracts.tables_memory import ContractRows
 
-    if isinstance(store, SqliteStore):
+    return ContractRows()
+
+
+CONTRACT_TABLES: StoreExtension[ContractRows] = StoreExtension(
+    name="contracts",
+    memory=_memory_rows,
+    sqlite=tables_schema.SQLITE,
+    postgresql=tables_schema.POSTGRESQL,
+    # (none: a task under a contract stays bound until the contract's retention unbinds it)
+    task_rows=(),
+)
+
+
+def contract_store(store: TaskStore) -> ContractStore:
+    """The contract store beside ``store`` (same database, same lifetime). The first call
+    registers the contract tables with ``store``, which must not be open yet."""
+    access = store.extend(CONTRACT_TABLES)
+    if access.dialect == "sqlite":
         from accord.contracts.tables_sqlite import SqliteContracts
 
-        return SqliteContracts(store)
-    if isinstance(store, PostgresStore):
+        return SqliteContracts(access)
+    if access.dialect == "postgresql":
         from accord.contracts.tables_pg import PgContracts
 
-        return PgContracts(store)
-    if isinstance(store, MemoryStore):
-        from accord.contracts.tables_memory import MemoryContracts
+        return PgContracts(access)
+    from accord.contracts.tables_memory import MemoryContracts
 
-        return MemoryContracts(store)
-    raise StoreError(f"contracts need the memory, SQLite or PostgreSQL store, not {store!r}")
+    return MemoryContracts(access)

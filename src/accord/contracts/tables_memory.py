@@ -1,22 +1,38 @@
-"""Contracts in memory, beside a MemoryStore (tests, throwaway runs)."""
+"""Contracts in memory, beside a MemoryStore (tests, throwaway runs): the store keeps the
+tables (:class:`ContractRows`, its state of the ``contracts`` extension)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
 
 from accord.contracts.record import ContractRecord, Event
 from accord.contracts.tables import ContractConflict
-from accord.core.lifecycle import TERMINAL
-from accord.store.memory import MemoryStore
+from accord.store import MemoryAccess
+
+
+@dataclass
+class ContractRows:
+    """The contract tables of one memory store."""
+
+    records: dict[tuple[str, str], ContractRecord] = field(default_factory=dict)
+    due: dict[tuple[str, str], int | None] = field(default_factory=dict)
+    events: dict[tuple[str, str], list[Event]] = field(default_factory=dict)
+    bound: set[tuple[str, str, str]] = field(default_factory=set)
+
+    def forget_tasks(self, task_ids: Collection[str]) -> None:
+        """Nothing: a task under a contract stays bound until the contract's retention
+        unbinds it (as on SQLite and PostgreSQL)."""
 
 
 class MemoryContracts:
-    def __init__(self, tasks: MemoryStore) -> None:
-        self._tasks = tasks
-        self._records: dict[tuple[str, str], ContractRecord] = {}
-        self._due: dict[tuple[str, str], int | None] = {}
-        self._events: dict[tuple[str, str], list[Event]] = {}
-        self._bound: set[tuple[str, str, str]] = set()
+    def __init__(self, access: MemoryAccess[ContractRows]) -> None:
+        self._access = access
+        rows = access.state
+        self._records = rows.records
+        self._due = rows.due
+        self._events = rows.events
+        self._bound = rows.bound
 
     async def create(self, record: ContractRecord, event: Event, due_ms: int | None) -> None:
         key = (record.tenant, record.interaction_id)
@@ -77,10 +93,4 @@ class MemoryContracts:
             self._bound.discard((tenant, interaction_id, task_id))
 
     async def delete_terminal_tasks(self, tenant: str, task_ids: Sequence[str]) -> list[str]:
-        doomed = []
-        for task_id in task_ids:
-            found = await self._tasks.get_task(task_id, tenant)
-            if found is not None and found.state in TERMINAL:
-                doomed.append(task_id)
-        self._tasks.delete_tasks(doomed)
-        return doomed
+        return await self._access.delete_terminal_tasks(tenant, task_ids)

@@ -1,6 +1,6 @@
-"""Contracts in the PostgreSQL database of a PostgresStore, shared by every node: a record is
-written with ``WHERE version = expected``, so of two nodes (or two requests) moving the same
-contract, exactly one wins."""
+"""Contracts in the PostgreSQL database of a PostgresStore (on its pool, through its extension
+access), shared by every node: a record is written with ``WHERE version = expected``, so of
+two nodes (or two requests) moving the same contract, exactly one wins."""
 
 from __future__ import annotations
 
@@ -17,8 +17,7 @@ from accord.contracts.tables import (
     record_row,
     state_json,
 )
-from accord.store import _rows
-from accord.store.postgres import PostgresStore, delete_task_rows
+from accord.store import PostgresAccess
 
 _COLUMNS = "tenant, version, document, state"
 _INSERT_EVENT = (
@@ -37,11 +36,11 @@ async def _version(conn: Any, record: ContractRecord) -> int:
 
 
 class PgContracts:
-    def __init__(self, store: PostgresStore) -> None:
-        self._store = store
+    def __init__(self, access: PostgresAccess) -> None:
+        self._access = access
 
     async def create(self, record: ContractRecord, event: Event, due_ms: int | None) -> None:
-        async with self._store.pool.acquire() as conn, conn.transaction():
+        async with self._access.pool.acquire() as conn, conn.transaction():
             status = await conn.execute(
                 "INSERT INTO contracts (tenant, interaction_id, status, version, created_ms,"
                 " due_ms, document, state) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"
@@ -55,7 +54,7 @@ class PgContracts:
     async def replace(
         self, record: ContractRecord, expected: int, event: Event, due_ms: int | None
     ) -> None:
-        async with self._store.pool.acquire() as conn, conn.transaction():
+        async with self._access.pool.acquire() as conn, conn.transaction():
             status = await conn.execute(
                 "UPDATE contracts SET status = $1, version = $2, due_ms = $3, document = $4,"
                 " state = $5 WHERE tenant = $6 AND interaction_id = $7 AND version = $8",
@@ -74,7 +73,7 @@ class PgContracts:
             await conn.execute(_INSERT_EVENT, *event_row(record, event))
 
     async def get(self, tenant: str, interaction_id: str) -> ContractRecord | None:
-        row = await self._store.pool.fetchrow(
+        row = await self._access.pool.fetchrow(
             f"SELECT {_COLUMNS} FROM contracts WHERE tenant = $1 AND interaction_id = $2",
             tenant,
             interaction_id,
@@ -96,7 +95,7 @@ class PgContracts:
                 f" contracts WHERE tenant = $1 AND interaction_id = ${len(params)})"
             )
         params.append(max(limit, 0))
-        rows = await self._store.pool.fetch(
+        rows = await self._access.pool.fetch(
             f"SELECT {_COLUMNS} FROM contracts WHERE {' AND '.join(where)}"
             f" ORDER BY created_ms DESC, interaction_id DESC LIMIT ${len(params)}",
             *params,
@@ -104,7 +103,7 @@ class PgContracts:
         return [record_from(*row) for row in rows]
 
     async def events(self, tenant: str, interaction_id: str) -> list[Event]:
-        rows = await self._store.pool.fetch(
+        rows = await self._access.pool.fetch(
             "SELECT version, kind, at_ms, actor, detail FROM contract_events"
             " WHERE tenant = $1 AND interaction_id = $2 ORDER BY version",
             tenant,
@@ -113,7 +112,7 @@ class PgContracts:
         return [event_from(tuple(row)) for row in rows]
 
     async def due(self, now_ms: int, limit: int) -> list[ContractRecord]:
-        rows = await self._store.pool.fetch(
+        rows = await self._access.pool.fetch(
             f"SELECT {_COLUMNS} FROM contracts WHERE due_ms <= $1 ORDER BY due_ms LIMIT $2",
             now_ms,
             max(limit, 0),
@@ -121,7 +120,7 @@ class PgContracts:
         return [record_from(*row) for row in rows]
 
     async def bind_task(self, tenant: str, interaction_id: str, task_id: str) -> None:
-        await self._store.pool.execute(
+        await self._access.pool.execute(
             "INSERT INTO contract_tasks VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
             tenant,
             interaction_id,
@@ -129,7 +128,7 @@ class PgContracts:
         )
 
     async def bound_tasks(self, tenant: str, interaction_id: str) -> list[str]:
-        rows = await self._store.pool.fetch(
+        rows = await self._access.pool.fetch(
             "SELECT task_id FROM contract_tasks WHERE tenant = $1 AND interaction_id = $2"
             " ORDER BY task_id",
             tenant,
@@ -138,7 +137,7 @@ class PgContracts:
         return [str(row[0]) for row in rows]
 
     async def bindings(self, limit: int, after: tuple[str, str, str]) -> list[tuple[str, str, str]]:
-        rows = await self._store.pool.fetch(
+        rows = await self._access.pool.fetch(
             "SELECT tenant, interaction_id, task_id FROM contract_tasks"
             " WHERE (tenant, interaction_id, task_id) > ($1, $2, $3)"
             " ORDER BY tenant, interaction_id, task_id LIMIT $4",
@@ -148,7 +147,7 @@ class PgContracts:
         return [(str(a), str(b), str(c)) for a, b, c in rows]
 
     async def unbind(self, tenant: str, interaction_id: str, task_ids: Sequence[str]) -> None:
-        await self._store.pool.execute(
+        await self._access.pool.execute(
             "DELETE FROM contract_tasks WHERE tenant = $1 AND interaction_id = $2"
             " AND task_id = ANY($3)",
             tenant,
@@ -157,15 +156,4 @@ class PgContracts:
         )
 
     async def delete_terminal_tasks(self, tenant: str, task_ids: Sequence[str]) -> list[str]:
-        async with self._store.pool.acquire() as conn, conn.transaction():
-            # Locked as retention locks them; a task another node deletes meanwhile is skipped.
-            rows = await conn.fetch(
-                "SELECT id FROM tasks WHERE id = ANY($1) AND tenant = $2 AND state = ANY($3)"
-                " FOR UPDATE SKIP LOCKED",
-                list(task_ids),
-                tenant,
-                list(_rows.TERMINAL_NUMBERS),
-            )
-            doomed = [str(row[0]) for row in rows]
-            await delete_task_rows(conn, doomed)
-        return doomed
+        return await self._access.delete_terminal_tasks(tenant, task_ids)

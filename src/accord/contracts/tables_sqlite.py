@@ -1,5 +1,6 @@
-"""Contracts in the SQLite file of a SqliteStore: writes through its writer thread (so they
-take turns with task writes and commit in its groups), reads on its read connection."""
+"""Contracts in the SQLite file of a SqliteStore, through its extension access: writes on
+its writer thread (so they take turns with task writes and commit in its groups), reads on
+its read connection."""
 
 from __future__ import annotations
 
@@ -17,8 +18,7 @@ from accord.contracts.tables import (
     record_row,
     state_json,
 )
-from accord.store import _rows
-from accord.store.sqlite import SqliteStore, delete_task_rows
+from accord.store import SqliteAccess
 
 _COLUMNS = "tenant, version, document, state"
 
@@ -32,8 +32,8 @@ def _insert_event(conn: sqlite3.Connection, record: ContractRecord, event: Event
 
 
 class SqliteContracts:
-    def __init__(self, store: SqliteStore) -> None:
-        self._store = store
+    def __init__(self, access: SqliteAccess) -> None:
+        self._access = access
 
     async def create(self, record: ContractRecord, event: Event, due_ms: int | None) -> None:
         params = record_row(record, due_ms)
@@ -52,7 +52,7 @@ class SqliteContracts:
             )
             _insert_event(conn, record, event)
 
-        await self._store._write(op)
+        await self._access.write(op)
 
     async def replace(
         self, record: ContractRecord, expected: int, event: Event, due_ms: int | None
@@ -82,10 +82,10 @@ class SqliteContracts:
                 raise ContractConflict(record.interaction_id, expected, actual)
             _insert_event(conn, record, event)
 
-        await self._store._write(op)
+        await self._access.write(op)
 
     async def get(self, tenant: str, interaction_id: str) -> ContractRecord | None:
-        rows = self._store._rows(
+        rows = self._access.read(
             f"SELECT {_COLUMNS} FROM contracts WHERE tenant = ? AND interaction_id = ?",
             (tenant, interaction_id),
         )
@@ -105,7 +105,7 @@ class SqliteContracts:
                 " contracts WHERE tenant = ? AND interaction_id = ?)"
             )
             params += [tenant, after]
-        rows = self._store._rows(
+        rows = self._access.read(
             f"SELECT {_COLUMNS} FROM contracts WHERE {' AND '.join(where)}"
             " ORDER BY created_ms DESC, interaction_id DESC LIMIT ?",
             (*params, max(limit, 0)),
@@ -113,7 +113,7 @@ class SqliteContracts:
         return [record_from(*row) for row in rows]
 
     async def events(self, tenant: str, interaction_id: str) -> list[Event]:
-        rows = self._store._rows(
+        rows = self._access.read(
             "SELECT version, kind, at_ms, actor, detail FROM contract_events"
             " WHERE tenant = ? AND interaction_id = ? ORDER BY version",
             (tenant, interaction_id),
@@ -121,7 +121,7 @@ class SqliteContracts:
         return [event_from(row) for row in rows]
 
     async def due(self, now_ms: int, limit: int) -> list[ContractRecord]:
-        rows = self._store._rows(
+        rows = self._access.read(
             f"SELECT {_COLUMNS} FROM contracts WHERE due_ms <= ? ORDER BY due_ms LIMIT ?",
             (now_ms, max(limit, 0)),
         )
@@ -134,10 +134,10 @@ class SqliteContracts:
                 (tenant, interaction_id, task_id),
             )
 
-        await self._store._write(op)
+        await self._access.write(op)
 
     async def bound_tasks(self, tenant: str, interaction_id: str) -> list[str]:
-        rows = self._store._rows(
+        rows = self._access.read(
             "SELECT task_id FROM contract_tasks WHERE tenant = ? AND interaction_id = ?"
             " ORDER BY task_id",
             (tenant, interaction_id),
@@ -145,7 +145,7 @@ class SqliteContracts:
         return [str(row[0]) for row in rows]
 
     async def bindings(self, limit: int, after: tuple[str, str, str]) -> list[tuple[str, str, str]]:
-        rows = self._store._rows(
+        rows = self._access.read(
             "SELECT tenant, interaction_id, task_id FROM contract_tasks"
             " WHERE (tenant, interaction_id, task_id) > (?, ?, ?)"
             " ORDER BY tenant, interaction_id, task_id LIMIT ?",
@@ -161,22 +161,7 @@ class SqliteContracts:
                 [(tenant, interaction_id, task_id) for task_id in task_ids],
             )
 
-        await self._store._write(op)
+        await self._access.write(op)
 
     async def delete_terminal_tasks(self, tenant: str, task_ids: Sequence[str]) -> list[str]:
-        marks = ", ".join("?" * len(_rows.TERMINAL_NUMBERS))
-
-        def op(conn: sqlite3.Connection) -> list[str]:
-            doomed = [
-                row
-                for task_id in task_ids
-                for row in conn.execute(
-                    f"SELECT id FROM tasks WHERE id = ? AND tenant = ? AND state IN ({marks})",
-                    (task_id, tenant, *_rows.TERMINAL_NUMBERS),
-                ).fetchall()
-            ]
-            delete_task_rows(conn, doomed)
-            return [str(row[0]) for row in doomed]
-
-        deleted: list[str] = await self._store._write(op, deletes_tasks=True)
-        return deleted
+        return await self._access.delete_terminal_tasks(tenant, task_ids)

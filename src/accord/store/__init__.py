@@ -8,6 +8,9 @@
 - ``postgresql://user@host:port/db`` (or ``postgres://``): :class:`PostgresStore`, for several
   nodes on one database (docs/scale-out.md); ``?pool_size=N`` bounds its connections, other
   options are passed to asyncpg.
+
+A feature keeps its own tables in the store's database through :class:`StoreExtension`
+(``store.extend(extension)`` before ``open()``; :mod:`accord.store.extensions`).
 """
 
 from __future__ import annotations
@@ -25,20 +28,38 @@ from accord.store.base import (
     TaskPage,
     TaskStore,
 )
+from accord.store.extensions import (
+    ExtensionState,
+    MemoryAccess,
+    Migrations,
+    PostgresAccess,
+    SqliteAccess,
+    StoreAccess,
+    StoreExtension,
+    TaskRows,
+)
 from accord.store.memory import MemoryStore
 from accord.store.sqlite import DEFAULT_ROW_CACHE_KIB, SqliteStore
 from accord.store.sqlite_lock import FileInUse
 
 __all__ = [
     "DEFAULT_URL",
+    "ExtensionState",
     "FileInUse",
     "LimitExceeded",
+    "MemoryAccess",
     "MemoryStore",
+    "Migrations",
+    "PostgresAccess",
     "SeqConflict",
+    "SqliteAccess",
     "SqliteStore",
+    "StoreAccess",
     "StoreError",
+    "StoreExtension",
     "TaskGone",
     "TaskPage",
+    "TaskRows",
     "TaskStore",
     "hold_store_file",
     "open_store",

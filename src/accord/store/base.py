@@ -34,6 +34,7 @@ from accord.wire.model import TaskState
 if TYPE_CHECKING:
     from accord.bus.local import LocalBus
     from accord.store.claims import ClaimTable
+    from accord.store.extensions import S, StoreAccess, StoreExtension
 
 
 def new_secret() -> bytes:
@@ -142,8 +143,15 @@ class FeedEntry:
 class TaskStore(Protocol):
     """Async interface; every method may be called concurrently from one event loop."""
 
+    def extend(self, extension: StoreExtension[S]) -> StoreAccess[S]:
+        """Keep a feature's own tables in this store (:mod:`accord.store.extensions`): their
+        migrations run at :meth:`open`, their rows of a task go with it. Called before
+        ``open`` (StoreError after, unless ``extension`` is registered already); returns the
+        feature's way into the store (its ``dialect`` says which)."""
+
     async def open(self) -> None:
-        """Create or migrate the schema; must be called before anything else."""
+        """Create or migrate the schema (the store's, then its extensions'); must be called
+        before anything else."""
 
     async def close(self) -> None:
         """Flush and release everything. Idempotent."""

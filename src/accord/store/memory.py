@@ -16,6 +16,7 @@ import bisect
 import dataclasses
 import heapq
 from collections.abc import Sequence
+from typing import Generic, Literal, cast
 
 from accord.core.events import Event
 from accord.core.lifecycle import TERMINAL
@@ -33,6 +34,13 @@ from accord.store.base import (
     TaskGone,
     TaskPage,
     new_secret,
+)
+from accord.store.extensions import (
+    Extensions,
+    ExtensionState,
+    MemoryAccess,
+    S,
+    StoreExtension,
 )
 from accord.wire.codec import encode
 from accord.wire.model import TaskState
@@ -64,12 +72,22 @@ class MemoryStore:
         self._requests: dict[tuple[str, str, str], StoredRequest] = {}
         # task id -> (the record encoded, its ProtoJSON): current while the record is.
         self._snapshots: dict[str, tuple[TaskRecord, bytes]] = {}
+        self._extensions = Extensions()
+        self._states: dict[str, ExtensionState] = {}  # extension name -> its state here
+        self._open = False
+
+    def extend(self, extension: StoreExtension[S]) -> MemoryAccess[S]:
+        """Register a feature's tables (:mod:`accord.store.extensions`), before open(): its
+        state here, made once."""
+        if self._extensions.add(extension, store_open=self._open):
+            self._states[extension.name] = extension.memory()
+        return _Access(self, cast(S, self._states[extension.name]))
 
     async def open(self) -> None:
-        pass
+        self._open = True
 
     async def close(self) -> None:
-        pass
+        self._open = False
 
     async def shared_secret(self, name: str) -> bytes:
         return self._secrets.setdefault(name, new_secret())
@@ -161,7 +179,8 @@ class MemoryStore:
         return len(doomed)
 
     def delete_tasks(self, doomed: Sequence[str]) -> None:
-        """Delete these tasks with their logs, push configs and feed entries."""
+        """Delete these tasks with their logs, push configs, feed entries and the extensions'
+        rows of them."""
         for task_id in doomed:
             del self._tasks[task_id]
             self._snapshots.pop(task_id, None)
@@ -171,6 +190,18 @@ class MemoryStore:
         if doomed:  # their feed entries go too (readers may skip a deleted task's entries)
             gone = set(doomed)
             self._feed = [entry for entry in self._feed if entry.task_id not in gone]
+            for state in self._states.values():
+                state.forget_tasks(gone)
+
+    async def delete_terminal_tasks(self, tenant: str, task_ids: Sequence[str]) -> list[str]:
+        """Delete those of the tenant's tasks that are terminal (:meth:`delete_tasks`)."""
+        doomed = []
+        for task_id in task_ids:
+            found = await self.get_task(task_id, tenant)
+            if found is not None and found.state in TERMINAL:
+                doomed.append(task_id)
+        self.delete_tasks(doomed)
+        return doomed
 
     # --- push-notification configs ---------------------------------------------------------
 
@@ -378,3 +409,17 @@ class MemoryStore:
         for k in doomed[: max(limit, 0)]:
             del self._requests[k]
         return min(len(doomed), max(limit, 0))
+
+
+class _Access(Generic[S]):
+    """A store extension's way into a MemoryStore
+    (:class:`~accord.store.extensions.MemoryAccess`): its state there."""
+
+    dialect: Literal["memory"] = "memory"
+
+    def __init__(self, store: MemoryStore, state: S) -> None:
+        self._store = store
+        self.state = state
+
+    async def delete_terminal_tasks(self, tenant: str, task_ids: Sequence[str]) -> list[str]:
+        return await self._store.delete_terminal_tasks(tenant, task_ids)

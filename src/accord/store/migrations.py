@@ -3,6 +3,8 @@
 A database records the versions applied to it in ``schema_version``; :func:`migrate` applies
 the missing ones, in order, in one transaction, when a store opens. A migration, once
 released, is never edited: a schema change is a new entry at the end of :data:`MIGRATIONS`.
+A feature's own tables are not here: it declares them as a store extension
+(:mod:`accord.store.extensions`), whose migrations run after these, in the same transaction.
 
 Task states are stored as their proto enum numbers (small integers keep the indexes small).
 """
@@ -10,8 +12,16 @@ Task states are stored as their proto enum numbers (small integers keep the inde
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterable
+from typing import Any
 
-from accord.store.base import StoreError
+from accord.store.extensions import (
+    StoreExtension,
+    TaskRows,
+    decode_task_rows,
+    encode_task_rows,
+    missing_migrations,
+)
 
 # (version, statements). Versions are 1, 2, 3 … with no gaps.
 MIGRATIONS: list[tuple[int, tuple[str, ...]]] = [
@@ -194,78 +204,22 @@ MIGRATIONS: list[tuple[int, tuple[str, ...]]] = [
             "CREATE INDEX IF NOT EXISTS requests_by_age ON requests (created_ms)",
         ),
     ),
+    # Versions 8 and 9 created two features' tables. The features declare them now, as store
+    # extensions (accord.store.extensions), with the same statements as their first
+    # migration, which finds them in place in a database made before.
+    (8, ()),
+    (9, ()),
     (
-        8,
+        10,
         (
-            # (IF NOT EXISTS: a database rolled back to an older version by hand still opens.)
-            # Interaction contracts (accord.contracts.tables): one row per contract and
-            # tenant, written over its version only (compare-and-swap); due_ms is when the
-            # sweeper must look at it next (expiry, a completion window, a notice owed), NULL
-            # once there is nothing left to do.
-            """CREATE TABLE IF NOT EXISTS contracts (
-                tenant TEXT NOT NULL,
-                interaction_id TEXT NOT NULL,
-                status TEXT NOT NULL,
-                version INTEGER NOT NULL,
-                created_ms INTEGER NOT NULL,
-                due_ms INTEGER,
-                document BLOB NOT NULL,
-                state BLOB NOT NULL,
-                PRIMARY KEY (tenant, interaction_id)
-            ) WITHOUT ROWID""",
-            "CREATE INDEX IF NOT EXISTS contracts_by_created"
-            " ON contracts (tenant, created_ms, interaction_id)",
-            "CREATE INDEX IF NOT EXISTS contracts_due ON contracts (due_ms)"
-            " WHERE due_ms IS NOT NULL",
-            # Each contract's log of moves, one row per version.
-            """CREATE TABLE IF NOT EXISTS contract_events (
-                tenant TEXT NOT NULL,
-                interaction_id TEXT NOT NULL,
-                version INTEGER NOT NULL,
-                kind TEXT NOT NULL,
-                at_ms INTEGER NOT NULL,
-                actor TEXT NOT NULL,
-                detail BLOB NOT NULL,
-                PRIMARY KEY (tenant, interaction_id, version)
-            ) WITHOUT ROWID""",
-            # The tasks that ran under a contract: cancelled when it ends, deleted after
-            # its retentionDays.
-            """CREATE TABLE IF NOT EXISTS contract_tasks (
-                tenant TEXT NOT NULL,
-                interaction_id TEXT NOT NULL,
-                task_id TEXT NOT NULL,
-                PRIMARY KEY (tenant, interaction_id, task_id)
-            ) WITHOUT ROWID""",
-        ),
-    ),
-    (
-        9,
-        (
-            # The channel outbox (accord.harness.channels.outbox_store): channel messages owed to
-            # the harness's agent participants, one row per (task, recipient, message event),
-            # in message order per (task, recipient); next_attempt_ms is a lease, a retry time,
-            # or when it was delivered.
-            """CREATE TABLE IF NOT EXISTS channel_deliveries (
-                task_id TEXT NOT NULL,
-                recipient TEXT NOT NULL,
-                seq INTEGER NOT NULL,
-                tenant TEXT NOT NULL,
-                state TEXT NOT NULL DEFAULT 'pending',
-                failures INTEGER NOT NULL DEFAULT 0,
-                last_error TEXT NOT NULL DEFAULT '',
-                next_attempt_ms INTEGER NOT NULL DEFAULT 0,
-                PRIMARY KEY (task_id, recipient, seq)
-            ) WITHOUT ROWID""",
-            "CREATE INDEX IF NOT EXISTS channel_deliveries_due"
-            " ON channel_deliveries (state, next_attempt_ms)",
-            # How far the outbox's follower has read the feed; it starts at the feed's end
-            # (no message stored before this version is owed to anyone).
-            """CREATE TABLE IF NOT EXISTS channel_feed (
+            # The store extensions a database holds (accord.store.extensions): each one's
+            # version, and its tables whose rows go with their task ("table.column,…").
+            """CREATE TABLE IF NOT EXISTS store_extensions (
                 name TEXT PRIMARY KEY,
-                position INTEGER NOT NULL
+                version INTEGER NOT NULL,
+                task_rows TEXT NOT NULL,
+                applied_ms INTEGER NOT NULL
             ) WITHOUT ROWID""",
-            "INSERT OR IGNORE INTO channel_feed"
-            " SELECT 'deliveries', COALESCE(MAX(pos), 0) FROM feed",
         ),
     ),
 ]
@@ -278,8 +232,11 @@ def current_version(conn: sqlite3.Connection) -> int:
     return int(row[0])
 
 
-def migrate(conn: sqlite3.Connection, now_ms: int) -> int:
-    """Bring the schema to :data:`LATEST`; returns the version found before.
+def migrate(
+    conn: sqlite3.Connection, now_ms: int, extensions: Iterable[StoreExtension[Any]] = ()
+) -> int:
+    """Bring the schema to :data:`LATEST`, then each of ``extensions`` to its latest version;
+    returns the schema version found before.
 
     ``conn`` must be in autocommit mode (``isolation_level=None``); the whole upgrade is one
     ``BEGIN IMMEDIATE`` transaction, so two processes opening the same file do not race.
@@ -291,18 +248,43 @@ def migrate(conn: sqlite3.Connection, now_ms: int) -> int:
             " version INTEGER PRIMARY KEY, applied_ms INTEGER NOT NULL)"
         )
         found = current_version(conn)
-        if found > LATEST:
-            raise StoreError(
-                f"the database has schema version {found}; this accord knows up to {LATEST}"
-            )
-        for version, statements in MIGRATIONS:
-            if version <= found:
-                continue
+        for version, statements in missing_migrations(MIGRATIONS, found, "schema"):
             for statement in statements:
                 conn.execute(statement)
             conn.execute("INSERT INTO schema_version VALUES (?, ?)", (version, now_ms))
+        for extension in extensions:
+            _migrate_extension(conn, extension, now_ms)
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")
         raise
     return found
+
+
+def _migrate_extension(
+    conn: sqlite3.Connection, extension: StoreExtension[Any], now_ms: int
+) -> None:
+    held = conn.execute(
+        "SELECT version, task_rows FROM store_extensions WHERE name = ?", (extension.name,)
+    ).fetchall()
+    found, rows = (int(held[0][0]), str(held[0][1])) if held else (0, None)
+    todo = missing_migrations(extension.sqlite, found, f"store extension {extension.name!r}")
+    for _, statements in todo:
+        for statement in statements:
+            conn.execute(statement)
+    version = todo[-1][0] if todo else found
+    task_rows = encode_task_rows(extension.task_rows)
+    if (version, task_rows) != (found, rows):
+        conn.execute(
+            "INSERT INTO store_extensions VALUES (?, ?, ?, ?) ON CONFLICT (name) DO UPDATE"
+            " SET version = excluded.version, task_rows = excluded.task_rows,"
+            " applied_ms = excluded.applied_ms",
+            (extension.name, version, task_rows, now_ms),
+        )
+
+
+def extension_task_rows(conn: sqlite3.Connection) -> list[TaskRows]:
+    """The tables of every extension the database holds whose rows go with their task,
+    registered in this process or not."""
+    rows = conn.execute("SELECT task_rows FROM store_extensions ORDER BY name").fetchall()
+    return [found for (text,) in rows for found in decode_task_rows(text)]

@@ -3,7 +3,9 @@
 Same rules as the SQLite migrations: ``schema_version`` records what was applied; a released
 migration is never edited, a change is a new entry at the end. Every node of a cluster runs
 :func:`migrate` when it opens the store; a transaction-scoped advisory lock makes the first
-one do the work while the others wait and then find nothing left to do.
+one do the work while the others wait and then find nothing left to do. A feature's own
+tables are not here: it declares them as a store extension (:mod:`accord.store.extensions`),
+whose migrations run after these, in the same transaction.
 
 Text keys use the "C" collation: ordering by code point matches the engine's (Python's)
 ordering of ids, and comparisons are cheaper than a linguistic collation's.
@@ -17,9 +19,18 @@ are gone are folded into shard 0 now and then (:data:`FOLD_DEAD_SHARDS`).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 import asyncpg
 
-from accord.store.base import StoreError
+from accord.store.extensions import (
+    StoreExtension,
+    TaskRows,
+    decode_task_rows,
+    encode_task_rows,
+    missing_migrations,
+)
 
 # (version, statements). Versions are 1, 2, 3 … with no gaps.
 MIGRATIONS: list[tuple[int, tuple[str, ...]]] = [
@@ -232,74 +243,22 @@ MIGRATIONS: list[tuple[int, tuple[str, ...]]] = [
             "CREATE INDEX IF NOT EXISTS requests_by_age ON requests (created_ms)",
         ),
     ),
+    # Versions 7 and 8 created two features' tables. The features declare them now, as store
+    # extensions (accord.store.extensions), with the same statements as their first
+    # migration, which finds them in place in a database made before.
+    (7, ()),
+    (8, ()),
     (
-        7,
+        9,
         (
-            # Interaction contracts (accord.contracts.tables): one row per contract and
-            # tenant, written over its version only (compare-and-swap); due_ms is when the
-            # sweeper must look at it next, NULL once there is nothing left to do. (IF NOT
-            # EXISTS: a database rolled back to an older version by hand still opens.)
-            """CREATE TABLE IF NOT EXISTS contracts (
-                tenant TEXT COLLATE "C" NOT NULL,
-                interaction_id TEXT COLLATE "C" NOT NULL,
-                status TEXT NOT NULL,
-                version INTEGER NOT NULL,
-                created_ms BIGINT NOT NULL,
-                due_ms BIGINT,
-                document BYTEA NOT NULL,
-                state BYTEA NOT NULL,
-                PRIMARY KEY (tenant, interaction_id)
-            )""",
-            "CREATE INDEX IF NOT EXISTS contracts_by_created"
-            " ON contracts (tenant, created_ms, interaction_id)",
-            "CREATE INDEX IF NOT EXISTS contracts_due ON contracts (due_ms)"
-            " WHERE due_ms IS NOT NULL",
-            """CREATE TABLE IF NOT EXISTS contract_events (
-                tenant TEXT COLLATE "C" NOT NULL,
-                interaction_id TEXT COLLATE "C" NOT NULL,
-                version INTEGER NOT NULL,
-                kind TEXT NOT NULL,
-                at_ms BIGINT NOT NULL,
-                actor TEXT NOT NULL,
-                detail BYTEA NOT NULL,
-                PRIMARY KEY (tenant, interaction_id, version)
-            )""",
-            """CREATE TABLE IF NOT EXISTS contract_tasks (
-                tenant TEXT COLLATE "C" NOT NULL,
-                interaction_id TEXT COLLATE "C" NOT NULL,
-                task_id TEXT COLLATE "C" NOT NULL,
-                PRIMARY KEY (tenant, interaction_id, task_id)
-            )""",
-        ),
-    ),
-    (
-        8,
-        (
-            # The channel outbox (accord.harness.channels.outbox_store): channel messages owed to
-            # the harness's agent participants, one row per (task, recipient, message event),
-            # in message order per (task, recipient); next_attempt_ms is a lease, a retry time,
-            # or when it was delivered.
-            """CREATE TABLE IF NOT EXISTS channel_deliveries (
-                task_id TEXT COLLATE "C" NOT NULL,
-                recipient TEXT COLLATE "C" NOT NULL,
-                seq INTEGER NOT NULL,
-                tenant TEXT COLLATE "C" NOT NULL,
-                state TEXT NOT NULL DEFAULT 'pending',
-                failures INTEGER NOT NULL DEFAULT 0,
-                last_error TEXT NOT NULL DEFAULT '',
-                next_attempt_ms BIGINT NOT NULL DEFAULT 0,
-                PRIMARY KEY (task_id, recipient, seq)
-            )""",
-            "CREATE INDEX IF NOT EXISTS channel_deliveries_due"
-            " ON channel_deliveries (state, next_attempt_ms)",
-            # How far the outbox's follower has read the feed; it starts at the feed's end
-            # (no message stored before this version is owed to anyone).
-            """CREATE TABLE IF NOT EXISTS channel_feed (
+            # The store extensions a database holds (accord.store.extensions): each one's
+            # version, and its tables whose rows go with their task ("table.column,…").
+            """CREATE TABLE IF NOT EXISTS store_extensions (
                 name TEXT COLLATE "C" PRIMARY KEY,
-                position BIGINT NOT NULL
+                version INTEGER NOT NULL,
+                task_rows TEXT NOT NULL,
+                applied_ms BIGINT NOT NULL
             )""",
-            "INSERT INTO channel_feed SELECT 'deliveries', COALESCE(MAX(pos), 0) FROM feed"
-            " ON CONFLICT DO NOTHING",
         ),
     ),
 ]
@@ -348,8 +307,11 @@ async def current_version(conn: asyncpg.Connection) -> int:
     return int(value)
 
 
-async def migrate(conn: asyncpg.Connection, now_ms: int) -> int:
-    """Bring the schema to :data:`LATEST` in one transaction; returns the version found."""
+async def migrate(
+    conn: asyncpg.Connection, now_ms: int, extensions: Iterable[StoreExtension[Any]] = ()
+) -> int:
+    """Bring the schema to :data:`LATEST`, then each of ``extensions`` to its latest version,
+    in one transaction; returns the schema version found."""
     async with conn.transaction():
         await conn.execute("SELECT pg_advisory_xact_lock($1)", _MIGRATION_LOCK)
         await conn.execute(
@@ -357,14 +319,42 @@ async def migrate(conn: asyncpg.Connection, now_ms: int) -> int:
             " version INTEGER PRIMARY KEY, applied_ms BIGINT NOT NULL)"
         )
         found = await current_version(conn)
-        if found > LATEST:
-            raise StoreError(
-                f"the database has schema version {found}; this accord knows up to {LATEST}"
-            )
-        for version, statements in MIGRATIONS:
-            if version <= found:
-                continue
+        for version, statements in missing_migrations(MIGRATIONS, found, "schema"):
             for statement in statements:
                 await conn.execute(statement)
             await conn.execute("INSERT INTO schema_version VALUES ($1, $2)", version, now_ms)
+        for extension in extensions:
+            await _migrate_extension(conn, extension, now_ms)
     return found
+
+
+async def _migrate_extension(
+    conn: asyncpg.Connection, extension: StoreExtension[Any], now_ms: int
+) -> None:
+    held = await conn.fetchrow(
+        "SELECT version, task_rows FROM store_extensions WHERE name = $1", extension.name
+    )
+    found, rows = (int(held[0]), str(held[1])) if held is not None else (0, None)
+    todo = missing_migrations(extension.postgresql, found, f"store extension {extension.name!r}")
+    for _, statements in todo:
+        for statement in statements:
+            await conn.execute(statement)
+    version = todo[-1][0] if todo else found
+    task_rows = encode_task_rows(extension.task_rows)
+    if (version, task_rows) != (found, rows):
+        await conn.execute(
+            "INSERT INTO store_extensions VALUES ($1, $2, $3, $4) ON CONFLICT (name) DO UPDATE"
+            " SET version = excluded.version, task_rows = excluded.task_rows,"
+            " applied_ms = excluded.applied_ms",
+            extension.name,
+            version,
+            task_rows,
+            now_ms,
+        )
+
+
+async def extension_task_rows(conn: asyncpg.Connection) -> list[TaskRows]:
+    """The tables of every extension the database holds whose rows go with their task,
+    registered in this process or not."""
+    rows = await conn.fetch("SELECT task_rows FROM store_extensions ORDER BY name")
+    return [found for row in rows for found in decode_task_rows(row[0])]

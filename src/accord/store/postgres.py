@@ -21,7 +21,7 @@ import datetime
 import time
 import uuid
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import asyncpg
 from asyncpg.pool import PoolConnectionProxy
@@ -46,6 +46,7 @@ from accord.store.base import (
     new_secret,
     register_unavailable,
 )
+from accord.store.extensions import Extensions, PostgresAccess, S, StoreExtension, TaskRows
 from accord.store.pg_holds import AdvisoryHolds
 from accord.store.pg_nodes import READ_LOCK_SESSIONS, NodeWatch
 from accord.telemetry.metrics import CommitStats
@@ -169,14 +170,15 @@ def _affected(status: str) -> int:
     return int(status.rsplit(" ", 1)[-1])
 
 
-async def delete_task_rows(conn: _Conn, doomed: list[str]) -> None:
-    """Delete tasks (locked by the caller's transaction) with their logs, push configs,
-    channel deliveries, claims and feed entries."""
+async def _delete_task_rows(conn: _Conn, doomed: list[str], task_rows: Sequence[TaskRows]) -> None:
+    """Delete tasks (locked by the caller's transaction) with their logs, push configs, the
+    extensions' rows of them (``task_rows``), claims and feed entries."""
     if not doomed:
         return
     await conn.execute("DELETE FROM events WHERE task_id = ANY($1)", doomed)
     await conn.execute("DELETE FROM push_configs WHERE task_id = ANY($1)", doomed)
-    await conn.execute("DELETE FROM channel_deliveries WHERE task_id = ANY($1)", doomed)
+    for rows in task_rows:
+        await conn.execute(f'DELETE FROM "{rows.table}" WHERE "{rows.column}" = ANY($1)', doomed)
     # A claim left on a deleted task (remote mode) would only wait to be reaped.
     await conn.execute("DELETE FROM remote_claims WHERE task_id = ANY($1)", doomed)
     await conn.execute("DELETE FROM tasks WHERE id = ANY($1)", doomed)
@@ -203,6 +205,14 @@ class PostgresStore:
         self._holds = AdvisoryHolds(dsn, node=self.node)
         self._watch = NodeWatch(self._read_lock_sessions, self.node)
         self.commit_metrics = CommitStats()  # for /metrics: each append is one transaction
+        self._extensions = Extensions()
+        # Tables of the database's extensions whose rows go with their task (read at open).
+        self._task_rows: list[TaskRows] = []
+
+    def extend(self, extension: StoreExtension[S]) -> PostgresAccess:
+        """Register a feature's tables (:mod:`accord.store.extensions`), before open()."""
+        self._extensions.add(extension, store_open=self._pool is not None)
+        return _Access(self)
 
     def bus(self, *, catch_up_s: float = 5.0) -> PostgresBus:
         """A LISTEN/NOTIFY bus on this database, started by :meth:`open` and closed by
@@ -239,7 +249,8 @@ class PostgresStore:
         try:
             conn = await asyncpg.connect(self.dsn)
             try:
-                await pg_migrations.migrate(conn, _now_ms())
+                await pg_migrations.migrate(conn, _now_ms(), self._extensions)
+                self._task_rows = await pg_migrations.extension_task_rows(conn)
                 await conn.execute(pg_migrations.FOLD_DEAD_SHARDS)
             finally:
                 await conn.close()
@@ -524,7 +535,7 @@ class PostgresStore:
                     max(limit, 0),
                 )
                 doomed = [row[0] for row in ids]
-                await delete_task_rows(conn, doomed)
+                await _delete_task_rows(conn, doomed, self._task_rows)
             # Retention runs now and then on every node: a fine moment to tidy the counters.
             await conn.execute(pg_migrations.FOLD_DEAD_SHARDS)
         return len(doomed)
@@ -779,6 +790,34 @@ class PostgresStore:
         )
         assert row is not None
         return int(row[0]), int(row[1]), int(row[2])
+
+
+class _Access:
+    """A store extension's way into a PostgresStore
+    (:class:`~accord.store.extensions.PostgresAccess`)."""
+
+    dialect: Literal["postgresql"] = "postgresql"
+
+    def __init__(self, store: PostgresStore) -> None:
+        self._store = store
+
+    @property
+    def pool(self) -> asyncpg.Pool:
+        return self._store.pool
+
+    async def delete_terminal_tasks(self, tenant: str, task_ids: Sequence[str]) -> list[str]:
+        async with self.pool.acquire() as conn, conn.transaction():
+            # Locked as retention locks them; a task another node deletes meanwhile is skipped.
+            rows = await conn.fetch(
+                "SELECT id FROM tasks WHERE id = ANY($1) AND tenant = $2 AND state = ANY($3)"
+                " FOR UPDATE SKIP LOCKED",
+                list(task_ids),
+                tenant,
+                list(_rows.TERMINAL_NUMBERS),
+            )
+            doomed = [str(row[0]) for row in rows]
+            await _delete_task_rows(conn, doomed, self._store._task_rows)
+        return doomed
 
 
 async def _tenant_count(conn: _Conn, tenant: str) -> int:

@@ -18,8 +18,8 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import time
-from collections.abc import Sequence
-from typing import Any, NamedTuple
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, NamedTuple, TypeVar
 
 from accord.core.events import Event
 from accord.core.records import PushConfigRecord, RequestKey, TaskRecord
@@ -40,11 +40,14 @@ from accord.store.base import (
     TaskPage,
     new_secret,
 )
+from accord.store.extensions import Extensions, S, SqliteAccess, StoreExtension, TaskRows
 from accord.telemetry.metrics import CommitStats as CommitMetrics
 from accord.wire.codec import encode
 from accord.wire.model import (
     TaskState,
 )
+
+T = TypeVar("T")
 
 _SYNCHRONOUS = ("FULL", "NORMAL")
 _HAND_OVER_MAX = 64  # writes gathered on the loop before the writer is woken anyway
@@ -113,6 +116,14 @@ class SqliteStore:
         # per iteration instead of per write, and the writer starts on a full batch.
         self._pending: dict[asyncio.AbstractEventLoop, list[Write]] = {}
         self._reader: sqlite3.Connection | None = None
+        self._extensions = Extensions()
+        # Tables of the database's extensions whose rows go with their task (read at open).
+        self._task_rows: list[TaskRows] = []
+
+    def extend(self, extension: StoreExtension[S]) -> SqliteAccess:
+        """Register a feature's tables (:mod:`accord.store.extensions`), before open()."""
+        self._extensions.add(extension, store_open=self._writer is not None)
+        return _Access(self)
 
     async def open(self) -> None:
         if self._writer is not None:
@@ -150,7 +161,8 @@ class SqliteStore:
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open {self.path}: {exc}") from exc
         try:
-            migrations.migrate(conn, int(time.time() * 1000))
+            migrations.migrate(conn, int(time.time() * 1000), self._extensions)
+            self._task_rows = migrations.extension_task_rows(conn)
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open {self.path}: {exc}") from exc
         finally:
@@ -413,7 +425,7 @@ class SqliteStore:
                 f" WHERE c.state IN ({marks}) AND c.n > 0 AND t.updated_ms < ? LIMIT ?",
                 (*_rows.TERMINAL_NUMBERS, cutoff_ms, max(limit, 0)),
             ).fetchall()
-            delete_task_rows(conn, ids)
+            _delete_task_rows(conn, ids, self._task_rows)
             return len(ids)
 
         deleted: int = await self._write(op, deletes_tasks=True)
@@ -672,19 +684,57 @@ class SqliteStore:
         return int(behind[0]), int(behind[1]), int(failing)
 
 
+class _Access:
+    """A store extension's way into a SqliteStore
+    (:class:`~accord.store.extensions.SqliteAccess`)."""
+
+    dialect: Literal["sqlite"] = "sqlite"
+
+    def __init__(self, store: SqliteStore) -> None:
+        self._store = store
+
+    def write(self, op: Callable[[sqlite3.Connection], T]) -> asyncio.Future[T]:
+        return self._store._write(op)
+
+    def read(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        return self._store._rows(sql, params)
+
+    async def delete_terminal_tasks(self, tenant: str, task_ids: Sequence[str]) -> list[str]:
+        marks = ", ".join("?" * len(_rows.TERMINAL_NUMBERS))
+        store = self._store
+
+        def op(conn: sqlite3.Connection) -> list[str]:
+            doomed = [
+                row
+                for task_id in task_ids
+                for row in conn.execute(
+                    f"SELECT id FROM tasks WHERE id = ? AND tenant = ? AND state IN ({marks})",
+                    (task_id, tenant, *_rows.TERMINAL_NUMBERS),
+                ).fetchall()
+            ]
+            _delete_task_rows(conn, doomed, store._task_rows)
+            return [str(row[0]) for row in doomed]
+
+        deleted: list[str] = await store._write(op, deletes_tasks=True)
+        return deleted
+
+
 _DELIVERY_COLUMNS = (
     "p.tenant, p.created_ms, p.body, p.delivered_seq, p.delivery_state, p.failures,"
     " p.last_error, p.next_attempt_ms, COALESCE(t.seq, 0)"
 )
 
 
-def delete_task_rows(conn: sqlite3.Connection, ids: Sequence[Sequence[Any]]) -> None:
-    """Delete tasks (rows of one id each) with their logs, push configs, channel deliveries
-    and feed entries, on the writer's connection (a write made with ``deletes_tasks``: the
-    row cache forgets)."""
+def _delete_task_rows(
+    conn: sqlite3.Connection, ids: Sequence[Sequence[Any]], task_rows: Sequence[TaskRows]
+) -> None:
+    """Delete tasks (rows of one id each) with their logs, push configs, the extensions' rows
+    of them (``task_rows``) and feed entries, on the writer's connection (a write made with
+    ``deletes_tasks``: the row cache forgets)."""
     conn.executemany("DELETE FROM events WHERE task_id = ?", ids)
     conn.executemany("DELETE FROM push_configs WHERE task_id = ?", ids)
-    conn.executemany("DELETE FROM channel_deliveries WHERE task_id = ?", ids)
+    for rows in task_rows:
+        conn.executemany(f'DELETE FROM "{rows.table}" WHERE "{rows.column}" = ?', ids)
     conn.executemany("DELETE FROM tasks WHERE id = ?", ids)
     # Last: deleting the configs fed rows of their own. AUTOINCREMENT keeps the highest
     # position ever given in sqlite_sequence, so none is given again.

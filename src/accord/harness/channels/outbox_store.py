@@ -13,17 +13,21 @@ claimer takes it meanwhile), sends, and marks the row delivered, or failed with 
 one whose predecessor is still pending waits for it. Delivered rows stay a while (a row
 added again, after a crash between the delivery and the position's move, is ignored) and
 are then forgotten; rows go with their task.
+
+The tables are the task store's ``channels`` extension (:data:`CHANNEL_TABLES`, migrations in
+:mod:`accord.harness.channels.outbox_schema`); a memory store keeps a
+:class:`MemoryChannelOutbox` as its state of it.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import weakref
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from accord.store.base import StoreError, TaskStore
+from accord.harness.channels import outbox_schema
+from accord.store import StoreExtension, TaskRows, TaskStore
 
 OutboxState = Literal["pending", "delivered", "failing"]
 FEED_NAME = "deliveries"  # the follower's name in ``channel_feed``
@@ -101,31 +105,19 @@ class ChannelOutbox(Protocol):
         ...
 
 
-_MEMORY: weakref.WeakKeyDictionary[TaskStore, MemoryChannelOutbox] = weakref.WeakKeyDictionary()
-
-
 def channel_outbox(store: TaskStore) -> ChannelOutbox:
-    """The channel outbox beside ``store`` (same database, same lifetime)."""
-    from accord.store.memory import MemoryStore
-    from accord.store.postgres import PostgresStore
-    from accord.store.sqlite import SqliteStore
-
-    if isinstance(store, SqliteStore):
+    """The channel outbox beside ``store`` (same database, same lifetime). The first call
+    registers the outbox's tables with ``store``, which must not be open yet."""
+    access = store.extend(CHANNEL_TABLES)
+    if access.dialect == "sqlite":
         from accord.harness.channels.outbox_store_sqlite import SqliteChannelOutbox
 
-        return SqliteChannelOutbox(store)
-    if isinstance(store, PostgresStore):
+        return SqliteChannelOutbox(access)
+    if access.dialect == "postgresql":
         from accord.harness.channels.outbox_store_pg import PgChannelOutbox
 
-        return PgChannelOutbox(store)
-    if isinstance(store, MemoryStore):  # (one per store, as the SQL ones share a database)
-        outbox = _MEMORY.get(store)
-        if outbox is None:
-            outbox = _MEMORY[store] = MemoryChannelOutbox()
-        return outbox
-    raise StoreError(
-        f"the channel outbox needs the memory, SQLite or PostgreSQL store, not {store!r}"
-    )
+        return PgChannelOutbox(access)
+    return access.state  # (one per store, as the SQL ones share a database)
 
 
 class MemoryChannelOutbox:
@@ -203,3 +195,17 @@ class MemoryChannelOutbox:
     async def deliveries(self, task_id: str) -> list[Delivery]:
         rows = [row for row in self._rows.values() if row.task_id == task_id]
         return sorted(rows, key=lambda r: (r.recipient, r.seq))
+
+    def forget_tasks(self, task_ids: Collection[str]) -> None:
+        """The store deleted these tasks: their rows go too."""
+        for key in [key for key in self._rows if key[0] in task_ids]:
+            del self._rows[key]
+
+
+CHANNEL_TABLES: StoreExtension[MemoryChannelOutbox] = StoreExtension(
+    name="channels",
+    memory=MemoryChannelOutbox,
+    sqlite=outbox_schema.SQLITE,
+    postgresql=outbox_schema.POSTGRESQL,
+    task_rows=(TaskRows("channel_deliveries"),),
+)

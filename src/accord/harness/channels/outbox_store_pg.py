@@ -1,13 +1,14 @@
-"""The channel outbox in the PostgreSQL database of a PostgresStore, shared by every node: a
-claim takes due rows with ``FOR UPDATE SKIP LOCKED`` and leases them in one statement, so
-two nodes never deliver the same row at the same time."""
+"""The channel outbox in the PostgreSQL database of a PostgresStore (on its pool, through its
+extension access), shared by every node: a claim takes due rows with ``FOR UPDATE SKIP
+LOCKED`` and leases them in one statement, so two nodes never deliver the same row at the
+same time."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 from accord.harness.channels.outbox_store import COLUMNS, FEED_NAME, Delivery, Owed, delivery_of
-from accord.store.postgres import PostgresStore
+from accord.store import PostgresAccess
 
 # The first pending row of each (task, recipient) that is due, oldest retry first; a row
 # another node is claiming right now is skipped, not waited for.
@@ -28,17 +29,17 @@ RETURNING {", ".join(f"c.{column.strip()}" for column in COLUMNS.split(","))}
 
 
 class PgChannelOutbox:
-    def __init__(self, store: PostgresStore) -> None:
-        self._store = store
+    def __init__(self, access: PostgresAccess) -> None:
+        self._access = access
 
     async def position(self) -> int:
-        found = await self._store.pool.fetchval(
+        found = await self._access.pool.fetchval(
             "SELECT position FROM channel_feed WHERE name = $1", FEED_NAME
         )
         return int(found or 0)
 
     async def add(self, owed: Sequence[Owed], position: int) -> None:
-        async with self._store.pool.acquire() as conn, conn.transaction():
+        async with self._access.pool.acquire() as conn, conn.transaction():
             if owed:
                 await conn.executemany(
                     "INSERT INTO channel_deliveries (task_id, recipient, seq, tenant)"
@@ -53,11 +54,11 @@ class PgChannelOutbox:
             )
 
     async def claim(self, now_ms: int, lease_ms: int, limit: int) -> list[Delivery]:
-        rows = await self._store.pool.fetch(_CLAIM, now_ms, lease_ms, max(limit, 0))
+        rows = await self._access.pool.fetch(_CLAIM, now_ms, lease_ms, max(limit, 0))
         return sorted((delivery_of(row) for row in rows), key=lambda d: (d.task_id, d.seq))
 
     async def delivered(self, task_id: str, recipient: str, seq: int, now_ms: int) -> None:
-        await self._store.pool.execute(
+        await self._access.pool.execute(
             "UPDATE channel_deliveries SET state = 'delivered', last_error = '',"
             " next_attempt_ms = $4 WHERE task_id = $1 AND recipient = $2 AND seq = $3",
             task_id,
@@ -76,7 +77,7 @@ class PgChannelOutbox:
         error: str,
         retry_at_ms: int | None,
     ) -> None:
-        await self._store.pool.execute(
+        await self._access.pool.execute(
             "UPDATE channel_deliveries SET state = $4, failures = $5, last_error = $6,"
             " next_attempt_ms = $7 WHERE task_id = $1 AND recipient = $2 AND seq = $3",
             task_id,
@@ -89,14 +90,14 @@ class PgChannelOutbox:
         )
 
     async def forget_delivered(self, before_ms: int) -> int:
-        status = await self._store.pool.execute(
+        status = await self._access.pool.execute(
             "DELETE FROM channel_deliveries WHERE state = 'delivered' AND next_attempt_ms < $1",
             before_ms,
         )
         return int(status.rsplit(" ", 1)[-1])
 
     async def deliveries(self, task_id: str) -> list[Delivery]:
-        rows = await self._store.pool.fetch(
+        rows = await self._access.pool.fetch(
             f"SELECT {COLUMNS} FROM channel_deliveries WHERE task_id = $1 ORDER BY recipient, seq",
             task_id,
         )

@@ -1,5 +1,6 @@
-"""The channel outbox in the SQLite file of a SqliteStore: writes through its writer thread
-(they take turns with task writes and commit in its groups), reads on its read connection."""
+"""The channel outbox in the SQLite file of a SqliteStore, through its extension access:
+writes on its writer thread (they take turns with task writes and commit in its groups),
+reads on its read connection."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import sqlite3
 from collections.abc import Sequence
 
 from accord.harness.channels.outbox_store import COLUMNS, FEED_NAME, Delivery, Owed, delivery_of
-from accord.store.sqlite import SqliteStore
+from accord.store import SqliteAccess
 
 # The first pending row of each (task, recipient) that is due, oldest retry first.
 _CLAIM = f"""
@@ -25,11 +26,11 @@ RETURNING {COLUMNS}
 
 
 class SqliteChannelOutbox:
-    def __init__(self, store: SqliteStore) -> None:
-        self._store = store
+    def __init__(self, access: SqliteAccess) -> None:
+        self._access = access
 
     async def position(self) -> int:
-        rows = self._store._rows("SELECT position FROM channel_feed WHERE name = ?", (FEED_NAME,))
+        rows = self._access.read("SELECT position FROM channel_feed WHERE name = ?", (FEED_NAME,))
         return int(rows[0][0]) if rows else 0
 
     async def add(self, owed: Sequence[Owed], position: int) -> None:
@@ -47,14 +48,14 @@ class SqliteChannelOutbox:
                 (FEED_NAME, position),
             )
 
-        await self._store._write(op)
+        await self._access.write(op)
 
     async def claim(self, now_ms: int, lease_ms: int, limit: int) -> list[Delivery]:
         def op(conn: sqlite3.Connection) -> list[Delivery]:
             rows = conn.execute(_CLAIM, (now_ms + lease_ms, now_ms, max(limit, 0))).fetchall()
             return sorted((delivery_of(row) for row in rows), key=lambda d: (d.task_id, d.seq))
 
-        found: list[Delivery] = await self._store._write(op)
+        found: list[Delivery] = await self._access.write(op)
         return found
 
     async def delivered(self, task_id: str, recipient: str, seq: int, now_ms: int) -> None:
@@ -65,7 +66,7 @@ class SqliteChannelOutbox:
                 (now_ms, task_id, recipient, seq),
             )
 
-        await self._store._write(op)
+        await self._access.write(op)
 
     async def failed(
         self,
@@ -86,7 +87,7 @@ class SqliteChannelOutbox:
                 (state, failures, error, retry_at_ms or 0, task_id, recipient, seq),
             )
 
-        await self._store._write(op)
+        await self._access.write(op)
 
     async def forget_delivered(self, before_ms: int) -> int:
         def op(conn: sqlite3.Connection) -> int:
@@ -95,11 +96,11 @@ class SqliteChannelOutbox:
                 (before_ms,),
             ).rowcount
 
-        forgotten: int = await self._store._write(op)
+        forgotten: int = await self._access.write(op)
         return forgotten
 
     async def deliveries(self, task_id: str) -> list[Delivery]:
-        rows = self._store._rows(
+        rows = self._access.read(
             f"SELECT {COLUMNS} FROM channel_deliveries WHERE task_id = ? ORDER BY recipient, seq",
             (task_id,),
         )
