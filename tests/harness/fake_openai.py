@@ -40,6 +40,8 @@ class Reply:
     status: int = 200  # not 200: answer this status (and a JSON error) instead of a stream
     pause_s: float = 0.0  # between chunks
     cut_after: int | None = None  # end the connection after this many text chunks
+    # Set by the test: the chunks after the first wait for it (the client saw the first one)
+    held_until: threading.Event | None = None
 
 
 def _sse(data: dict[str, Any], event: str | None = None) -> bytes:
@@ -99,6 +101,8 @@ class FakeOpenAI:
             if reply.cut_after is not None and index >= reply.cut_after:
                 yield None
                 return
+            if index == 1 and reply.held_until is not None:
+                await asyncio.to_thread(reply.held_until.wait, 30)
             if index and reply.pause_s:
                 await asyncio.sleep(reply.pause_s)
             self.sent_at.append(time.monotonic())

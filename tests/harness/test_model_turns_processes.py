@@ -100,11 +100,21 @@ def fake() -> Iterator[FakeOpenAI]:
 def test_tokens_reach_the_client_as_the_model_writes_them(
     tmp_path: Path, fake: FakeOpenAI, api: str
 ) -> None:
-    fake.replies.append(Reply(["Two ", "days ", "in ", "June."], pause_s=0.25))
+    # The model writes its first token, then holds the rest until the client has that one:
+    # a server that kept tokens back until the answer ended would show it the first token only
+    # after the model's last (the model gives up waiting after 30 s).
+    first_seen = threading.Event()
+    fake.replies.append(
+        Reply(["Two ", "days ", "in ", "June."], pause_s=0.05, held_until=first_seen)
+    )
     config = settings(tmp_path, "openai:fake-model", fake.base_url, api)
     server = start(tmp_path, f"sqlite:///{tmp_path / 't.db'}", config, grpc=False)
+    events = []
     try:
-        events = list(stream(server, "when?"))
+        for at, event in stream(server, "when?"):
+            events.append((at, event))
+            if "artifactUpdate" in event:
+                first_seen.set()
     finally:
         server.stop()
     chunks = [(at, e["artifactUpdate"]) for at, e in events if "artifactUpdate" in e]
