@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
 from accord.agents.capabilities import (
@@ -37,6 +38,7 @@ from accord.telemetry import tracing
 from accord.telemetry.exposition import Sources
 from accord.telemetry.metrics import RequestMetrics
 from accord.wire.model import (
+    AgentCard,
     APIKeySecurityScheme,
     HTTPAuthSecurityScheme,
     SecurityRequirement,
@@ -104,6 +106,8 @@ def check_extras(settings: Settings, agent: Any = None) -> None:
 
 
 def build_app(settings: Settings, agent: Any = None) -> A2AApplication:
+    """The application ``settings`` describe, serving ``agent`` (default: the one the
+    settings name): store, engine, the agent's features, and the bindings that serve them."""
     check_extras(settings, agent)
     if settings.tracing != "off":  # before anything is built: the parts look once
         tracing.configure(settings.tracing, service_name=settings.card.name or "accord")
@@ -112,100 +116,14 @@ def build_app(settings: Settings, agent: Any = None) -> A2AApplication:
         static_bearer=_callers(settings.bearer_tokens),
         static_keys=_callers(settings.api_keys),
     )
-    browsers = BrowserPolicy.configure(
-        open_mode=not auth.configured,
-        public_url=settings.public_url,
-        allowed_hosts=settings.allowed_hosts,
-        cors_origins=settings.cors_origins,
-        cors_headers=settings.cors_headers,
-        cors_max_age_s=settings.cors_max_age_s,
-    )
-    schemes: dict[str, SecurityScheme] = {}
-    if auth.has_api_keys:
-        schemes["apiKey"] = SecurityScheme(
-            api_key_security_scheme=APIKeySecurityScheme(location="header", name="X-API-Key")
-        )
-    if auth.has_bearer:
-        schemes["bearer"] = SecurityScheme(
-            http_auth_security_scheme=HTTPAuthSecurityScheme(
-                scheme="Bearer", bearer_format="JWT" if settings.jwt else ""
-            )
-        )
-    requirements = (
-        [SecurityRequirement(schemes={name: StringList()}) for name in schemes]
-        if settings.require_auth
-        else []
-    )
-    remote = agent is None and settings.agent == "remote"
-    if remote:
-        loaded = LoadedAgent(RemoteAgent())
-    elif agent is None and settings.agent == "harness":
-        loaded = LoadedAgent(harness_agent(settings))
-    elif agent is None:
-        loaded = load_agent(settings.agent)
-    else:
-        loaded = LoadedAgent(checked_agent(agent))
-    card_settings = CardSettings(
-        # The settings' [card] over the module's own `card`, over what the agent declares of
-        # itself; CardSettings has the defaults.
-        **settings.card.over(loaded.card.over(declared_card(loaded.agent))).given(),
-        extensions=(
-            loaded.agent.card_extensions() if isinstance(loaded.agent, CardExtensions) else []
-        ),
-        public_url=settings.advertised_url,
-        grpc_url=settings.advertised_grpc_url,
-        streaming=settings.streaming,
-        push_notifications=settings.push_notifications,
-        extended_card=settings.extended_card,
-        security_schemes=schemes,
-        security_requirements=requirements,
-    )
-    identity = settings.identity
-    if identity is not None:  # interaction contracts: the agent's id and keys on its card
-        from accord.contracts import setup as contract_setup
-
-        card_settings.extensions += contract_setup.card_extensions(identity)
-    card = build_card(card_settings)
-    extended = None
-    if settings.extended_card:
-        extended = build_card(
-            dataclasses.replace(
-                card_settings,
-                description=card_settings.description
-                + " (extended card for authenticated clients)",
-            )
-        )
-    if identity is not None:
-        now_ms = time.time_ns() // 1_000_000
-        card = contract_setup.signed(card, identity, now_ms)
-        extended = contract_setup.signed(extended, identity, now_ms) if extended else None
+    loaded = _agent(settings, agent)
+    card_settings = _card_settings(settings, loaded, auth)
+    card, extended = _cards(settings, card_settings)
     store = open_store(settings.store)
     engine = Engine(
         store,
         loaded.agent,
-        EngineConfig(
-            limits=Limits(
-                tasks_per_tenant=settings.tasks_per_tenant,
-                messages_per_task=settings.messages_per_task,
-                push_configs_per_task=settings.push_configs_per_task,
-            ),
-            streaming=settings.streaming,
-            push_notifications=settings.push_notifications,
-            input_modes=_strict_modes(card_settings.default_input_modes, identity)
-            if settings.strict_input_modes
-            else None,
-            retention_ms=int(settings.retention_days * 86_400_000)
-            if settings.retention_days is not None
-            else None,
-            # Remote mode: a task waiting for a worker is not left behind by a restart.
-            resumable=remote,
-            recovery_interval_s=settings.recovery_interval_s,
-            liveness_interval_s=settings.liveness_interval_s,
-            task_holds=settings.task_holds,
-            idempotency_window_ms=int(settings.idempotency_window_s * 1000),
-            retry_by_message_id=settings.retry_by_message_id,
-            store_outage_s=settings.store_outage_s,
-        ),
+        _engine_config(settings, card_settings, remote=isinstance(loaded.agent, RemoteAgent)),
         # Several nodes on one PostgreSQL database wake each other's followers.
         bus=store.bus() if isinstance(store, SharedStore) else None,
     )
@@ -213,16 +131,6 @@ def build_app(settings: Settings, agent: Any = None) -> A2AApplication:
         engine.attach_push(push_dispatcher(engine, settings))
     if isinstance(loaded.agent, WorksBesideEngine):  # (the harness's deliveries, its gate)
         loaded.agent.attach_engine(engine)
-    contract_service = None
-    if identity is not None:
-        contract_service = contract_setup.attach(
-            engine,
-            identity,
-            settings.contracts,
-            public_url=settings.advertised_url,
-            agent=loaded.agent,
-            card=card,
-        )
     service = Service(
         engine=engine,
         card=card,
@@ -234,35 +142,6 @@ def build_app(settings: Settings, agent: Any = None) -> A2AApplication:
         ),
         heartbeat_s=settings.heartbeat_s,
     )
-    contracts = None
-    if contract_service is not None:
-        from accord.contracts.api import ContractApi
-        from accord.server.binding import Binding
-
-        binding = Binding(service, auth, settings.require_auth)
-        contracts = ContractApi(contract_service, binding, settings.max_body_bytes)
-    claims = None
-    if isinstance(loaded.agent, RemoteAgent):
-        loaded.agent.bind(engine)
-        # Nodes on one PostgreSQL database grant and reap the same claims.
-        table = store.claim_table() if isinstance(store, SharedStore) else None
-        claims = Claims(engine, int(settings.claim_lease_s * 1000), engine.clock, table)
-        engine.on_start(claims.start)
-    surface = SurfaceApp(
-        service,
-        auth,
-        require_auth=settings.require_auth,
-        claims=claims,
-        api_key=auth.has_api_keys,
-        bearer=auth.has_bearer,
-    )
-    dashboard = None
-    if settings.ui:
-        from accord.dashboard import DashboardApp
-
-        dashboard = DashboardApp(
-            service, auth, require_auth=settings.require_auth, agent=loaded.agent
-        )
     if settings.access_log:
         # Asked for explicitly: shown whatever log_level says of the rest.
         logging.getLogger("accord.access").setLevel(logging.INFO)
@@ -270,22 +149,176 @@ def build_app(settings: Settings, agent: Any = None) -> A2AApplication:
         service,
         auth,
         require_auth=settings.require_auth,
-        browsers=browsers,
+        browsers=BrowserPolicy.configure(
+            open_mode=not auth.configured,
+            public_url=settings.public_url,
+            allowed_hosts=settings.allowed_hosts,
+            cors_origins=settings.cors_origins,
+            cors_headers=settings.cors_headers,
+            cors_max_age_s=settings.cors_max_age_s,
+        ),
         access_log=settings.access_log,
         metrics=metrics_endpoint(settings, engine, auth),
         metrics_path=settings.metrics_path,
-        endpoints=[
-            part
-            for part in (
-                surface,
-                contracts,
-                # the dashboard (/ui …) before HTTP+JSON, whose tenant prefix would take /ui/x
-                dashboard,
-                _inbound(loaded.agent, settings.max_body_bytes),
-            )
-            if part is not None
-        ],
+        endpoints=_endpoints(settings, service, auth, loaded.agent),
     )
+
+
+# The agents --agent names that the application builds itself (the others: accord.agents'
+# built-ins, or module:attribute).
+BUILT_HERE: dict[str, Callable[[Settings], Any]] = {
+    "remote": lambda settings: RemoteAgent(),
+    "harness": harness_agent,
+}
+
+
+def _agent(settings: Settings, agent: Any) -> LoadedAgent:
+    if agent is not None:
+        return LoadedAgent(checked_agent(agent))
+    factory = BUILT_HERE.get(settings.agent)
+    if factory is not None:
+        return LoadedAgent(factory(settings))
+    return load_agent(settings.agent)
+
+
+def _card_settings(
+    settings: Settings, loaded: LoadedAgent, auth: PrincipalAuthenticator
+) -> CardSettings:
+    """What the card says: the settings' [card] over the module's own ``card``, over what
+    the agent declares of itself (CardSettings has the defaults); the extensions of the
+    agent and of contracts; the interfaces and the security schemes."""
+    schemes: dict[str, SecurityScheme] = {}
+    if auth.has_api_keys:
+        schemes["apiKey"] = SecurityScheme(
+            api_key_security_scheme=APIKeySecurityScheme(location="header", name="X-API-Key")
+        )
+    if auth.has_bearer:
+        schemes["bearer"] = SecurityScheme(
+            http_auth_security_scheme=HTTPAuthSecurityScheme(
+                scheme="Bearer", bearer_format="JWT" if settings.jwt else ""
+            )
+        )
+    extensions = loaded.agent.card_extensions() if isinstance(loaded.agent, CardExtensions) else []
+    if settings.identity is not None:  # interaction contracts: the agent's id and keys
+        from accord.contracts import setup as contract_setup
+
+        extensions += contract_setup.card_extensions(settings.identity)
+    return CardSettings(
+        **settings.card.over(loaded.card.over(declared_card(loaded.agent))).given(),
+        extensions=extensions,
+        public_url=settings.advertised_url,
+        grpc_url=settings.advertised_grpc_url,
+        streaming=settings.streaming,
+        push_notifications=settings.push_notifications,
+        extended_card=settings.extended_card,
+        security_schemes=schemes,
+        security_requirements=(
+            [SecurityRequirement(schemes={name: StringList()}) for name in schemes]
+            if settings.require_auth
+            else []
+        ),
+    )
+
+
+def _cards(settings: Settings, card_settings: CardSettings) -> tuple[AgentCard, AgentCard | None]:
+    """The card, and the extended card when there is one; signed when contracts are on."""
+    card = build_card(card_settings)
+    extended = None
+    if settings.extended_card:
+        extended = build_card(
+            dataclasses.replace(
+                card_settings,
+                description=card_settings.description
+                + " (extended card for authenticated clients)",
+            )
+        )
+    identity = settings.identity
+    if identity is not None:
+        from accord.contracts import setup as contract_setup
+
+        now_ms = time.time_ns() // 1_000_000
+        card = contract_setup.signed(card, identity, now_ms)
+        extended = contract_setup.signed(extended, identity, now_ms) if extended else None
+    return card, extended
+
+
+def _engine_config(
+    settings: Settings, card_settings: CardSettings, *, remote: bool
+) -> EngineConfig:
+    return EngineConfig(
+        limits=Limits(
+            tasks_per_tenant=settings.tasks_per_tenant,
+            messages_per_task=settings.messages_per_task,
+            push_configs_per_task=settings.push_configs_per_task,
+        ),
+        streaming=settings.streaming,
+        push_notifications=settings.push_notifications,
+        input_modes=_strict_modes(card_settings.default_input_modes, settings.identity)
+        if settings.strict_input_modes
+        else None,
+        retention_ms=int(settings.retention_days * 86_400_000)
+        if settings.retention_days is not None
+        else None,
+        # Remote mode: a task waiting for a worker is not left behind by a restart.
+        resumable=remote,
+        recovery_interval_s=settings.recovery_interval_s,
+        liveness_interval_s=settings.liveness_interval_s,
+        task_holds=settings.task_holds,
+        idempotency_window_ms=int(settings.idempotency_window_s * 1000),
+        retry_by_message_id=settings.retry_by_message_id,
+        store_outage_s=settings.store_outage_s,
+    )
+
+
+def _endpoints(
+    settings: Settings, service: Service, auth: PrincipalAuthenticator, agent: Any
+) -> list[Endpoint]:
+    """What the application serves beside A2A, in the order it asks them: the command
+    surface, the contracts API, the dashboard (/ui … before HTTP+JSON, whose tenant prefix
+    would take /ui/x), the agent's own endpoint."""
+    engine = service.engine
+    endpoints: list[Endpoint] = []
+    claims = None
+    if isinstance(agent, RemoteAgent):
+        agent.bind(engine)
+        # Nodes on one PostgreSQL database grant and reap the same claims.
+        store = engine.store
+        table = store.claim_table() if isinstance(store, SharedStore) else None
+        claims = Claims(engine, int(settings.claim_lease_s * 1000), engine.clock, table)
+        engine.on_start(claims.start)
+    endpoints.append(
+        SurfaceApp(
+            service,
+            auth,
+            require_auth=settings.require_auth,
+            claims=claims,
+            api_key=auth.has_api_keys,
+            bearer=auth.has_bearer,
+        )
+    )
+    if settings.identity is not None:
+        from accord.contracts import setup as contract_setup
+
+        endpoints.append(
+            contract_setup.attach(
+                service,
+                auth,
+                settings.identity,
+                settings.contracts,
+                require_auth=settings.require_auth,
+                max_body=settings.max_body_bytes,
+                public_url=settings.advertised_url,
+                agent=agent,
+            )
+        )
+    if settings.ui:
+        from accord.dashboard import DashboardApp
+
+        endpoints.append(DashboardApp(service, auth, require_auth=settings.require_auth))
+    own = _inbound(agent, settings.max_body_bytes)
+    if own is not None:
+        endpoints.append(own)
+    return endpoints
 
 
 def _inbound(agent: Any, max_body: int) -> Endpoint | None:

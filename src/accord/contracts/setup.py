@@ -10,12 +10,16 @@ from typing import Any
 import msgspec
 
 from accord.agents.capabilities import Host
+from accord.contracts.api import ContractApi
 from accord.contracts.gate import ContractGate
 from accord.contracts.peers import Peers
 from accord.contracts.service import ContractService
 from accord.contracts.settings import ContractSettings, Identity
 from accord.contracts.tables import contract_store
 from accord.contracts.wire import CONTRACTS_URI, TRUST_URI
+from accord.server.auth import Authenticator
+from accord.server.binding import Binding
+from accord.service.operations import Service
 from accord.signing import cards
 from accord.wire.codec import encode
 from accord.wire.model import AgentCard, AgentCardSignature, AgentExtension
@@ -50,19 +54,23 @@ def signed(card: AgentCard, identity: Identity, now_ms: int) -> AgentCard:
 
 
 def attach(
-    engine: Host,
+    service: Service,
+    auth: Authenticator,
     identity: Identity,
     settings: ContractSettings | None,
     *,
+    require_auth: bool,
+    max_body: int,
     public_url: str,
     agent: Any,
-    card: AgentCard,
-) -> ContractService:
-    """The contract service of ``engine``: its gate screens every message from now on, and
-    its sweeper runs while the engine does."""
+) -> ContractApi:
+    """Contracts on the application ``service`` serves: the contract service on its engine
+    (its gate screens every message from now on, its sweeper runs while the engine does),
+    and the operators' API at ``/contracts`` (the endpoint returned)."""
+    engine: Host = service.engine
     settings = settings or ContractSettings()
     peers = Peers(settings, engine.clock)
-    service = ContractService(
+    contracts = ContractService(
         identity=identity,
         settings=settings,
         store=contract_store(engine.store),
@@ -70,13 +78,13 @@ def attach(
         peers=peers,
         public_url=public_url,
         agent=agent,
-        skills=tuple(skill.id for skill in card.skills),
+        skills=tuple(skill.id for skill in service.card.skills),
     )
-    engine.add_gate(ContractGate(service))
+    engine.add_gate(ContractGate(contracts))
 
     async def sweeping() -> None:
         try:
-            await service.run_sweeper()
+            await contracts.run_sweeper()
         finally:
             await peers.aclose()
 
@@ -84,4 +92,4 @@ def attach(
         engine.spawn(sweeping())  # stopped (cancelled) with the engine, as its own loops
 
     engine.on_start(start)
-    return service
+    return ContractApi(contracts, Binding(service, auth, require_auth), max_body)

@@ -67,7 +67,6 @@ class DashboardApp:
         auth: Authenticator,
         *,
         require_auth: bool = True,
-        agent: Any = None,
     ) -> None:
         self.service = service
         self.binding = Binding(service, auth, require_auth)
