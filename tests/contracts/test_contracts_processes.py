@@ -50,6 +50,8 @@ from accord.wire.model import (
 from accord.wire.protobuf import to_proto
 from accord.wire.time import format_timestamp
 
+pytestmark = pytest.mark.processes
+
 ACCORD = Path(sys.executable).with_name("accord")
 OPERATOR_A = "operator-a-key-0123456789"
 OPERATOR_B = "operator-b-key-0123456789"

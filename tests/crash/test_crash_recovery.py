@@ -29,6 +29,8 @@ from accord.store.sqlite import SqliteStore
 from accord.wire.codec import decode, encode
 from accord.wire.model import StreamResponse, TaskState
 
+pytestmark = pytest.mark.processes
+
 HEADERS = {"A2A-Version": "1.0", "Content-Type": "application/json"}
 SLOW_AGENT = "crash_agents:steps"
 

@@ -8,6 +8,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
+from tests.marks import STORES
 
 from accord.agents.api import RequestContext, TaskHandle
 from accord.agents.echo import echo
@@ -43,7 +44,7 @@ def request(text: str, *, immediate: bool = False) -> SendMessageRequest:
     return SendMessageRequest(message=message)
 
 
-@pytest.fixture(params=["memory", "sqlite", "postgres"])
+@pytest.fixture(params=STORES)
 async def store(request: pytest.FixtureRequest, tmp_path: Path) -> TaskStore:
     if request.param == "memory":
         return MemoryStore()

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from tests.engine.test_continuation import message
+from tests.marks import STORES
 
 from accord.agents.api import AgentError, RequestContext, TaskHandle
 from accord.core import agent as moves
@@ -136,7 +137,7 @@ class Naming:
         await task.complete(f"ran on {ctx.text}")
 
 
-@pytest.mark.parametrize("kind", ["memory", "sqlite", "postgres"])
+@pytest.mark.parametrize("kind", STORES)
 async def test_a_named_task_is_opened_once_and_run_task_starts_its_run(
     kind: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:

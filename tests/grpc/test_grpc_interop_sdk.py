@@ -33,6 +33,8 @@ from a2a.utils.errors import (
 )
 from tests.processes import free_port as _free_port
 
+pytestmark = pytest.mark.processes
+
 TOKEN = "grpc-interop-token"
 CONFIG = f"""
 [accord]

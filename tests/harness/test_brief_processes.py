@@ -14,10 +14,13 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from tests.harness.harness_proc import HarnessServer, eventually, start, write_settings
 
 from accord.core import agent as moves
 from accord.store import open_store
+
+pytestmark = pytest.mark.processes
 
 TASK_KEY = "io.github.madarauchiha-314.tiny-harness/task"
 STATUS_KEY = "io.github.madarauchiha-314.tiny-harness/status"

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from tests.harness.delegation_proc import A_ENV, a_config, b_config, rpc
 from tests.harness.harness_proc import HarnessServer, eventually, start
 from tests.harness.test_delegation_processes import (
@@ -31,6 +32,8 @@ from tests.harness.test_delegation_processes import (
 from tests.processes import free_port
 
 from sdk_servers.fixtures import sdk_echo_server
+
+pytestmark = pytest.mark.processes
 
 SLOW = "[harness.delivery]\nretry_base_s = 3600\nretry_max_s = 3600\npoll_interval_s = 3600\n"
 LOOPBACK_PUSH = 'push_allow_hosts = ["127.0.0.1/32"]\n'

@@ -10,8 +10,11 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 from tests.harness.harness_proc import ACCORD
 from tests.processes import free_port
+
+pytestmark = pytest.mark.processes
 
 REPO = Path(__file__).resolve().parents[2]
 HEADERS = {"A2A-Version": "1.0", "Content-Type": "application/json", "X-Participant-Id": "alice"}

@@ -14,6 +14,9 @@ from typing import Any
 import httpx
 import pytest
 from tests.harness.harness_proc import HarnessServer, start, write_settings
+from tests.marks import POSTGRES
+
+pytestmark = pytest.mark.processes
 
 STATUS_KEY = "io.github.madarauchiha-314.tiny-harness/status"
 TASK_KEY = "io.github.madarauchiha-314.tiny-harness/task"
@@ -96,7 +99,7 @@ def test_kill_9_keeps_every_parked_conversation(tmp_path: Path) -> None:
         server.stop()
 
 
-@pytest.mark.parametrize("store_kind", ["sqlite", "postgresql"])
+@pytest.mark.parametrize("store_kind", ["sqlite", POSTGRES])
 def test_kill_9_between_a_messages_append_and_its_turn_runs_the_turn_once_after_restart(
     tmp_path: Path, store_kind: str, request: pytest.FixtureRequest
 ) -> None:

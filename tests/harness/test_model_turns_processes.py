@@ -26,6 +26,8 @@ from tests.harness.fake_openai import FakeOpenAI, Reply
 from tests.harness.harness_proc import HarnessServer, start
 from tests.harness.orders_mcp import ORDERS, orders_over_http
 
+pytestmark = pytest.mark.processes
+
 HEADERS = {"A2A-Version": "1.0", "Content-Type": "application/json", "X-Participant-Id": "alice"}
 
 

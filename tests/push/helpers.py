@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from tests.marks import STORES
 
 from accord.agents.api import RequestContext, TaskHandle
 from accord.core.caller import Caller
@@ -41,7 +42,7 @@ FAST = PushSettings(
 )
 
 
-BACKENDS = ["memory", "sqlite", "postgres"]
+BACKENDS = STORES
 
 
 def make_store(

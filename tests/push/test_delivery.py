@@ -9,6 +9,7 @@ import logging
 from pathlib import Path
 
 import pytest
+from tests.marks import POSTGRES
 
 from accord.push import PushDispatcher, PushSettings
 from accord.store import TaskStore
@@ -344,7 +345,7 @@ async def test_the_poll_delivers_what_no_wake_up_announced(store: TaskStore) -> 
         assert receiver.accepted_ids() == [f"{task.id}:{seq}" for seq in (1, 2, 4, 5)]
 
 
-@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+@pytest.mark.parametrize("kind", ["sqlite", POSTGRES])
 async def test_two_dispatchers_on_one_database_deliver_each_event_once(
     kind: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:

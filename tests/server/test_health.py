@@ -9,6 +9,7 @@ import uuid
 from pathlib import Path
 
 import httpx
+import pytest
 from server_helpers import Serve, rpc, serve_app
 from tests.conftest import ADMIN_DSN, _execute, _with_database
 
@@ -57,6 +58,7 @@ async def test_readyz_names_a_store_that_cannot_serve(tmp_path: Path) -> None:
         assert (await http.get("/healthz")).status_code == 200  # alive all the same
 
 
+@pytest.mark.postgres
 async def test_readyz_follows_the_postgresql_database_down_and_back() -> None:
     name = f"accord_ready_{uuid.uuid4().hex[:12]}"
     await _execute(ADMIN_DSN, f'CREATE DATABASE "{name}"')

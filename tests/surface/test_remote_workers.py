@@ -14,6 +14,8 @@ from a2a.client import ClientConfig, create_client
 from a2a.types import Message, Part, Role, SendMessageRequest, Task, TaskState
 from procs import CLIENT_KEY, WORKER_KEY, WorkerProcess, remote_server, start_worker
 
+pytestmark = pytest.mark.processes
+
 MESSAGES = 200
 
 

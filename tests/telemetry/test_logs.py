@@ -16,6 +16,8 @@ import httpx
 import pytest
 from tests.processes import free_port
 
+pytestmark = pytest.mark.processes
+
 TOKEN = "bearer-secret-0123456789abcdef"
 API_KEY = "api-key-secret-0123456789abcdef"
 PUSH_TOKEN = "push-token-secret-98765"
