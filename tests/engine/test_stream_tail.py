@@ -8,6 +8,8 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
+from tests.waiting import until
+
 from accord.agents.api import RequestContext, TaskHandle
 from accord.agents.echo import echo
 from accord.core.caller import Caller
@@ -80,8 +82,8 @@ async def test_a_stream_read_after_its_run_ended_still_takes_the_turns_events_fr
     store = CountingStore()
     async with Engine(store, echo) as engine:
         stream = await engine.send_streaming_message(request("hi"), ALICE)
-        while engine._live:  # the run ends (and leaves the engine) before the stream is read
-            await asyncio.sleep(0.001)
+        # the run ends (and leaves the engine) before the stream is read
+        await until(lambda: not engine._live, "the run to end", every_s=0.001)
         items = await collect(stream)
         assert [item.seq for item in items] == [1, 2, 3, 4]
         assert (store.event_reads, store.task_reads) == (0, 0)
