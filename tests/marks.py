@@ -10,12 +10,14 @@ A test says what it needs where it needs it: a module whose tests start processe
 backend lists :data:`POSTGRES` (``pytest.param("postgres", marks=pytest.mark.postgres)``), and
 the fixtures of :data:`BY_FIXTURE` mark every test that uses them, at collection.
 
-The check: while a test runs (its set-up, call and teardown), an audit hook watches for a
+The check: while a test runs (its set-up and its call), an audit hook watches for a
 program started (``subprocess``, ``fork``, ``exec``…) by a test marked neither ``processes``
 nor ``browser``, and for a connection to the PostgreSQL port by a test not marked
 ``postgres``. That operation raises where it happens, and the test fails naming what it did
 and the mark it needs. (The connections of a server process are its own, not seen here: a
-test that hands a server a PostgreSQL store is marked by the fixture it takes the DSN from.)
+test that hands a server a PostgreSQL store is marked by the fixture it takes the DSN from.
+Not the teardown: there the last test of a session or module also ends the fixtures of others,
+such as the test database.)
 """
 
 from __future__ import annotations
@@ -150,11 +152,6 @@ def pytest_runtest_setup(item: pytest.Item) -> Generator[None, object, object]:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
-    return (yield from _watched(item))
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_teardown(item: pytest.Item) -> Generator[None, object, object]:
     return (yield from _watched(item))
 
 
