@@ -8,11 +8,10 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import httpx
 from tests.processes import ServerProcess, free_port
@@ -20,17 +19,6 @@ from tests.processes import ServerProcess, free_port
 ACCORD = Path(sys.executable).with_name("accord")
 HERE = Path(__file__).resolve().parent
 SCRIPT = [{"text": f"answer {n}"} for n in range(1, 50)]
-
-
-def eventually(check: Callable[[], Any], what: str, timeout_s: float = 30.0) -> Any:
-    """``check()``'s first truthy answer (polling); fails naming ``what`` after the wait."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        found = check()
-        if found:
-            return found
-        time.sleep(0.05)
-    raise AssertionError(f"gave up waiting for {what}")
 
 
 @dataclass

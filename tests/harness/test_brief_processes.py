@@ -15,7 +15,8 @@ from typing import Any
 
 import httpx
 import pytest
-from tests.harness.harness_proc import HarnessServer, eventually, start, write_settings
+from tests.harness.harness_proc import HarnessServer, start, write_settings
+from tests.waiting import eventually
 
 from accord.core import agent as moves
 from accord.store import open_store

@@ -21,13 +21,13 @@ from google.protobuf import json_format
 from google.rpc import status_pb2
 from tests.harness.harness_proc import (
     HarnessServer,
-    eventually,
     harness_serve,
     start,
     write_settings,
 )
 from tests.marks import POSTGRES
 from tests.processes import free_port
+from tests.waiting import eventually
 
 pytestmark = pytest.mark.processes
 

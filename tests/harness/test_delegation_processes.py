@@ -21,8 +21,9 @@ from tests.harness.delegation_proc import (
     card_server,
     rpc,
 )
-from tests.harness.harness_proc import HarnessServer, eventually, start
+from tests.harness.harness_proc import HarnessServer, start
 from tests.processes import free_port
+from tests.waiting import eventually
 
 from sdk_servers.fixtures import sdk_echo_server
 

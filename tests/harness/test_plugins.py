@@ -432,7 +432,8 @@ def test_accord_serve_refuses_to_start_without_a_component_of_a_plugin(
 def test_accord_serve_with_plugins_strict_off_serves_without_it_and_warns(
     tmp_path: Path, plugin_module: Any
 ) -> None:
-    from tests.harness.harness_proc import eventually, start, write_settings
+    from tests.harness.harness_proc import start, write_settings
+    from tests.waiting import eventually
 
     hook = {"name": "dlp", "points": ["message.received.pre"], "import_path": "plugin_hooks:gone"}
     root = write_plugin(tmp_path / "lax", hooks={"hooks": [hook]})
