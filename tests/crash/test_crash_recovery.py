@@ -22,7 +22,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from tests.processes import free_port
+from tests.processes import free_port, wait_serving
 
 from accord.core.events import fold
 from accord.store.sqlite import SqliteStore
@@ -50,17 +50,12 @@ def start_server(db: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
         stderr=subprocess.STDOUT,
         env=env,
     )  # fmt: skip
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"accord exited early: {log.read_text()[-2000:]}")
-        try:
-            httpx.get(f"http://127.0.0.1:{port}/.well-known/agent-card.json", timeout=0.5)
-            return process
-        except httpx.HTTPError:
-            time.sleep(0.05)
-    process.kill()
-    raise RuntimeError("accord did not start")
+    try:
+        wait_serving(f"http://127.0.0.1:{port}", process, log.read_text, 30)
+    except RuntimeError:
+        process.kill()
+        raise
+    return process
 
 
 @pytest.fixture

@@ -39,6 +39,7 @@ class CountingStore(MemoryStore):
         self.event_reads = 0
         self.task_reads = 0
         self.gate: asyncio.Event | None = None
+        self.at_gate = 0  # appends waiting for it
 
     async def read_events(self, task_id: str, after_seq: int, limit: int = 1000) -> list[Event]:
         self.event_reads += 1
@@ -50,6 +51,7 @@ class CountingStore(MemoryStore):
 
     async def append(self, *args: Any, **kwargs: Any) -> None:
         if self.gate is not None:
+            self.at_gate += 1
             await self.gate.wait()
         await super().append(*args, **kwargs)
 
@@ -95,7 +97,8 @@ async def test_a_stream_waits_for_an_append_in_flight_without_reading_the_store(
         store.gate = asyncio.Event()
         stream = await engine.send_streaming_message(request("hi"), ALICE)
         reading = asyncio.ensure_future(collect(stream))
-        await asyncio.sleep(0.01)  # the agent has decided everything; nothing is stored yet
+        # the agent has decided everything; nothing is stored yet
+        await until(lambda: store.at_gate, "an append to wait at the gate")
         assert not reading.done()
         store.gate.set()
         items = await reading

@@ -7,14 +7,12 @@ import json
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
-from tests.processes import ServerProcess, free_port
+from tests.processes import ServerProcess, free_port, wait_serving
 
 ACCORD = Path(sys.executable).with_name("accord")
 HERE = Path(__file__).resolve().parent
@@ -68,19 +66,12 @@ def start(
         environ["PYTHONPATH"] = os.pathsep.join(filter(None, paths))
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=environ)
     server = HarnessServer(process, log_path, f"http://127.0.0.1:{port}", grpc_port)
-    deadline = time.monotonic() + 30
-    while True:
-        if process.poll() is not None:
-            raise RuntimeError(f"accord serve exited: {server.log()[-3000:]}")
-        try:
-            if httpx.get(f"{server.url}/.well-known/agent-card.json", timeout=0.5).is_success:
-                return server
-        except httpx.HTTPError:
-            pass
-        if time.monotonic() > deadline:
-            server.stop()
-            raise RuntimeError(f"accord serve did not start: {server.log()[-3000:]}")
-        time.sleep(0.05)
+    try:
+        wait_serving(server.url, process, server.log, 30)
+    except RuntimeError:
+        server.stop()
+        raise
+    return server
 
 
 @contextmanager

@@ -8,13 +8,12 @@ import json
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-from tests.processes import free_port
+from tests.processes import free_port, wait_serving
 from tests.waiting import eventually
 
 pytestmark = pytest.mark.processes
@@ -50,14 +49,7 @@ push_max_attempts = 1
     with log_path.open("wb") as log:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=os.environ)
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            httpx.get(f"{url}/healthz", timeout=0.5).raise_for_status()
-            break
-        except httpx.HTTPError:
-            assert process.poll() is None and time.monotonic() < deadline, log_path.read_text()
-            time.sleep(0.05)
+    wait_serving(url, process, log_path.read_text, path="/healthz")
     try:
         yield url, log_path
     finally:
