@@ -47,8 +47,15 @@ STORES = ("memory", "sqlite", POSTGRES)
 
 # What starts another program (the audit events of the standard library).
 _SPAWNS = frozenset(
-    {"subprocess.Popen", "os.posix_spawn", "os.fork", "os.forkpty", "os.exec", "os.spawn"}
-    | {"os.system"}
+    [
+        "subprocess.Popen",
+        "os.posix_spawn",
+        "os.fork",
+        "os.forkpty",
+        "os.exec",
+        "os.spawn",
+        "os.system",
+    ]
 )
 # Programs a library starts once to learn about the machine (the openai client asks
 # platform.processor(), which runs `uname -p`): not a process a test starts.
@@ -141,6 +148,7 @@ def pytest_configure(config: pytest.Config) -> None:
         sys.addaudithook(watch.audit)
 
 
+@pytest.hookimpl(tryfirst=True)  # before -m selects by the marks
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     mark(items)
 
