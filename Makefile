@@ -9,7 +9,7 @@ BIN    := $(VENV)/bin
 RUNTIME_STAMP := $(VENV)/.installed-runtime
 DEV_STAMP     := $(VENV)/.installed
 
-.PHONY: run test lint typecheck check clean
+.PHONY: run test test-fast lint typecheck check clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,10 @@ run: $(RUNTIME_STAMP)
 
 test: $(DEV_STAMP)
 	$(BIN)/pytest $(PYTEST_ARGS)
+
+# The tests that need no other process, PostgreSQL or browser (tests/marks.py): seconds.
+test-fast: $(DEV_STAMP)
+	$(BIN)/pytest -m unit $(PYTEST_ARGS)
 
 lint: $(DEV_STAMP)
 	$(BIN)/ruff check src tests benchmarks examples

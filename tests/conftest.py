@@ -22,6 +22,9 @@ from tests import processes
 hypothesis_settings.register_profile("accord", deadline=None)
 hypothesis_settings.load_profile("accord")
 
+# The suite's marks, added at collection and checked while each test runs.
+pytest_plugins = ["tests.marks"]
+
 LOG_TAIL_CHARS = 6000
 
 

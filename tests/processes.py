@@ -1,13 +1,20 @@
 """What tests that start server processes share: a free port to give the server before it starts,
-and the handle on a started server (its log, a clean stop, a SIGKILL)."""
+the wait until it serves, and the handle on a started server (its log, a clean stop, a
+SIGKILL)."""
 
 from __future__ import annotations
 
 import signal
 import socket
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+import httpx
+from tests.waiting import eventually
+
+CARD = "/.well-known/agent-card.json"
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -15,6 +22,30 @@ def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket(family) as sock:
         sock.bind((host, 0))
         return int(sock.getsockname()[1])
+
+
+def wait_serving(
+    url: str,
+    process: subprocess.Popen[bytes],
+    log: Callable[[], str],
+    timeout_s: float = 60.0,
+    path: str = CARD,
+) -> None:
+    """Once the server ``process`` started answers ``url`` + ``path`` with a success; a
+    RuntimeError with the end of its ``log`` when it exits first or does not answer in time."""
+
+    def answers() -> bool:
+        if process.poll() is not None:
+            raise RuntimeError(f"{url}: the server exited: {log()[-3000:]}")
+        try:
+            return httpx.get(url + path, timeout=1).is_success
+        except httpx.HTTPError:
+            return False
+
+    try:
+        eventually(answers, f"{url}{path} to answer", timeout_s)
+    except AssertionError as exc:
+        raise RuntimeError(f"{exc}: {log()[-3000:]}") from None
 
 
 # The servers the running test started: a failing test's report shows the end of their logs.

@@ -105,6 +105,7 @@ def test_executor_examples_leave_make_runs_port_free() -> None:
     assert "9999" not in code  # `make run` serves there
 
 
+@pytest.mark.processes
 def test_serve_finds_an_agent_module_in_the_working_directory(tmp_path: Path) -> None:
     # docs/server.md: `accord serve --agent mymodule:agent` serves ./mymodule.py
     (tmp_path / "mymodule.py").write_text(

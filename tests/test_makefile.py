@@ -13,7 +13,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
-pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+pytestmark = [
+    pytest.mark.processes,
+    pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed"),
+]
 
 
 def would_run(target: str, clone: Path) -> list[str]:
@@ -55,6 +58,11 @@ def test_make_test_adds_the_dev_extras(clone: Path) -> None:
     assert commands[-1].startswith(".venv/bin/pytest")
     assert any(command.endswith("pip install -e '.[dev]'") for command in commands)
     assert not any("--quiet" in command or " -q" in command for command in installs(commands))
+
+
+def test_make_test_fast_runs_the_unit_tests_only(clone: Path) -> None:
+    commands = would_run("test-fast", clone)
+    assert commands[-1].startswith(".venv/bin/pytest -m unit")
 
 
 def test_make_run_after_make_test_installs_nothing_more(clone: Path) -> None:

@@ -6,7 +6,8 @@
 Every call is appended to a ledger file (``$ORDERS_LEDGER``, default ``orders-ledger.jsonl``),
 one JSON line each, so a test can prove what ran and how often. ``get_order`` reads (safe to
 run twice); ``refund`` and ``ship_replacement`` act (never twice). While a file named by
-``$ORDERS_SLOW`` exists, ``refund`` waits (a window to kill the server's caller mid-call).
+``$ORDERS_SLOW`` exists, ``refund`` waits (a window to kill the server's caller mid-call),
+and writes ``waiting`` in that file when it starts to (so a test knows the call is running).
 """
 
 from __future__ import annotations
@@ -49,6 +50,8 @@ def get_order(order_id: int) -> str:
 async def refund(order_id: int, reason: str) -> str:
     """Refund an order in full (money goes back to the customer)."""
     slow = os.environ.get("ORDERS_SLOW")
+    if slow and Path(slow).exists():
+        Path(slow).write_text("waiting")
     while slow and Path(slow).exists():
         await asyncio.sleep(0.05)
     _ledger("refund", order_id=order_id, reason=reason)

@@ -57,7 +57,7 @@ async def test_a_cancelled_wait_does_not_swallow_the_next_wake_up() -> None:
         waiting.cancel()
         await asyncio.gather(waiting, return_exceptions=True)
         bus.notify("task-1")  # wakes no future that nobody awaits any more
-        await asyncio.sleep(0.1)  # the timer, had it stayed, would have fired by now
+        await asyncio.sleep(0.1)  # a window: the timer, had it stayed, would have fired
         assert await sub.wait(timeout=5) is True
     assert bus.subscriber_count("task-1") == 0
 

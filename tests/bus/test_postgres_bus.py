@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 
 import asyncpg
 import pytest
+from tests.waiting import until
 
 from accord.agents.api import RequestContext, TaskHandle
 from accord.bus.postgres import PostgresBus
@@ -64,7 +65,7 @@ async def test_local_followers_wake_and_a_node_ignores_its_own_echo(
         assert await local.wait(PATIENCE)
         assert await remote.wait(PATIENCE)
         local.clear()
-        await asyncio.sleep(0.2)  # the echo of a's NOTIFY has come back by now, and is dropped
+        await asyncio.sleep(0.2)  # a window: the echo of a's NOTIFY comes back, and is dropped
         assert a.received == 0 and b.received == 1
         assert not await local.wait(0.01)
 
@@ -178,14 +179,18 @@ async def test_a_follower_on_another_engine_sees_every_event_in_order(pg_url: st
         created = await node_a.send_message(_request("go"), ALICE)
         assert isinstance(created, Task)
 
-        async def working() -> None:  # then both followers start from the same snapshot
-            while (await node_b.get_task(created.id, ALICE)).status.state != TaskState.WORKING:
-                await asyncio.sleep(0.01)
+        async def working() -> bool:  # then both followers start from the same snapshot
+            return (await node_b.get_task(created.id, ALICE)).status.state == TaskState.WORKING
 
-        await asyncio.wait_for(working(), PATIENCE)
+        await until(working, "the task WORKING on node B", timeout_s=PATIENCE)
         remote = asyncio.ensure_future(_collect(await node_b.subscribe(created.id, ALICE)))
         local = asyncio.ensure_future(_collect(await node_a.subscribe(created.id, ALICE)))
-        await asyncio.sleep(0.1)  # let both followers reach their wait (not needed for the result)
+        # both followers reach their wait (not needed for the result)
+        await until(
+            lambda: bus_a.subscriber_count(created.id) and bus_b.subscriber_count(created.id),
+            "both followers waiting",
+            timeout_s=PATIENCE,
+        )
         gate.set()
         remote_items, local_items = await asyncio.wait_for(asyncio.gather(remote, local), PATIENCE)
         seqs = [item.seq for item in remote_items]

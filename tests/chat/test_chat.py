@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from tests.dashboard.dashboard_agents import FIRST_TOKENS, LAST_TOKENS, conversation, streamer
 from tests.dashboard.server_proc import serve
 from textual.pilot import Pilot
@@ -244,6 +245,7 @@ async def test_joining_a_task_shows_what_was_said() -> None:
             )
 
 
+@pytest.mark.processes
 async def test_the_stream_resumes_after_the_server_restarts(tmp_path: Path) -> None:
     with serve(tmp_path, "dashboard_agents:conversation") as server:
         app = chat(server.url)
@@ -273,6 +275,7 @@ async def test_the_stream_resumes_after_the_server_restarts(tmp_path: Path) -> N
             assert said.count("after the restart") == 1, said
 
 
+@pytest.mark.processes
 def test_accord_chat_needs_a_terminal() -> None:
     """Run without one (a script, a pipe), it says so in one line instead of drawing."""
     accord = Path(sys.executable).with_name("accord")

@@ -6,15 +6,13 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
 from cutting_proxy import CuttingProxy, cutting_proxy
-from tests.processes import free_port
+from tests.processes import free_port, wait_serving
 
 HERE = Path(__file__).resolve().parent
 ACCORD = str(Path(sys.executable).with_name("accord"))
@@ -62,18 +60,7 @@ def accord_serve() -> Iterator[AccordServer]:
             env={**os.environ, "PYTHONPATH": pythonpath},
         )  # fmt: skip
         try:
-            deadline = time.monotonic() + 30
-            while True:
-                if process.poll() is not None:
-                    raise RuntimeError(Path(tmp, "serve.log").read_text()[-2000:])
-                try:
-                    if httpx.get(f"http://127.0.0.1:{port}/.well-known/agent-card.json").is_success:
-                        break
-                except httpx.HTTPError:
-                    pass
-                if time.monotonic() > deadline:
-                    raise RuntimeError("accord serve did not start")
-                time.sleep(0.1)
+            wait_serving(f"http://127.0.0.1:{port}", process, Path(tmp, "serve.log").read_text, 30)
             yield AccordServer(f"http://127.0.0.1:{proxy.port}", proxy)
         finally:
             process.terminate()

@@ -155,6 +155,7 @@ def test_unauthenticated_error_says_how_to_pass_a_token(accord_server: AccordSer
     assert "(the credentials given were refused)" in refused.stderr
 
 
+@pytest.mark.processes
 def test_refused_connection_names_the_address_and_asks_if_the_server_runs() -> None:
     port = free_port()  # nothing listens there
     result = accord("card", f"http://127.0.0.1:{port}", token=False)

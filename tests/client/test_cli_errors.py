@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 
+import pytest
 from accord_server import ACCORD, TOKEN, AccordServer
 from cli_run import accord, json_out
 
@@ -71,6 +72,7 @@ def test_shorthand_urls_like_httpie(accord_server: AccordServer) -> None:
         assert "echo: short" in result.stdout
 
 
+@pytest.mark.processes
 def test_an_invalid_url_is_one_line_and_exit_2() -> None:
     result = accord("card", "http://::1:9999", token=False)
     assert result.returncode == 2

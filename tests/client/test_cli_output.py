@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import click
+import pytest
 from accord_server import ACCORD, TOKEN, AccordServer
 from cli_run import accord, json_out
 
@@ -155,6 +156,7 @@ HEAVY = (
 )
 
 
+@pytest.mark.processes
 def test_help_and_version_load_neither_client_nor_server() -> None:
     code = (
         "import json, sys\n"

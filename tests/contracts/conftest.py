@@ -6,9 +6,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.marks import STORES
 
 
-@pytest.fixture(params=["memory", "sqlite", "postgres"])
+@pytest.fixture(params=STORES)
 def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     """Each store a contract lives in: memory, a SQLite file, a PostgreSQL schema."""
     if request.param == "memory":

@@ -4,12 +4,12 @@ and how notices from the other agent are checked."""
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import uuid
 from typing import Any
 
 import pytest
+from tests.waiting import until
 
 from accord.contracts.errors import (
     INVALID_ACCEPTANCE,
@@ -23,6 +23,7 @@ from accord.contracts.service import ContractService
 from accord.contracts.settings import Peer
 from accord.contracts.wire import CONTRACTS_URI, TRUST_URI, Notice, Reference
 from accord.core.caller import Caller
+from accord.core.records import TaskRecord
 from accord.signing.keys import KeySet
 from accord.wire.errors import A2AError
 from accord.wire.model import Message, Part, Role, SendMessageRequest, Task, TaskState
@@ -172,12 +173,13 @@ async def test_an_approval_needs_a_task_parked_for_it() -> None:
         assert isinstance(parked, Task)
         record = await service.approve("", interaction_id, parked.id, "alice")
         assert record.approvals[0].by == "alice"
-        for _ in range(100):
+
+        async def completed() -> TaskRecord | None:
             task = await service.engine.store.get_task(parked.id, "")
             assert task is not None
-            if task.state is TaskState.COMPLETED:
-                break
-            await asyncio.sleep(0.01)
+            return task if task.state is TaskState.COMPLETED else None
+
+        task = await until(completed, "the approved task to run")
         assert task.state is TaskState.COMPLETED
         # An approval is of that task: another task asking the same waits again.
         other = await send(service, document, action="purchase")

@@ -22,6 +22,7 @@ import msgspec
 import pytest
 from tests.harness.harness_proc import HarnessServer, start
 from tests.processes import free_port
+from tests.waiting import eventually, until
 
 from accord.client import ApiKey, Client, PermissionDeniedError
 from accord.contracts import documents
@@ -49,6 +50,8 @@ from accord.wire.model import (
 )
 from accord.wire.protobuf import to_proto
 from accord.wire.time import format_timestamp
+
+pytestmark = pytest.mark.processes
 
 ACCORD = Path(sys.executable).with_name("accord")
 OPERATOR_A = "operator-a-key-0123456789"
@@ -176,16 +179,6 @@ def contracts(server: HarnessServer, operator: str, *args: str) -> dict[str, Any
     return answer
 
 
-def until(probe: Any, what: str) -> Any:
-    deadline = time.monotonic() + PATIENCE_S
-    while True:
-        found = probe()
-        if found:
-            return found
-        assert time.monotonic() < deadline, f"waited {PATIENCE_S} s for {what}"
-        time.sleep(0.1)
-
-
 def negotiate(pair: Pair, tmp: Path, **extra: str) -> dict[str, Any]:
     """agent:a proposes (CLI), agent:b accepts (CLI): the active document, as agent:a has it."""
     terms_file = tmp / f"terms-{uuid.uuid4().hex}.json"
@@ -206,7 +199,9 @@ def negotiate(pair: Pair, tmp: Path, **extra: str) -> dict[str, Any]:
         record = contracts(pair.a, OPERATOR_A, "show", interaction_id)
         return record if record["interaction"]["status"] == "active" else None
 
-    record: dict[str, Any] = until(active_at_a, "agent:a to learn of the acceptance")
+    record: dict[str, Any] = eventually(
+        active_at_a, "agent:a to learn of the acceptance", PATIENCE_S
+    )
     return record["interaction"]
 
 
@@ -277,10 +272,10 @@ async def test_an_action_needing_approval_waits_for_a_person(pair: Pair, tmp_pat
         assert isinstance(task.status.state, TaskState)
         return task.status.state
 
-    deadline = time.monotonic() + PATIENCE_S
-    while await state() is not TaskState.COMPLETED:
-        assert time.monotonic() < deadline, "the approved task did not run"
-        time.sleep(0.1)
+    async def completed() -> bool:
+        return await state() is TaskState.COMPLETED
+
+    await until(completed, "the approved task to run", PATIENCE_S, every_s=0.1)
 
 
 async def test_after_a_cancel_messages_are_refused_and_its_tasks_cancelled(
@@ -298,7 +293,7 @@ async def test_after_a_cancel_messages_are_refused_and_its_tasks_cancelled(
         record = contracts(pair.b, OPERATOR_B, "show", interaction_id)
         return record if record["interaction"]["status"] == "cancelled" else None
 
-    record = until(cancelled_at_b, "agent:b to learn of the cancel")
+    record = eventually(cancelled_at_b, "agent:b to learn of the cancel", PATIENCE_S)
     assert record["ending"] == cancelled["ending"] | {"at": record["ending"]["at"]}
     await refused_with("contract_not_active", pair, document, "more", action="browse")
     async with Client.connect(pair.b.url, credentials=ApiKey(A_AT_B)) as client:
@@ -321,7 +316,7 @@ async def test_after_expiry_messages_are_refused(pair: Pair, tmp_path: Path) -> 
         record = contracts(pair.b, OPERATOR_B, "show", interaction_id)
         return bool(record["interaction"]["status"] == "expired")
 
-    until(expired_at_b, "the sweeper to expire the contract")
+    eventually(expired_at_b, "the sweeper to expire the contract", PATIENCE_S)
     await refused_with("contract_expired", pair, document, "late", action="browse")
     record = contracts(pair.b, OPERATOR_B, "show", interaction_id)
     assert [e["kind"] for e in record["events"]][-1] == "expired"

@@ -22,12 +22,14 @@ from pathlib import Path
 
 import httpx
 import pytest
-from tests.processes import free_port
+from tests.processes import free_port, wait_serving
 
 from accord.core.events import fold
 from accord.store.sqlite import SqliteStore
 from accord.wire.codec import decode, encode
 from accord.wire.model import StreamResponse, TaskState
+
+pytestmark = pytest.mark.processes
 
 HEADERS = {"A2A-Version": "1.0", "Content-Type": "application/json"}
 SLOW_AGENT = "crash_agents:steps"
@@ -48,17 +50,12 @@ def start_server(db: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
         stderr=subprocess.STDOUT,
         env=env,
     )  # fmt: skip
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"accord exited early: {log.read_text()[-2000:]}")
-        try:
-            httpx.get(f"http://127.0.0.1:{port}/.well-known/agent-card.json", timeout=0.5)
-            return process
-        except httpx.HTTPError:
-            time.sleep(0.05)
-    process.kill()
-    raise RuntimeError("accord did not start")
+    try:
+        wait_serving(f"http://127.0.0.1:{port}", process, log.read_text, 30)
+    except RuntimeError:
+        process.kill()
+        raise
+    return process
 
 
 @pytest.fixture
@@ -204,12 +201,10 @@ def test_sigkill_loses_nothing_acknowledged(tmp_path: Path, server_log: Path, se
         if process.poll() is None:
             process.kill()
     assert ack.tasks, "no task was acknowledged before the kill; the test proved nothing"
+    # Recovery runs at start-up, before the card is served: start_server waited for it.
     restarted = start_server(db, port, server_log)
-    try:
-        time.sleep(0.2)  # recovery runs at start-up, before the card is served
-    finally:
-        restarted.send_signal(signal.SIGTERM)
-        restarted.wait(15)
+    restarted.send_signal(signal.SIGTERM)
+    restarted.wait(15)
     checked = asyncio.run(check_store(db, ack))
     received = sum(len(events) for events in ack.events.values())
     print(

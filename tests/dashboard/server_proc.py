@@ -7,14 +7,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import httpx
-from tests.processes import free_port
+from tests.processes import free_port, wait_serving
 
 ACCORD = Path(sys.executable).with_name("accord")
 HERE = Path(__file__).resolve().parent
@@ -56,19 +54,11 @@ class Server:
             self.process = subprocess.Popen(
                 command, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=HERE
             )
-        deadline = time.monotonic() + 30
-        while True:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"accord serve exited: {self.log()[-3000:]}")
-            try:
-                if httpx.get(f"{self.url}/.well-known/agent-card.json", timeout=0.5).is_success:
-                    return
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                self.stop()
-                raise RuntimeError(f"accord serve did not start: {self.log()[-3000:]}")
-            time.sleep(0.05)
+        try:
+            wait_serving(self.url, self.process, self.log, 30)
+        except RuntimeError:
+            self.stop()
+            raise
 
     def stop(self) -> None:
         process = self.process

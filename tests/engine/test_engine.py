@@ -7,6 +7,7 @@ import gc
 from collections.abc import AsyncIterator
 
 import pytest
+from tests.waiting import until
 
 from accord.agents.api import AgentError, RequestContext, TaskHandle, WrongStateError
 from accord.agents.echo import echo
@@ -96,7 +97,8 @@ async def test_finished_runs_leave_nothing_for_the_garbage_collector(store: Memo
             for index in range(20):
                 await engine.send_message(request(f"hello {index}", message_id=f"m{index}"), ALICE)
                 await collect(await engine.send_streaming_message(request("again"), ALICE))
-            await asyncio.sleep(0.01)  # the runs' tasks finish
+            await until(lambda: not engine._live, "the runs to end")
+            await asyncio.sleep(0)  # and their asyncio tasks to finish
             gc.collect()
             left = {type(o).__name__ for o in gc.garbage}
         finally:
@@ -116,7 +118,7 @@ async def test_a_handle_kept_past_its_run_refuses_to_reply(store: MemoryStore) -
     async with Engine(store, keeper) as engine:
         answer = await engine.send_message(request("x"), ALICE)
         assert isinstance(answer, Task)
-        await asyncio.sleep(0.01)
+        await until(lambda: not engine._live, "the run to end")
         with pytest.raises(AgentError, match="has ended"):
             await kept[0].reply("too late")
 
@@ -225,7 +227,7 @@ async def test_subscribe_follows_until_terminal_and_resumes_after_seq(store: Mem
         assert isinstance(created, Task)
         stream = await engine.subscribe(created.id, ALICE)
         watchers = [asyncio.ensure_future(collect(stream)) for _ in range(1)]
-        await asyncio.sleep(0.05)
+        await until(lambda: engine.bus.subscriber_count(created.id), "the watcher to follow")
         gate.set()
         (items,) = await asyncio.gather(*watchers)
         assert items[0].response.which == "task"
@@ -252,7 +254,7 @@ async def test_recovery_fails_tasks_left_running(store: MemoryStore) -> None:
     await engine.start()
     send = asyncio.ensure_future(engine.send_message(request("x"), ALICE))
     await asyncio.wait_for(started.wait(), 2)
-    await asyncio.sleep(0.01)
+    await until(lambda: store.tasks_in_states(frozenset({TaskState.WORKING})), "a WORKING task")
     send.cancel()
     # Simulate a dead process: a new engine on the same store, without stopping the first.
     fresh = Engine(store, echo)

@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from tests.waiting import until
+
 from accord.agents.api import RequestContext, TaskHandle
 from accord.agents.echo import echo
 from accord.core.caller import Caller
@@ -47,10 +49,8 @@ async def test_a_run_is_held_and_released() -> None:
     async with Engine(store, echo) as engine:
         task = await engine.send_message(request("hello"), ALICE)
         assert isinstance(task, Task)
-        for _ in range(100):  # the release runs in the background once the run has ended
-            if len(store.calls) == 2:
-                break
-            await asyncio.sleep(0.01)
+        # the release runs in the background once the run has ended
+        await until(lambda: len(store.calls) == 2, "the release")
     assert store.calls == [("hold", task.id), ("release", task.id)]
 
 
@@ -76,8 +76,9 @@ async def test_recovery_spares_a_task_held_elsewhere_unless_holds_are_off() -> N
     await other_node.start()
     send = asyncio.ensure_future(other_node.send_message(request("x"), ALICE))
     await asyncio.wait_for(started.wait(), 2)
-    await asyncio.sleep(0.01)
-    (working,) = await store.tasks_in_states(frozenset({TaskState.WORKING}))
+    (working,) = await until(
+        lambda: store.tasks_in_states(frozenset({TaskState.WORKING})), "the task to be WORKING"
+    )
     store.elsewhere.add(working.id)
 
     holding = Engine(store, echo)
@@ -152,14 +153,19 @@ class GatedCommitStore(HoldingStore):
     def __init__(self) -> None:
         super().__init__()
         self.gate = asyncio.Event()
+        self.appending = 0  # appends on their way (waiting at the gate or being stored)
 
     async def append(self, *args: Any, **kwargs: Any) -> None:
-        await self.gate.wait()
-        await super().append(*args, **kwargs)
+        self.appending += 1
+        try:
+            await self.gate.wait()
+            await super().append(*args, **kwargs)
+        finally:
+            self.appending -= 1
 
     async def close(self) -> None:
         self.gate.set()
-        await asyncio.sleep(0.01)  # the appends complete while the store closes
+        await until(lambda: not self.appending, "the appends to complete while the store closes")
         await super().close()
 
 
@@ -170,13 +176,12 @@ async def test_a_run_whose_commit_completes_while_stopping_starts_no_release() -
     engine = Engine(store, echo)
     await engine.start()
     send = asyncio.ensure_future(engine.send_message(request("hello"), ALICE))
-    while not store.calls:
-        await asyncio.sleep(0.01)  # held: the run has started, its commit waits at the gate
-    await asyncio.sleep(0.01)
+    # held: the run has started, its commit waits at the gate
+    await until(lambda: store.calls and store.appending, "the run's commit to wait at the gate")
     await engine.stop()
     task = await asyncio.wait_for(send, 2)
     assert isinstance(task, Task) and task.status.state is TaskState.COMPLETED
-    await asyncio.sleep(0.05)
+    await asyncio.sleep(0.05)  # a window: a release, had one started, would be recorded by now
     assert store.calls == [("hold", task.id)]
 
 
@@ -217,8 +222,6 @@ async def test_a_run_whose_task_is_held_elsewhere_still_runs_and_releases_at_its
     async with Engine(store, echo) as engine:
         answer = await engine.send_message(follow_up(created), ALICE)
         assert isinstance(answer, Task) and answer.status.state is TaskState.COMPLETED
-        for _ in range(100):  # the release runs in the background once the run has ended
-            if len(store.calls) == 2:
-                break
-            await asyncio.sleep(0.01)
+        # the release runs in the background once the run has ended
+        await until(lambda: len(store.calls) == 2, "the release")
     assert store.calls == [("refused", created.id), ("release", created.id)]

@@ -8,6 +8,8 @@ import asyncio
 from pathlib import Path
 
 import pytest
+from tests.marks import STORES
+from tests.waiting import until
 
 from accord.agents.api import RequestContext, TaskHandle
 from accord.agents.echo import echo
@@ -43,7 +45,7 @@ def request(text: str, *, immediate: bool = False) -> SendMessageRequest:
     return SendMessageRequest(message=message)
 
 
-@pytest.fixture(params=["memory", "sqlite", "postgres"])
+@pytest.fixture(params=STORES)
 async def store(request: pytest.FixtureRequest, tmp_path: Path) -> TaskStore:
     if request.param == "memory":
         return MemoryStore()
@@ -70,11 +72,7 @@ def assert_task_limit(results: list[object]) -> list[A2AError]:
 
 async def settled(engine: Engine) -> None:
     """Every run has ended (runs stop in the background after their client is answered)."""
-    for _ in range(200):
-        if not engine._live:
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError(f"runs left behind: {list(engine._live)}")
+    await until(lambda: not engine._live, "every run to end")
 
 
 async def test_a_burst_of_sends_creates_exactly_the_limit(store: TaskStore) -> None:
@@ -148,10 +146,10 @@ async def test_the_run_of_a_refused_creation_is_stopped(store: TaskStore) -> Non
             return_exceptions=True,
         )
         assert_task_limit(results)
-        for _ in range(200):
-            if len(stopped) == BURST - LIMIT and len(engine._live) == LIMIT:
-                break
-            await asyncio.sleep(0.01)
+        await until(
+            lambda: len(stopped) == BURST - LIMIT and len(engine._live) == LIMIT,
+            "the refused runs to stop",
+        )
         assert len(stopped) == BURST - LIMIT  # the refused ones, long before their 60 s
         assert set(engine._live) == {r.id for r in results if isinstance(r, Task)}
         assert [await store.get_task(t, None) for t in stopped] == [None] * len(stopped)
@@ -177,10 +175,8 @@ async def test_remote_mode_creations_stop_at_the_limit(store: TaskStore) -> None
         assert_task_limit(results)
         assert results.count("task") == LIMIT
         assert await store.count_tasks("t1") == LIMIT
-        for _ in range(200):  # the refused ones' runs end; the created ones wait for workers
-            if len(engine._live) == LIMIT:
-                break
-            await asyncio.sleep(0.01)
+        # the refused ones' runs end; the created ones wait for workers
+        await until(lambda: len(engine._live) == LIMIT, "the refused runs to end")
         assert len(engine._live) == LIMIT
 
 

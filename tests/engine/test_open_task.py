@@ -5,11 +5,12 @@ limit; reads see only the opener's tenant."""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import pytest
 from tests.engine.test_continuation import message
+from tests.marks import STORES
+from tests.waiting import until
 
 from accord.agents.api import AgentError, RequestContext, TaskHandle
 from accord.core import agent as moves
@@ -136,7 +137,7 @@ class Naming:
         await task.complete(f"ran on {ctx.text}")
 
 
-@pytest.mark.parametrize("kind", ["memory", "sqlite", "postgres"])
+@pytest.mark.parametrize("kind", STORES)
 async def test_a_named_task_is_opened_once_and_run_task_starts_its_run(
     kind: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
@@ -162,11 +163,7 @@ async def test_a_named_task_is_opened_once_and_run_task_starts_its_run(
             child = await engine.get_task(name, ALICE)
             return child if child.status.state is TaskState.COMPLETED else None
 
-        for _ in range(500):
-            child = await ran()
-            if child is not None:
-                break
-            await asyncio.sleep(0.01)
+        child = await until(ran, "the child task to complete")
         assert child is not None and child.status.message.text() == "ran on the brief"  # type: ignore[union-attr]
     finally:
         await engine.stop()

@@ -8,6 +8,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
+from tests.waiting import until
 
 from accord.agents.api import RequestContext, TaskHandle
 from accord.core.caller import Caller
@@ -97,10 +98,9 @@ async def test_a_retry_while_the_first_runs_waits_for_its_turn(store: TaskStore)
     agent.hold.clear()
     async with Engine(store, agent) as engine:
         first = asyncio.ensure_future(engine.send_message(request("slow", "m-1"), ALICE))
-        while agent.turns == 0:
-            await asyncio.sleep(0.01)
+        await until(lambda: agent.turns, "the first turn")
         again = asyncio.ensure_future(engine.send_message(request("slow", "m-1"), ALICE))
-        await asyncio.sleep(0.05)
+        await asyncio.sleep(0.05)  # a window: the retry, were it not waiting, would answer now
         assert not again.done()  # it waits for the first one's turn, as the first does
         agent.hold.set()
         one, two = await asyncio.gather(first, again)
@@ -131,7 +131,8 @@ async def test_a_direct_reply_is_given_again(store: TaskStore) -> None:
 
     async with Engine(store, answer) as engine:
         first = await engine.send_message(request("hi", "m-1"), ALICE)
-        await asyncio.sleep(0.05)  # (the answer is recorded by a write of its own)
+        # The answer is recorded by a write of its own (keyed "m:" + the messageId).
+        await until(lambda: store.find_request("t1", "alice", "m:m-1"), "the answer recorded")
         again = await engine.send_message(request("hi", "m-1"), ALICE)
         assert isinstance(first, Message) and isinstance(again, Message)
         assert again.parts[0].text == first.parts[0].text == "reply 1"

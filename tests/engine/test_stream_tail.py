@@ -8,6 +8,8 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
+from tests.waiting import until
+
 from accord.agents.api import RequestContext, TaskHandle
 from accord.agents.echo import echo
 from accord.core.caller import Caller
@@ -37,6 +39,7 @@ class CountingStore(MemoryStore):
         self.event_reads = 0
         self.task_reads = 0
         self.gate: asyncio.Event | None = None
+        self.at_gate = 0  # appends waiting for it
 
     async def read_events(self, task_id: str, after_seq: int, limit: int = 1000) -> list[Event]:
         self.event_reads += 1
@@ -48,6 +51,7 @@ class CountingStore(MemoryStore):
 
     async def append(self, *args: Any, **kwargs: Any) -> None:
         if self.gate is not None:
+            self.at_gate += 1
             await self.gate.wait()
         await super().append(*args, **kwargs)
 
@@ -80,8 +84,8 @@ async def test_a_stream_read_after_its_run_ended_still_takes_the_turns_events_fr
     store = CountingStore()
     async with Engine(store, echo) as engine:
         stream = await engine.send_streaming_message(request("hi"), ALICE)
-        while engine._live:  # the run ends (and leaves the engine) before the stream is read
-            await asyncio.sleep(0.001)
+        # the run ends (and leaves the engine) before the stream is read
+        await until(lambda: not engine._live, "the run to end", every_s=0.001)
         items = await collect(stream)
         assert [item.seq for item in items] == [1, 2, 3, 4]
         assert (store.event_reads, store.task_reads) == (0, 0)
@@ -93,7 +97,8 @@ async def test_a_stream_waits_for_an_append_in_flight_without_reading_the_store(
         store.gate = asyncio.Event()
         stream = await engine.send_streaming_message(request("hi"), ALICE)
         reading = asyncio.ensure_future(collect(stream))
-        await asyncio.sleep(0.01)  # the agent has decided everything; nothing is stored yet
+        # the agent has decided everything; nothing is stored yet
+        await until(lambda: store.at_gate, "an append to wait at the gate")
         assert not reading.done()
         store.gate.set()
         items = await reading

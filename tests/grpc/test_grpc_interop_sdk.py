@@ -13,7 +13,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -32,6 +31,9 @@ from a2a.utils.errors import (
     UnsupportedOperationError,
 )
 from tests.processes import free_port as _free_port
+from tests.processes import wait_serving
+
+pytestmark = pytest.mark.processes
 
 TOKEN = "grpc-interop-token"
 CONFIG = f"""
@@ -67,18 +69,7 @@ def base_url() -> Iterator[str]:
         )  # fmt: skip
         url = f"http://127.0.0.1:{port}"
         try:
-            deadline = time.monotonic() + 30
-            while True:
-                if process.poll() is not None:
-                    raise RuntimeError(Path(tmp, "serve.log").read_text()[-2000:])
-                try:
-                    if httpx.get(f"{url}/.well-known/agent-card.json").is_success:
-                        break
-                except httpx.HTTPError:
-                    pass
-                if time.monotonic() > deadline:
-                    raise RuntimeError("accord serve did not start")
-                time.sleep(0.1)
+            wait_serving(url, process, Path(tmp, "serve.log").read_text, 30)
             yield url
         finally:
             process.terminate()

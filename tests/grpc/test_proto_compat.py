@@ -162,6 +162,7 @@ def _drop_json_names(file: descriptor_pb2.FileDescriptorProto) -> None:
         ("accord.wire._proto.a2a_pb2_grpc", "a2a.types.a2a_pb2_grpc"),
     ],
 )
+@pytest.mark.processes
 def test_both_schemas_import_in_one_process(order: tuple[str, str]) -> None:
     code = "import importlib, sys\nfor name in sys.argv[1:]: importlib.import_module(name)\n"
     done = subprocess.run(

@@ -3,13 +3,13 @@ what they are sent (or refuse while down), and waiting for deliveries."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from tests.harness.engine_kit import Recorder
+from tests.waiting import until
 
 from accord.client.errors import ConnectionFailedError
 from accord.engine import Engine
@@ -63,9 +63,7 @@ class Agents:
         return [message for who, message in self.got if who == agent_id]
 
     async def wait(self, count: int) -> None:
-        async with asyncio.timeout(10):
-            while len(self.got) < count:
-                await asyncio.sleep(0.01)
+        await until(lambda: len(self.got) >= count, f"{count} messages sent to the agents")
 
 
 class _Client:

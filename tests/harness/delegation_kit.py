@@ -4,9 +4,8 @@ waiting for what the follower does in the background."""
 
 from __future__ import annotations
 
-import asyncio
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
@@ -74,18 +73,6 @@ async def delegating(
         yield engine, agent
     finally:
         await engine.stop()
-
-
-async def until(check: Callable[[], Awaitable[T | None]], what: str, timeout_s: float = 10) -> T:
-    """``check()``'s first truthy answer; fails naming ``what`` after the wait."""
-    deadline = asyncio.get_running_loop().time() + timeout_s
-    while True:
-        found = await check()
-        if found:
-            return found
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(f"gave up waiting for {what}")
-        await asyncio.sleep(0.01)
 
 
 async def read(engine: Engine, task_id: str) -> Task:

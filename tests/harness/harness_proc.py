@@ -7,30 +7,16 @@ import json
 import os
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-import httpx
-from tests.processes import ServerProcess, free_port
+from tests.processes import ServerProcess, free_port, wait_serving
 
 ACCORD = Path(sys.executable).with_name("accord")
 HERE = Path(__file__).resolve().parent
 SCRIPT = [{"text": f"answer {n}"} for n in range(1, 50)]
-
-
-def eventually(check: Callable[[], Any], what: str, timeout_s: float = 30.0) -> Any:
-    """``check()``'s first truthy answer (polling); fails naming ``what`` after the wait."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        found = check()
-        if found:
-            return found
-        time.sleep(0.05)
-    raise AssertionError(f"gave up waiting for {what}")
 
 
 @dataclass
@@ -80,19 +66,12 @@ def start(
         environ["PYTHONPATH"] = os.pathsep.join(filter(None, paths))
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=environ)
     server = HarnessServer(process, log_path, f"http://127.0.0.1:{port}", grpc_port)
-    deadline = time.monotonic() + 30
-    while True:
-        if process.poll() is not None:
-            raise RuntimeError(f"accord serve exited: {server.log()[-3000:]}")
-        try:
-            if httpx.get(f"{server.url}/.well-known/agent-card.json", timeout=0.5).is_success:
-                return server
-        except httpx.HTTPError:
-            pass
-        if time.monotonic() > deadline:
-            server.stop()
-            raise RuntimeError(f"accord serve did not start: {server.log()[-3000:]}")
-        time.sleep(0.05)
+    try:
+        wait_serving(server.url, process, server.log, 30)
+    except RuntimeError:
+        server.stop()
+        raise
+    return server
 
 
 @contextmanager

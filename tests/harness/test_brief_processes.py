@@ -14,10 +14,14 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from tests.harness.harness_proc import HarnessServer, eventually, start, write_settings
+import pytest
+from tests.harness.harness_proc import HarnessServer, start, write_settings
+from tests.waiting import eventually
 
 from accord.core import agent as moves
 from accord.store import open_store
+
+pytestmark = pytest.mark.processes
 
 TASK_KEY = "io.github.madarauchiha-314.tiny-harness/task"
 STATUS_KEY = "io.github.madarauchiha-314.tiny-harness/status"

@@ -12,11 +12,12 @@ import msgspec
 import pytest
 from tests.harness.channel_kit import asking, channel, with_agents
 from tests.harness.engine_kit import ALICE, Recorder, brief, said, send, sub_state
+from tests.waiting import until
 
 from accord.core.caller import Caller
 from accord.harness import Conversation, HarnessAgent
 from accord.harness.channels.outbox import TASK_REF_KEY, DeliverySettings
-from accord.harness.channels.outbox_store import channel_outbox
+from accord.harness.channels.outbox_store import ChannelOutbox, channel_outbox
 from accord.harness.hooks import HookAbort
 from accord.harness.hooks.operations import ChannelReceived, MessageReceived
 from accord.harness.wire import CHANNEL_MEDIA_TYPE, EVENT_MEDIA_TYPE, TASK_KEY
@@ -43,9 +44,20 @@ def team(*channels: dict[str, object]) -> list[Part]:
 async def settled(task: Task, store: TaskStore) -> None:
     """Wait until the outbox owes nothing more for ``task``."""
     outbox = channel_outbox(store)
-    async with asyncio.timeout(10):
-        while any(row.state == "pending" for row in await outbox.deliveries(task.id)):
-            await asyncio.sleep(0.01)
+
+    async def owes_nothing() -> bool:
+        return not any(row.state == "pending" for row in await outbox.deliveries(task.id))
+
+    await until(owes_nothing, "the outbox to owe nothing")
+
+
+async def failures(outbox: ChannelOutbox, task_id: str, count: int) -> bool:
+    """Whether a delivery of the task's has failed ``count`` times (its reason recorded)."""
+    return any(row.failures >= count for row in await outbox.deliveries(task_id))
+
+
+async def failing(outbox: ChannelOutbox, task_id: str) -> bool:
+    return any(row.state == "failing" for row in await outbox.deliveries(task_id))
 
 
 async def test_a_help_request_reaches_only_its_addressee_once_and_its_reply_resumes() -> None:
@@ -116,9 +128,7 @@ async def test_an_agent_down_for_a_while_gets_every_message_once_in_order() -> N
             part = channel(channel_id="ops", sender="alice", text=f"m{n}")
             await send(engine, ALICE, [part], task.id)
         outbox = channel_outbox(engine.store)
-        async with asyncio.timeout(10):  # failures are recorded, with their reason
-            while not any(r.failures >= 2 for r in await outbox.deliveries(task.id)):
-                await asyncio.sleep(0.01)
+        await until(lambda: failures(outbox, task.id, 2), "failures recorded with their reason")
         assert agents.got == []
         [row, *_] = await outbox.deliveries(task.id)
         assert "ConnectionFailedError: connection refused" in row.last_error
@@ -141,9 +151,7 @@ async def test_delivery_gives_up_after_max_attempts_and_the_next_message_goes_on
         task = await send(engine, ALICE, team(ops))
         await send(engine, ALICE, [channel(channel_id="ops", sender="alice", text="lost")], task.id)
         outbox = channel_outbox(engine.store)
-        async with asyncio.timeout(10):
-            while not any(r.state == "failing" for r in await outbox.deliveries(task.id)):
-                await asyncio.sleep(0.01)
+        await until(lambda: failing(outbox, task.id), "the delivery to be failing")
         assert agents.attempts == 2
         agents.down.clear()
         await send(engine, ALICE, [channel(channel_id="ops", sender="alice", text="next")], task.id)
@@ -232,7 +240,7 @@ async def test_a_message_a_hook_refuses_is_relayed_and_delivered_to_nobody() -> 
         task = await send(engine, ALICE, [fine], task.id)
         await agents.wait(2)
         await settled(task, engine.store)
-        await asyncio.sleep(0.2)  # (anything more the outbox would send has had its chance)
+        await asyncio.sleep(0.2)  # a window: anything more the outbox would send has its chance
         # Only the message let through reached the agents, each once.
         assert sorted((w, m.parts[-1].data["text"]) for w, m in agents.got) == [
             ("helper", "lunch at noon, shh"),

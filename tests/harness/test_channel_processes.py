@@ -21,12 +21,15 @@ from google.protobuf import json_format
 from google.rpc import status_pb2
 from tests.harness.harness_proc import (
     HarnessServer,
-    eventually,
     harness_serve,
     start,
     write_settings,
 )
+from tests.marks import POSTGRES
 from tests.processes import free_port
+from tests.waiting import eventually
+
+pytestmark = pytest.mark.processes
 
 CHANNEL_MEDIA_TYPE = "application/vnd.tiny-harness.channel+json"
 EVENT_MEDIA_TYPE = "application/vnd.tiny-harness.event+json"
@@ -323,7 +326,7 @@ def test_kill_9_after_the_append_and_before_the_delivery_delivers_once_after_res
         b.stop()
 
 
-@pytest.mark.parametrize("store_kind", ["sqlite", "postgresql"])
+@pytest.mark.parametrize("store_kind", ["sqlite", POSTGRES])
 def test_kill_9_between_the_append_and_the_handling_handles_the_message_once_after_restart(
     tmp_path: Path, store_kind: str, request: pytest.FixtureRequest
 ) -> None:

@@ -26,6 +26,7 @@ from tests.harness.engine_kit import (
     send,
     sub_state,
 )
+from tests.waiting import until
 
 from accord.agents.api import RequestContext, TaskHandle
 from accord.core.caller import Caller
@@ -318,9 +319,12 @@ async def test_one_answer_may_ask_several_participants_and_a_bad_ask_is_an_error
         task = await send(engine, ALICE, brief(TEAM))
         parked = await send(engine, ALICE, "ask all", task.id)
         assert said(parked) == "@bob Venue?" and sub_state(parked) == "awaiting-answer"
-        async with asyncio.timeout(5):  # (the further questions follow the parking)
-            while len(help_requests(task := await engine.get_task(task.id, ALICE))) < 2:
-                await asyncio.sleep(0.01)
+
+        async def asked_twice() -> Task | None:  # (the further questions follow the parking)
+            got = await engine.get_task(task.id, ALICE)
+            return got if len(help_requests(got)) >= 2 else None
+
+        task = await until(asked_twice, "the further questions")
         assert [m.parts[0].text for m in help_requests(task)] == ["@bob Venue?", "@carol Date?"]
         assert sub_state(task) == "awaiting-answer"
         assert results == []  # the turn ended with the questions: no model call after them

@@ -22,6 +22,7 @@ from tests.harness.engine_kit import (
     send,
     sub_state,
 )
+from tests.waiting import until
 
 from accord.harness import Conversation, HarnessAgent
 from accord.harness.commands import Argument, CommandSpec
@@ -369,8 +370,7 @@ async def test_a_command_sent_while_a_turn_runs_is_answered_at_once_and_the_turn
     async with running(model=slow) as (engine, _):
         task = await send(engine, ALICE, "one")
         turn = asyncio.ensure_future(send(engine, ALICE, "two", task.id))
-        while len(seen) < 2:
-            await asyncio.sleep(0.01)
+        await until(lambda: len(seen) == 2, "the second turn")
         status = await send(engine, ALICE, "/status", task.id)
         assert status.status.state is TaskState.WORKING
         assert said(status).splitlines()[1] == "State: WORKING"

@@ -21,6 +21,8 @@ from tests.harness.harness_proc import HarnessServer, start, write_settings
 from tests.harness.test_harness_sdk import as_, client_for
 from tests.harness.test_harness_sdk import message as request
 
+pytestmark = pytest.mark.processes
+
 BINDINGS = ["JSONRPC", "HTTP+JSON", "GRPC"]
 ROOT = Path(__file__).resolve().parents[2]
 STATUS_KEY = "io.github.madarauchiha-314.tiny-harness/status"

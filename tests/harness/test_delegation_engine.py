@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tests.harness.delegation_kit import Scripts, delegating, read, spawn, until
+from tests.harness.delegation_kit import Scripts, delegating, read, spawn
 from tests.harness.engine_kit import (
     ALICE,
     BOB,
@@ -22,6 +22,7 @@ from tests.harness.engine_kit import (
     send,
     sub_state,
 )
+from tests.waiting import until
 
 from accord.harness import HarnessAgent, ToolCall
 from accord.harness.core.delegation import Brief, children_of, info_of

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from tests.harness.delegation_proc import (
     A_ENV,
     ALICE,
@@ -20,10 +21,13 @@ from tests.harness.delegation_proc import (
     card_server,
     rpc,
 )
-from tests.harness.harness_proc import HarnessServer, eventually, start
+from tests.harness.harness_proc import HarnessServer, start
 from tests.processes import free_port
+from tests.waiting import eventually
 
 from sdk_servers.fixtures import sdk_echo_server
+
+pytestmark = pytest.mark.processes
 
 EVENT_MEDIA_TYPE = "application/vnd.tiny-harness.event+json"
 STATUS_KEY = "io.github.madarauchiha-314.tiny-harness/status"

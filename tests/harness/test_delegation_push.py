@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from tests.harness.delegation_proc import A_ENV, a_config, b_config, rpc
-from tests.harness.harness_proc import HarnessServer, eventually, start
+from tests.harness.harness_proc import HarnessServer, start
 from tests.harness.test_delegation_processes import (
     B_AS_A,
     brief,
@@ -29,8 +30,11 @@ from tests.harness.test_delegation_processes import (
     told,
 )
 from tests.processes import free_port
+from tests.waiting import eventually
 
 from sdk_servers.fixtures import sdk_echo_server
+
+pytestmark = pytest.mark.processes
 
 SLOW = "[harness.delivery]\nretry_base_s = 3600\nretry_max_s = 3600\npoll_interval_s = 3600\n"
 LOOPBACK_PUSH = 'push_allow_hosts = ["127.0.0.1/32"]\n'
@@ -120,7 +124,7 @@ def test_b_pushes_a_back_to_its_sub_task_after_a_restart_while_a_waits(tmp_path:
         headers = {"X-A2A-Notification-Token": token, "Content-Type": "text/plain"}
         assert httpx.post(doorbell, content=b"{}", headers=headers).status_code == 415
         assert httpx.get(doorbell, headers=headers).status_code == 405
-        time.sleep(0.5)
+        time.sleep(0.5)  # a window: a refused push, had it been read, would change the reference
         assert remote_of(a, child) == cut
         assert token not in a.log()
         # B comes back, finishes its turn and pushes: A reads the task there at once.

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import json
 import subprocess
-import time
 from pathlib import Path
 
 import httpx
+import pytest
 from tests.harness.harness_proc import ACCORD
-from tests.processes import free_port
+from tests.processes import free_port, wait_serving
+
+pytestmark = pytest.mark.processes
 
 REPO = Path(__file__).resolve().parents[2]
 HEADERS = {"A2A-Version": "1.0", "Content-Type": "application/json", "X-Participant-Id": "alice"}
@@ -44,16 +46,7 @@ def test_the_offline_demo_runs_as_documented(tmp_path: Path) -> None:
         process = subprocess.Popen(command, cwd=tmp_path, stdout=out, stderr=out)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            assert process.poll() is None, log.read_text()
-            try:
-                if httpx.get(f"{url}/.well-known/agent-card.json").is_success:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, log.read_text()
-            time.sleep(0.1)
+        wait_serving(url, process, log.read_text, 30)
         first = send(url, "my blender order 48213 arrived cracked")
         status = first["status"]  # type: ignore[index]
         assert "Would you like a refund or a replacement?" in json.dumps(status)

@@ -10,6 +10,8 @@ from collections.abc import Iterator
 import pytest
 from tests.harness.harness_proc import ACCORD, HarnessServer, harness_serve
 
+pytestmark = pytest.mark.processes
+
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HarnessServer]:

@@ -12,6 +12,7 @@ from typing import Any
 
 import msgspec
 import pytest
+from tests.waiting import until
 
 from accord.core.caller import Caller
 from accord.core.events import Event, fold
@@ -429,10 +430,9 @@ async def test_messages_that_arrive_mid_turn_join_it(store: MemoryStore) -> None
     try:
         task = await send(engine, ALICE, "one")
         first = asyncio.ensure_future(send(engine, ALICE, "two", task.id))
-        while len(seen) < 2:
-            await asyncio.sleep(0.01)
+        await until(lambda: len(seen) == 2, "the second turn")
         second = asyncio.ensure_future(send(engine, ALICE, "three", task.id))
-        await asyncio.sleep(0.05)
+        await until(lambda: last_said(engine, task.id, "three"), "the third message stored")
         release.set()
         ended = await asyncio.wait_for(asyncio.gather(first, second), 5)
         # Both requests end with the turn that answered both messages.
@@ -485,7 +485,7 @@ async def test_a_message_that_comes_while_a_turn_parks_gets_a_turn_of_its_own() 
         second = asyncio.ensure_future(send(engine, ALICE, "two", task.id))
         await asyncio.wait_for(store.held.wait(), 5)  # turn 2 is parking
         third = asyncio.ensure_future(send(engine, ALICE, "three", task.id))
-        await asyncio.sleep(0.05)
+        await until(lambda: last_said(engine, task.id, "three"), "the third message stored")
         store.release.set()
         ended = await asyncio.wait_for(asyncio.gather(second, third), 5)
         assert status_text(ended[0]) == "answer 2"
@@ -538,3 +538,8 @@ async def test_the_conversation_example_serves_as_documented(store: MemoryStore)
         assert stranger.value.kind is ErrorKind.TASK_NOT_FOUND
     finally:
         await engine.stop()
+
+
+async def last_said(engine: Engine, task_id: str, text: str) -> bool:
+    """Whether the task's newest message says ``text`` (a message stored joins the turn)."""
+    return (await engine.get_task(task_id, ALICE)).history[-1].text() == text

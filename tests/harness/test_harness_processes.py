@@ -14,6 +14,10 @@ from typing import Any
 import httpx
 import pytest
 from tests.harness.harness_proc import HarnessServer, start, write_settings
+from tests.marks import POSTGRES
+from tests.waiting import eventually
+
+pytestmark = pytest.mark.processes
 
 STATUS_KEY = "io.github.madarauchiha-314.tiny-harness/status"
 TASK_KEY = "io.github.madarauchiha-314.tiny-harness/task"
@@ -96,7 +100,7 @@ def test_kill_9_keeps_every_parked_conversation(tmp_path: Path) -> None:
         server.stop()
 
 
-@pytest.mark.parametrize("store_kind", ["sqlite", "postgresql"])
+@pytest.mark.parametrize("store_kind", ["sqlite", POSTGRES])
 def test_kill_9_between_a_messages_append_and_its_turn_runs_the_turn_once_after_restart(
     tmp_path: Path, store_kind: str, request: pytest.FixtureRequest
 ) -> None:
@@ -131,12 +135,12 @@ def test_kill_9_between_a_messages_append_and_its_turn_runs_the_turn_once_after_
     for round_ in (2, 3):  # restarted; then once more, with nothing owed
         server = start(tmp_path, store, config, name=f"run-{round_}", grpc=False)
         try:
-            deadline = time.monotonic() + 30
-            while status_text(after := get(server, "alice", task["id"])) != "answer 2":
-                assert time.monotonic() < deadline, "the owed turn never ran"
-                time.sleep(0.1)
+            after = eventually(
+                lambda s=server: answered(get(s, "alice", task["id"]), "answer 2"),
+                "the owed turn to run",
+            )
             assert after["metadata"][STATUS_KEY] == {"sub_state": "awaiting-next-message"}
-            time.sleep(0.5)  # (a second turn, were one started, would have answered now)
+            time.sleep(0.5)  # a window: a second turn, were one started, would answer in it
             history = get(server, "alice", task["id"])["history"]
             answers = [m["parts"][0]["text"] for m in history if m["role"] == "ROLE_AGENT"]
             assert answers == ["answer 1", "answer 2"]  # its turn, once
@@ -195,11 +199,17 @@ class Background:
         return self.answer
 
 
+def answered(task: dict[str, Any], text: str) -> dict[str, Any] | None:
+    """The task if its status message says ``text``."""
+    return task if status_text(task) == text else None
+
+
 def wait_for_state(server: HarnessServer, who: str, task_id: str, state: str) -> None:
-    deadline = time.monotonic() + 10
-    while get(server, who, task_id)["status"]["state"] != state:
-        assert time.monotonic() < deadline, f"the task never became {state}"
-        time.sleep(0.05)
+    eventually(
+        lambda: get(server, who, task_id)["status"]["state"] == state,
+        f"the task to become {state}",
+        timeout_s=10,
+    )
 
 
 def test_a_completion_sent_to_one_node_cuts_the_turn_running_on_another(
@@ -236,7 +246,7 @@ def test_a_refused_completion_on_one_node_also_cuts_the_turn_on_another(
     cut = running.result(timeout=20)
     assert status_text(cut) == refusal
     # Long after A's turn would have answered, it has not: it stopped when B parked the task.
-    time.sleep(4)
+    time.sleep(4)  # a window: the 3 s turn, had it gone on, would have answered in it
     after = get(a, "alice", task["id"])
     assert status_text(after) == refusal
     texts = [p.get("text") for m in after["history"] for p in m["parts"]]

@@ -17,6 +17,8 @@ from a2a.utils.errors import A2AError, TaskNotFoundError
 from google.protobuf import json_format, struct_pb2
 from tests.harness.harness_proc import HarnessServer, harness_serve
 
+pytestmark = pytest.mark.processes
+
 BINDINGS = ["JSONRPC", "HTTP+JSON", "GRPC"]
 STATUS_KEY = "io.github.madarauchiha-314.tiny-harness/status"
 TASK_KEY = "io.github.madarauchiha-314.tiny-harness/task"

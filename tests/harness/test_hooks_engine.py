@@ -9,7 +9,6 @@ import json
 from typing import Any
 
 import pytest
-from tests.harness.delegation_kit import until
 from tests.harness.engine_kit import (
     ALICE,
     BOB,
@@ -26,6 +25,7 @@ from tests.harness.engine_kit import (
     send,
     sub_state,
 )
+from tests.waiting import until
 
 from accord.engine import Engine
 from accord.harness import Conversation, HarnessAgent, HarnessSettings

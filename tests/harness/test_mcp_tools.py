@@ -52,6 +52,7 @@ async def orders(request: pytest.FixtureRequest, ledger: Path) -> AsyncIterator[
         await server.stop()
 
 
+@pytest.mark.processes
 async def test_the_servers_tools_are_offered_with_safe_names(orders: McpServer) -> None:
     tools = {tool.spec.name: tool for tool in orders.tools}
     assert set(tools) == {"orders_get_order", "orders_refund", "orders_ship_replacement"}
@@ -62,6 +63,7 @@ async def test_the_servers_tools_are_offered_with_safe_names(orders: McpServer) 
     assert "Refund an order" in tools["orders_refund"].spec.description
 
 
+@pytest.mark.processes
 async def test_calls_answer_and_reach_the_server(orders: McpServer, ledger: Path) -> None:
     tools = {tool.spec.name: tool for tool in orders.tools}
     found = await tools["orders_get_order"].call({"order_id": 48213}, CONTEXT)
@@ -72,6 +74,7 @@ async def test_calls_answer_and_reach_the_server(orders: McpServer, ledger: Path
     assert calls == ["get_order", "refund"]
 
 
+@pytest.mark.processes
 async def test_a_failing_tool_is_an_error_result(orders: McpServer) -> None:
     tools = {tool.spec.name: tool for tool in orders.tools}
     missing = await tools["orders_get_order"].call({"order_id": 1}, CONTEXT)
@@ -80,6 +83,7 @@ async def test_a_failing_tool_is_an_error_result(orders: McpServer) -> None:
     assert wrong.error
 
 
+@pytest.mark.processes
 async def test_a_server_that_is_gone_is_an_error_result(orders: McpServer) -> None:
     tool = orders.tools[0]
     await orders.stop()

@@ -25,6 +25,9 @@ import pytest
 from tests.harness.fake_openai import FakeOpenAI, Reply
 from tests.harness.harness_proc import HarnessServer, start
 from tests.harness.orders_mcp import ORDERS, orders_over_http
+from tests.waiting import eventually
+
+pytestmark = pytest.mark.processes
 
 HEADERS = {"A2A-Version": "1.0", "Content-Type": "application/json", "X-Participant-Id": "alice"}
 
@@ -184,9 +187,8 @@ def test_kill_9_never_runs_a_tool_twice_nor_repeats_an_answered_model_call(
         server = start(tmp_path, store, config, name=f"tool-{round_}", grpc=False)
         asked_before = len(fake.requests)
         in_background(send, server, "refund it")
-        while len(fake.requests) < asked_before + 1:
-            time.sleep(0.02)
-        time.sleep(1.0)  # the model answered and the refund runs (and hangs)
+        # the model answered and the refund runs (and hangs)
+        eventually(lambda: slow.read_text() == "waiting", "the refund to run", every_s=0.02)
         server.kill()
         slow.unlink()  # the orphaned call may finish now: it ran once, never twice
         # A model stream cut by kill -9 while it writes.
@@ -195,9 +197,12 @@ def test_kill_9_never_runs_a_tool_twice_nor_repeats_an_answered_model_call(
         )
         server = start(tmp_path, store, config, name=f"after-tool-{round_}", grpc=False)
         in_background(lambda s, t: list(stream(s, t)), server, "and then?")
-        while not fake.sent_at or len(fake.requests) < asked_before + 3:
-            time.sleep(0.02)
-        time.sleep(0.3)
+        eventually(
+            lambda asked=asked_before + 3: fake.sent_at and len(fake.requests) >= asked,
+            "the model to start writing",
+            every_s=0.02,
+        )
+        time.sleep(0.3)  # a moment into the stream (it lasts 2 s): the kill cuts it mid-way
         server.kill()
         server = start(tmp_path, store, config, name=f"after-stream-{round_}", grpc=False)
         try:
@@ -235,16 +240,16 @@ def test_kill_9_of_a_turn_a_message_joined_resumes_it_from_its_own_journal(
     try:
         task = send(server, "hi")
         in_background(send, server, "refund order 48213", task["id"])
-        while len(fake.requests) < 2:
-            time.sleep(0.02)
-        time.sleep(1.0)  # the model answered and the refund runs (and hangs)
+        # the model answered and the refund runs (and hangs)
+        eventually(lambda: slow.read_text() == "waiting", "the refund to run", every_s=0.02)
         in_background(send, server, "and tell me when it is done", task["id"])
-        deadline = time.monotonic() + 30
-        while get(server, task["id"])["history"][-1]["parts"][0]["text"] != (
-            "and tell me when it is done"
-        ):
-            assert time.monotonic() < deadline, "the joined message was not stored"
-            time.sleep(0.05)
+        eventually(
+            lambda: (
+                get(server, task["id"])["history"][-1]["parts"][0]["text"]
+                == "and tell me when it is done"
+            ),
+            "the joined message to be stored",
+        )
     finally:
         server.kill()
     slow.unlink()

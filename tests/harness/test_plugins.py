@@ -308,13 +308,15 @@ def test_a_plugin_command_replaces_a_built_in_and_a_second_plugin_may_not(
         )  # fmt: skip
 
     first, second = with_status("first"), with_status("second")
+    # (Warnings only, whatever level an earlier test left the logger at: the first plugin's
+    # "loaded" line is at INFO.)
+    caplog.set_level(logging.WARNING, "accord.harness.plugins")
     with pytest.raises(ConfigError) as refused:
         built(first, second)
     assert str(refused.value).startswith(
         "plugin 'second': command 'status' cannot load: a command of that name is registered "
         "already"
     )
-    caplog.set_level(logging.WARNING, "accord.harness.plugins")
     agent = built(first, second, strict=False)
     assert [s.description for s in agent.commands.specs if s.name == "status"] == ["first's"]
     assert [s.name for s in agent.commands.specs].index("status") == 3  # its place kept
@@ -338,6 +340,7 @@ def test_the_plugins_setting_names_directories_that_exist(tmp_path: Path) -> Non
     assert str(timeout.value) == "harness.toml: harness.hook_timeout_s: must be more than 0"
 
 
+@pytest.mark.processes
 def test_accord_serve_refuses_a_bad_manifest_in_one_line(tmp_path: Path) -> None:
     root = write_plugin(tmp_path / "bad", {"$schema": SCHEMA, "name": "Bad Name"})
     script = tmp_path / "script.json"
@@ -416,6 +419,7 @@ SERVE_UNLOADABLE = [UNLOADABLE[0], UNLOADABLE[1], UNLOADABLE[2]]
 @pytest.mark.parametrize(
     ("case", "hook", "command", "error"), SERVE_UNLOADABLE, ids=[c[0] for c in SERVE_UNLOADABLE]
 )
+@pytest.mark.processes
 def test_accord_serve_refuses_to_start_without_a_component_of_a_plugin(
     tmp_path: Path, plugin_module: Any, case: str, hook: Any, command: Any, error: str
 ) -> None:
@@ -428,10 +432,12 @@ def test_accord_serve_refuses_to_start_without_a_component_of_a_plugin(
     assert line.endswith("harness.plugins_strict = false skips it instead)")
 
 
+@pytest.mark.processes
 def test_accord_serve_with_plugins_strict_off_serves_without_it_and_warns(
     tmp_path: Path, plugin_module: Any
 ) -> None:
-    from tests.harness.harness_proc import eventually, start, write_settings
+    from tests.harness.harness_proc import start, write_settings
+    from tests.waiting import eventually
 
     hook = {"name": "dlp", "points": ["message.received.pre"], "import_path": "plugin_hooks:gone"}
     root = write_plugin(tmp_path / "lax", hooks={"hooks": [hook]})

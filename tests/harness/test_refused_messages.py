@@ -20,6 +20,8 @@ import pytest
 from tests.harness.harness_proc import HarnessServer, start, write_settings
 from tests.push.receiver import Receiver
 
+pytestmark = pytest.mark.processes
+
 ROOT = Path(__file__).resolve().parents[2]
 PLUGIN = ROOT / "examples/harness/plugins/house-rules"
 CARD = "4111 1111 1111 1111"

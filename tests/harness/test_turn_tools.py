@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.waiting import until
 
 from accord.core.caller import Caller
 from accord.engine import Engine
@@ -110,15 +111,20 @@ async def joined_turn(
     (the model waits for the test): the task's id, and the two requests (a stop cuts them)."""
     first = asyncio.ensure_future(say(engine, "order 7 is broken"))
     # (the model is asked before the task's creation is durable: wait for both)
-    while not calls or not (stored := await engine.store.tasks_in_states(frozenset(TaskState))):
-        await asyncio.sleep(0.02)
-    [task_id] = [t.id for t in stored]
+    async def asked_and_stored() -> list[Any]:
+        if not calls:
+            return []
+        return await engine.store.tasks_in_states(frozenset(TaskState), 10, "")
+
+    [task_id] = [t.id for t in await until(asked_and_stored, "the model asked, the task stored")]
     joined = asyncio.ensure_future(say(engine, "refund it", task_id))
-    for _ in range(100):  # stored: it joins the running turn
-        if (await engine.get_task(task_id, ALICE)).history[-1].text() == "refund it":
-            break
-        await asyncio.sleep(0.02)
+    await until(lambda: last_said(engine, task_id, "refund it"), "it to join the running turn")
     return task_id, [first, joined]
+
+
+async def last_said(engine: Engine, task_id: str, text: str) -> bool:
+    """Whether the task's newest message says ``text`` (a message stored joins the turn)."""
+    return (await engine.get_task(task_id, ALICE)).history[-1].text() == text
 
 
 async def cut_and_resumed(
@@ -304,13 +310,8 @@ async def test_a_cut_turn_a_message_joined_resumes_from_its_own_journal(tmp_path
     assert isinstance(first, Task)
     await asyncio.wait_for(started.wait(), 5)
     joined = asyncio.ensure_future(say(engine, "and send a note", first.id))
-    for _ in range(100):  # the second message is stored (it joins the running turn)
-        history = (await engine.get_task(first.id, ALICE)).history
-        if history[-1].message_id.startswith("m-and send a note"):
-            break
-        await asyncio.sleep(0.02)
-    else:
-        raise AssertionError("the second message was not stored")
+    # the second message is stored (it joins the running turn)
+    await until(lambda: last_said(engine, first.id, "and send a note"), "the second message")
     await engine.stop()  # as a crash would, the turn stops where it is
     joined.cancel()
     assert len(model.asked) == 1 and runs == [48213]
@@ -464,10 +465,7 @@ async def test_an_idempotent_tool_runs_again_after_a_cut(tmp_path: Path, idempot
     engine = Engine(SqliteStore(path), agent_with(model, tools=(tool,)))
     await engine.start()
     try:
-        for _ in range(100):
-            if len(model.asked) == 2:
-                break
-            await asyncio.sleep(0.05)
+        await until(lambda: len(model.asked) == 2, "the resumed turn to ask the model")
         [result] = [s for s in model.asked[-1].steps if isinstance(s, ToolResult)]
         if idempotent:
             assert runs == ["run", "run"] and result.content == "found"

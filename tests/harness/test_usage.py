@@ -9,6 +9,7 @@ import asyncio
 from pathlib import Path
 
 from tests.harness.engine_kit import ALICE, BOB, brief, send, sub_state
+from tests.waiting import until
 
 from accord.engine import Engine
 from accord.harness import Conversation, HarnessAgent, HarnessSettings, ModelResponse, ToolCall
@@ -138,12 +139,12 @@ def test_a_call_several_messages_name_is_counted_once() -> None:
 
 
 async def _parked(engine: Engine, task_id: str) -> Task:
-    async with asyncio.timeout(10):
-        while True:
-            task = await engine.get_task(task_id, ALICE)
-            if task.status.state is TaskState.INPUT_REQUIRED:
-                return task
-            await asyncio.sleep(0.05)
+
+    async def parked() -> Task | None:
+        task = await engine.get_task(task_id, ALICE)
+        return task if task.status.state is TaskState.INPUT_REQUIRED else None
+
+    return await until(parked, "the task to park", every_s=0.05)
 
 
 async def test_the_model_calls_that_summarise_a_long_conversation_are_counted_once() -> None:

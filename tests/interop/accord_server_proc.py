@@ -5,14 +5,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
-from tests.processes import free_port
+from tests.processes import free_port, wait_serving
 
 HERE = Path(__file__).resolve().parent
 ACCORD = Path(sys.executable).with_name("accord")
@@ -88,18 +86,7 @@ def accord_serve(
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=cwd)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + startup_timeout
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(f"accord serve exited: {log_path.read_text()[-2000:]}")
-            try:
-                if httpx.get(f"{url}/.well-known/agent-card.json", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError("accord serve did not start")
-            time.sleep(0.05)
+        wait_serving(url, process, log_path.read_text, startup_timeout)
         yield AccordServer(url, log_path, process)
     finally:
         if process.poll() is None:

@@ -20,6 +20,8 @@ import pytest
 from accord_server_proc import AccordServer, accord_serve
 from sse_events import events, payload
 
+pytestmark = pytest.mark.processes
+
 ROOT = Path(__file__).resolve().parents[2]
 ACCORD = str(Path(sys.executable).with_name("accord"))
 HEADERS = {"A2A-Version": "1.0"}

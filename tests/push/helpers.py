@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from tests.marks import STORES
+from tests.waiting import until
 
 from accord.agents.api import RequestContext, TaskHandle
 from accord.core.caller import Caller
@@ -41,7 +42,7 @@ FAST = PushSettings(
 )
 
 
-BACKENDS = ["memory", "sqlite", "postgres"]
+BACKENDS = STORES
 
 
 def make_store(
@@ -124,16 +125,15 @@ def kinds(bodies: list[dict[str, object]]) -> list[str]:
     return [next(iter(body)) for body in bodies]
 
 
-async def settled(
-    store: TaskStore, task_id: str, config_id: str, state: str, tries: int = 500
-) -> PushDelivery:
-    """The config's delivery once it reaches ``state`` (fails after ``tries`` short waits)."""
-    for _ in range(tries):
+async def settled(store: TaskStore, task_id: str, config_id: str, state: str) -> PushDelivery:
+    """The config's delivery once it reaches ``state`` ("done": the dispatcher has delivered
+    all it ever will to that config)."""
+
+    async def reached() -> PushDelivery | None:
         delivery = await store.get_push_delivery(task_id, config_id)
-        if delivery is not None and delivery.state == state:
-            return delivery
-        await asyncio.sleep(0.01)
-    raise AssertionError(f"{task_id}/{config_id} never became {state}: {delivery}")
+        return delivery if delivery is not None and delivery.state == state else None
+
+    return await until(reached, f"{task_id}/{config_id} to become {state}")
 
 
 async def send(engine: Engine, req: SendMessageRequest) -> Task:

@@ -8,10 +8,13 @@ import signal
 from pathlib import Path
 
 import httpx
+import pytest
 
 from .receiver import Received, Receiver
 from .serve_agents import ARTIFACTS
 from .server_proc import accord_serve
+
+pytestmark = pytest.mark.processes
 
 
 async def send_with_webhook(url: str, webhook: str) -> dict[str, object]:

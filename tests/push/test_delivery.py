@@ -9,6 +9,7 @@ import logging
 from pathlib import Path
 
 import pytest
+from tests.marks import POSTGRES
 
 from accord.push import PushDispatcher, PushSettings
 from accord.store import TaskStore
@@ -95,7 +96,7 @@ async def test_a_config_created_later_gets_only_later_events(store: TaskStore) -
         done = await send(engine, request("bye", task_id=task.id))
         assert isinstance(done, Task) and done.status.state is TaskState.COMPLETED
         await receiver.wait_for(all_delivered(2))
-        await asyncio.sleep(0.2)  # anything more would arrive now
+        await settled(store, task.id, "late", "done")  # nothing more will be sent
         bodies = [n.json for n in receiver.received]
         assert kinds(bodies) == ["statusUpdate", "statusUpdate"]
         states = [b["statusUpdate"]["status"]["state"] for b in bodies]
@@ -110,7 +111,7 @@ async def test_configs_on_a_completed_task_stay_readable_and_get_nothing(
         await receiver.wait_for(all_delivered(6))
         late = webhook(receiver.url("/late"), config_id="late", task_id=task.id)
         await engine.create_push_config(late, ALICE)
-        await asyncio.sleep(0.3)
+        await asyncio.sleep(0.3)  # a window: anything sent to the late config would arrive
         assert all(n.path == "/webhook" for n in receiver.received)
         ids = [c.id for c in await engine.list_push_configs(task.id, ALICE)]
         assert ids == ["hook", "late"]
@@ -163,7 +164,7 @@ async def test_a_receiver_failing_several_times_then_recovering_gets_everything_
     async with Receiver(flaky) as receiver, running(store, three_artifacts) as (engine, _):
         task = await send(engine, request("go", push=webhook(receiver.url())))
         await receiver.wait_for(all_delivered(6))
-        await asyncio.sleep(0.2)
+        await settled(store, task.id, "hook", "done")  # nothing more will be sent
         assert receiver.accepted_ids() == [f"{task.id}:{seq}" for seq in range(1, 7)]
         # Failed attempts were retried: each event was accepted exactly once, in order.
         assert [r.event_id for r in receiver.accepted] == receiver.accepted_ids()
@@ -192,7 +193,7 @@ async def test_after_max_attempts_the_config_is_failing_and_logged_without_secre
         delivery = await settled(store, task.id, "hook", "failing")
         assert delivery.failures == 3 and delivery.cursor == 0
         assert "HTTP 500" in delivery.last_error
-        await asyncio.sleep(0.4)  # two poll rounds: a failing config is not retried
+        await asyncio.sleep(0.4)  # a window of two poll rounds: a failing config is not retried
         assert len(receiver.received) == 3
         assert [d.config.config.id for d in await store.list_push_deliveries("failing")] == ["hook"]
         warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
@@ -221,9 +222,9 @@ async def test_deleting_a_config_stops_its_delivery(store: TaskStore) -> None:
         task = await send(engine, request("hi", push=webhook(receiver.url())))
         await receiver.wait_for(lambda r: len(r.received) >= 2)
         await engine.delete_push_config(task.id, "hook", ALICE)
-        await asyncio.sleep(0.1)
+        await asyncio.sleep(0.1)  # (an attempt on its way when it was deleted may land)
         seen = len(receiver.received)
-        await asyncio.sleep(0.4)
+        await asyncio.sleep(0.4)  # a window of two poll rounds: the deleted config gets nothing
         assert len(receiver.received) <= seen + 1  # at most the attempt already in flight
         assert await store.get_push_delivery(task.id, "hook") is None
 
@@ -344,7 +345,7 @@ async def test_the_poll_delivers_what_no_wake_up_announced(store: TaskStore) -> 
         assert receiver.accepted_ids() == [f"{task.id}:{seq}" for seq in (1, 2, 4, 5)]
 
 
-@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+@pytest.mark.parametrize("kind", ["sqlite", POSTGRES])
 async def test_two_dispatchers_on_one_database_deliver_each_event_once(
     kind: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
@@ -371,7 +372,8 @@ async def test_two_dispatchers_on_one_database_deliver_each_event_once(
                     for n in range(7)
                 ]
                 await receiver.wait_for(lambda r: len(r.accepted) >= 42, timeout=40)
-                await asyncio.sleep(0.5)
+                for task in tasks:  # nothing more will be sent
+                    await settled(store, task.id, "hook", "done")
             finally:
                 await other.stop()
                 await other_store.close()

@@ -27,6 +27,8 @@ from google.protobuf import json_format
 from .receiver import Receiver
 from .server_proc import accord_serve
 
+pytestmark = pytest.mark.processes
+
 
 def message(text: str, task_id: str = "") -> Message:
     return Message(

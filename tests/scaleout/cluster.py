@@ -5,14 +5,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
-from tests.processes import ServerProcess, free_port
+from tests.processes import ServerProcess, free_port, wait_serving
 
 HERE = Path(__file__).resolve().parent
 
@@ -44,17 +42,7 @@ def start_node(name: str, store: str, workdir: Path, agent: str, config: str) ->
 
 
 def wait_ready(node: Node, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        if node.process.poll() is not None:
-            raise RuntimeError(f"node {node.name} exited: {node.log()[-3000:]}")
-        try:
-            httpx.get(f"{node.url}/.well-known/agent-card.json", timeout=0.5).raise_for_status()
-            return
-        except httpx.HTTPError as exc:
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"node {node.name} did not start: {node.log()[-3000:]}") from exc
-            time.sleep(0.05)
+    wait_serving(node.url, node.process, node.log, timeout)
 
 
 def stop_node(node: Node) -> None:

@@ -31,6 +31,8 @@ from a2a.types import (
 )
 from cluster import Node
 
+pytestmark = pytest.mark.processes
+
 COMPLETED = TaskState.TASK_STATE_COMPLETED
 CANCELED = TaskState.TASK_STATE_CANCELED
 PATIENCE = 60.0  # a guard against hanging, not a timing assertion

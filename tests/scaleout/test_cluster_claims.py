@@ -11,11 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from cluster import Node, cluster, start_node, stop_node, wait_ready
 
 from accord.engine.remote import LEASE_EXPIRED_MESSAGE
 from accord.store.postgres import PostgresStore
 from accord.wire.model import TaskState
+
+pytestmark = pytest.mark.processes
 
 LEASE_S = 8.0  # longer than a node's restart on a busy machine, short enough for a quick test
 CONFIG = f"claim_lease_s = {LEASE_S}\n"

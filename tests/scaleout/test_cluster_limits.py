@@ -23,6 +23,8 @@ from a2a.types import (
 )
 from cluster import Node, cluster
 
+pytestmark = pytest.mark.processes
+
 TASK_LIMIT = 5
 CONFIG_LIMIT = 2
 SENDS = 24

@@ -30,6 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, for push
 
 from push.receiver import Received, Receiver
 
+pytestmark = pytest.mark.processes
+
 PUSH = """
 push_allow_hosts = ["127.0.0.1"]
 push_timeout_s = 2.0

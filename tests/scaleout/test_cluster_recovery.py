@@ -4,6 +4,7 @@ tasks of a node that died are failed by the others."""
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 import uuid
 from pathlib import Path
@@ -11,7 +12,11 @@ from typing import Any
 
 import asyncpg
 import httpx
+import pytest
 from cluster import Node, cluster, start_node, stop_node, wait_ready
+from tests.waiting import until
+
+pytestmark = pytest.mark.processes
 
 HEADERS = {"A2A-Version": "1.0"}
 CONFIG = "recovery_interval_s = 0.5\n"
@@ -40,29 +45,19 @@ async def wait_for_state(
 
 
 async def sweeps(client: httpx.AsyncClient, node: Node) -> int:
-    """How many recovery sweeps ``node`` has run (its /metrics)."""
-    response = await client.get(f"{node.url}/metrics")
-    for line in response.text.splitlines():
-        if line.startswith("accord_recovery_sweeps_total "):
-            return int(float(line.split()[1]))
-    raise AssertionError(f"no recovery sweep count in {node.name}'s metrics")
+    """How many recovery sweeps (the start-up one included) the node has run: its /metrics."""
+    metrics = (await client.get(f"{node.url}/metrics")).text
+    found = re.search(r"^accord_recovery_sweeps_total (\S+)$", metrics, re.MULTILINE)
+    return int(float(found.group(1))) if found else 0
 
 
-async def wait_for_sweeps(
-    client: httpx.AsyncClient, node: Node, count: int, patience: float = 30.0
-) -> None:
-    """Until ``node`` has run ``count`` recovery sweeps in all."""
-    deadline = time.monotonic() + patience
-    while (done := await sweeps(client, node)) < count:
-        assert time.monotonic() < deadline, f"{node.name} ran {done} sweeps, not {count}"
-        await asyncio.sleep(0.1)
+async def swept(client: httpx.AsyncClient, node: Node, count: int) -> None:
+    """Once the node has run ``count`` recovery sweeps in all."""
 
+    async def done() -> bool:
+        return await sweeps(client, node) >= count
 
-async def wait_for_log(node: Node, text: str, patience: float = 30.0) -> None:
-    deadline = time.monotonic() + patience
-    while text not in node.log():
-        assert time.monotonic() < deadline, f"{node.name} did not log {text!r}"
-        await asyncio.sleep(0.1)
+    await until(done, f"{count} recovery sweeps on {node.name}")
 
 
 async def kill_lock_session(pg_url: str) -> None:
@@ -99,15 +94,14 @@ async def scenario(pg_url: str, workdir: Path) -> None:
             node_b = start_node("node-b", pg_url, workdir, "scaleout_agents:agent", CONFIG)
             try:
                 wait_ready(node_b, 60)
-                # Node B's start-up recovery and two sweeps after it
-                await wait_for_sweeps(client, node_b, 3)
+                await swept(client, node_b, 3)  # node B's start-up recovery and two sweeps
                 assert await state(client, node_b, task_id) == "TASK_STATE_WORKING"
 
                 # Node A's lock connection breaks while node A lives: it reconnects and
                 # takes the lock back, so node B's sweeps still leave the task alone.
                 await kill_lock_session(pg_url)
-                await wait_for_log(node_a, "took back 1 of 1 task locks")
-                await wait_for_sweeps(client, node_b, await sweeps(client, node_b) + 2)
+                await until(lambda: "took back" in node_a.log(), "node A to take its locks back")
+                await swept(client, node_b, await sweeps(client, node_b) + 2)
                 assert await state(client, node_b, task_id) == "TASK_STATE_WORKING"
 
                 node_a.kill()

@@ -19,6 +19,8 @@ from accord.client import Client
 from accord.wire.codec import decode
 from accord.wire.model import AgentCard, Role, Task
 
+pytestmark = pytest.mark.processes
+
 BINDINGS = ["JSONRPC", "HTTP+JSON", "GRPC"]
 
 

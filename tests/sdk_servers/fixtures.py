@@ -5,14 +5,12 @@ from __future__ import annotations
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
-from tests.processes import free_port
+from tests.processes import free_port, wait_serving
 
 ECHO_SERVER = Path(__file__).with_name("echo_server.py")
 
@@ -41,20 +39,12 @@ def sdk_echo_server(
         )
         url = f"http://127.0.0.1:{port}"
         try:
-            deadline = time.monotonic() + startup_timeout
-            while True:
-                if process.poll() is not None:
-                    log.seek(0)
-                    raise RuntimeError(f"SDK echo server exited: {log.read().decode()[-2000:]}")
-                try:
-                    card_url = f"{url}/.well-known/agent-card.json"
-                    if httpx.get(card_url, timeout=1).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                if time.monotonic() > deadline:
-                    raise RuntimeError("SDK echo server did not start")
-                time.sleep(0.1)
+
+            def logged() -> str:
+                log.seek(0)
+                return str(log.read().decode(errors="replace"))
+
+            wait_serving(url, process, logged, startup_timeout)
             yield RunningServer(url, port, grpc_port)
         finally:
             process.terminate()

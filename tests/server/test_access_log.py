@@ -74,6 +74,7 @@ def test_the_setting_and_its_sources(tmp_path: Path) -> None:
     assert load(str(config), {"access_log": False}).access_log is False
 
 
+@pytest.mark.processes
 def test_accord_serve_access_log_flag(tmp_path: Path) -> None:
     with accord_serve(tmp_path, "echo", args=("--access-log",)) as server:
         assert httpx.get(f"{server.url}/healthz", timeout=10).status_code == 200

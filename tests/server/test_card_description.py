@@ -66,6 +66,7 @@ def write_weather(directory: Path) -> None:
     (directory / "weather.py").write_text(WEATHER_MODULE)
 
 
+@pytest.mark.processes
 async def test_the_card_describes_the_agent_and_the_sdk_reads_it(tmp_path: Path) -> None:
     write_weather(tmp_path)
     args = ("--config", "accord.toml", "--agent", "weather", "--store", "memory://")
@@ -97,6 +98,7 @@ async def test_the_card_describes_the_agent_and_the_sdk_reads_it(tmp_path: Path)
     assert answer.task.status.message.parts[0].text == "sunny"
 
 
+@pytest.mark.processes
 def test_the_grpc_url_follows_the_public_url_not_the_bind_address(tmp_path: Path) -> None:
     (tmp_path / "accord.toml").write_text('[bearer_tokens]\n"t0ken" = "ops"\n')
     grpc_port = free_port()
@@ -170,6 +172,7 @@ def test_bad_card_settings_are_refused_with_the_field_named(
     assert str(refused.value).startswith(f"{path}: {error}")
 
 
+@pytest.mark.processes
 def test_a_bad_card_is_refused_at_start(tmp_path: Path) -> None:
     (tmp_path / "accord.toml").write_text('[[card.skills]]\nid = "a"\nname = "A"\n')
     ended = serve_fails("--config", "accord.toml", "--store", "memory://", cwd=tmp_path)
@@ -180,6 +183,7 @@ def test_a_bad_card_is_refused_at_start(tmp_path: Path) -> None:
     ]
 
 
+@pytest.mark.processes
 def test_a_bad_module_card_is_refused_at_start(tmp_path: Path) -> None:
     (tmp_path / "mine.py").write_text(
         'card = {"skills": [{"id": "x", "name": "X", "description": "x", "tags": "t"}]}\n'

@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator, MutableMapping
 from typing import Any
 
 import pytest
+from tests.waiting import until
 
 from accord.server import failures
 from accord.server.h1 import Limits
@@ -162,7 +163,8 @@ async def test_pipelined_requests_are_answered_in_order() -> None:
             + request("POST", "/echo", b"second")
             + request("GET", "/third")
         )
-        await asyncio.sleep(0.2)
+        await until(lambda: "slow-started" in app.events, "the first request to start")
+        await asyncio.sleep(0.1)  # a window: the requests behind it do not start meanwhile
         assert app.events.count("slow-started") == 1
         app.release.set()
         answers = [await read_response(reader) for _ in range(3)]
@@ -335,10 +337,9 @@ async def test_stop_lets_a_response_in_progress_finish_then_runs_shutdown() -> N
     async with running(app, grace_s=5) as (port, stop):
         reader, writer = await connect(port)
         writer.write(request("GET", "/slow"))
-        while "slow-started" not in app.events:
-            await asyncio.sleep(0.01)
+        await until(lambda: "slow-started" in app.events, "the response to start")
         stop.set()
-        await asyncio.sleep(0.2)
+        await asyncio.sleep(0.2)  # a window: a shutdown that did not wait would have run
         assert "shutdown" not in app.events
         app.release.set()
         status, headers, body = await read_response(reader)
@@ -480,9 +481,8 @@ async def test_the_body_clock_waits_while_the_app_has_not_read() -> None:
         buffered, buffered_writer = await connect(port)
         body = b"b" * 2 * 1024 * 1024  # more than one read takes: reading pauses mid-body
         buffered_writer.write(request("POST", "/late-read", body))
-        while app.events.count("late-read") < 2:
-            await asyncio.sleep(0.01)
-        await asyncio.sleep(1.0)  # five body timeouts
+        await until(lambda: app.events.count("late-read") == 2, "both requests to reach the app")
+        await asyncio.sleep(1.0)  # a window of five body timeouts: none may cut a request
         app.release.set()
         assert (await asyncio.wait_for(expecting.readuntil(b"\r\n\r\n"), 5)).startswith(
             b"HTTP/1.1 100"

@@ -10,6 +10,7 @@ import subprocess
 from pathlib import Path
 
 import httpx
+import pytest
 from tests.interop.accord_server_proc import (
     ACCORD,
     AccordServer,
@@ -19,6 +20,8 @@ from tests.interop.accord_server_proc import (
 )
 from tests.interop.sse_events import events, payload
 from tests.processes import free_port
+
+pytestmark = pytest.mark.processes
 
 HEADERS = {"A2A-Version": "1.0"}
 

@@ -43,6 +43,7 @@ def test_store_url_errors_hide_the_password(url: str) -> None:
     assert SECRET not in str(caught.value) and "accord:***@" in str(caught.value)
 
 
+@pytest.mark.processes
 def test_serve_logs_the_store_without_its_password() -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -17,6 +17,8 @@ from tests.processes import free_port
 
 from accord.store import SqliteStore
 
+pytestmark = pytest.mark.processes
+
 
 def post(port: int, body: dict[str, object]) -> dict[str, object]:
     request = urllib.request.Request(

@@ -14,6 +14,8 @@ import pytest
 from serve_process import serve_fails, serving
 from tests.processes import free_port
 
+pytestmark = pytest.mark.processes
+
 PLAIN_DEF = "def agent(ctx, task):\n    return None\n"
 ASYNC_DEF = (
     "async def agent(ctx, task):\n"

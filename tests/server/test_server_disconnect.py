@@ -13,6 +13,7 @@ import pytest
 import uvicorn
 from server_helpers import message
 from tests.processes import free_port
+from tests.waiting import until
 
 from accord.agents.api import RequestContext, TaskHandle
 from accord.app.build import build_app
@@ -38,8 +39,7 @@ async def served() -> AsyncIterator[tuple[A2AApplication, str]]:
     )
     server = uvicorn.Server(config)
     running = asyncio.ensure_future(server._serve())  # serve() without taking over signals
-    while not server.started:
-        await asyncio.sleep(0.01)
+    await until(lambda: server.started, "the server to start")
     try:
         yield app, f"http://127.0.0.1:{port}"
     finally:
@@ -49,11 +49,8 @@ async def served() -> AsyncIterator[tuple[A2AApplication, str]]:
 
 async def wait_until_unsubscribed(app: A2AApplication, task_id: str) -> None:
     bus = app.service.engine.bus
-    for _ in range(500):  # the loop ends long before this in practice; a leak fails here
-        if bus.subscriber_count(task_id) == 0:
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError(f"{bus.subscriber_count(task_id)} followers left on {task_id}")
+    # (a leak fails here)
+    await until(lambda: bus.subscriber_count(task_id) == 0, f"the followers of {task_id} to go")
 
 
 @pytest.mark.parametrize("how", ["rest-post", "rest-get", "jsonrpc"])

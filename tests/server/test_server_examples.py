@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Any
 
 import httpx
 from examples import class_agent, function_agent, multi_turn, streaming
 from server_helpers import Serve, message, rpc
+from tests.waiting import until
 
 
 async def send(http: httpx.AsyncClient, msg: dict[str, Any], **config: Any) -> dict[str, Any]:
@@ -50,12 +50,11 @@ async def test_class_agent_cancel_stops_the_countdown(serve: Serve) -> None:
     agent = class_agent.Countdown(tick_s=60)
     async with serve(agent=agent) as http:
         task = (await send(http, message("countdown 5"), returnImmediately=True))["task"]
-        while task["id"] not in agent.running:  # the countdown has started
-            await asyncio.sleep(0.001)
+        await until(lambda: task["id"] in agent.running, "the countdown to start", every_s=0.001)
         canceled = await http.post(f"/tasks/{task['id']}:cancel", json={})
         assert canceled.json()["status"]["state"] == "TASK_STATE_CANCELED"
-        while task["id"] in agent.running:  # execute's finally runs once it is cancelled
-            await asyncio.sleep(0.001)
+        # execute's finally runs once it is cancelled
+        await until(lambda: task["id"] not in agent.running, "the countdown to end", every_s=0.001)
         assert agent.canceled == [task["id"]]
         after = (await http.get(f"/tasks/{task['id']}")).json()
         assert after["status"]["state"] == "TASK_STATE_CANCELED"

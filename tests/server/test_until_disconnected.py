@@ -40,8 +40,10 @@ async def test_work_that_ends_returns_and_stops_the_watcher() -> None:
 async def test_a_disconnect_cancels_the_work_and_leaves_the_task_uncancelled() -> None:
     client = Client()
     cleaned: list[str] = []
+    working = asyncio.Event()
 
     async def work() -> None:
+        working.set()
         try:
             await asyncio.sleep(30)  # a stream of a task that waits
         finally:
@@ -55,7 +57,7 @@ async def test_a_disconnect_cancels_the_work_and_leaves_the_task_uncancelled() -
         return "answered"
 
     handling = asyncio.ensure_future(request())
-    await asyncio.sleep(0.01)
+    await working.wait()
     client.left.set()
     await asyncio.wait([handling], timeout=1)  # (wait_for would cancel it on a timeout)
     assert handling.done() and handling.result() == "answered"
@@ -64,12 +66,14 @@ async def test_a_disconnect_cancels_the_work_and_leaves_the_task_uncancelled() -
 
 async def test_a_cancellation_from_elsewhere_still_cancels_the_request() -> None:
     client = Client()
+    working = asyncio.Event()
 
     async def work() -> None:
+        working.set()
         await asyncio.sleep(30)
 
     handling = asyncio.ensure_future(until_disconnected(client.receive, work()))
-    await asyncio.sleep(0.01)
+    await working.wait()
     handling.cancel()  # a server shutting down
     with pytest.raises(asyncio.CancelledError):
         await handling

@@ -8,12 +8,13 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from tests.marks import STORES
 
 from accord.store import MemoryStore, SqliteStore, TaskStore
 from accord.store.postgres import PostgresStore
 
 
-@pytest.fixture(params=["memory", "sqlite", "postgres"])
+@pytest.fixture(params=STORES)
 async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[TaskStore]:
     backend: TaskStore
     if request.param == "memory":

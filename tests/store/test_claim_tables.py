@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 import pytest
+from tests.marks import POSTGRES
 
 from accord.core.caller import Caller
 from accord.core.records import TaskRecord
@@ -50,7 +51,7 @@ async def _no_agent(ctx: object, task: object) -> None:
     raise AssertionError("remote mode runs no agent")
 
 
-@pytest.fixture(params=["local", "postgres"])
+@pytest.fixture(params=["local", POSTGRES])
 async def cluster(request: pytest.FixtureRequest) -> AsyncIterator[Cluster]:
     if request.param == "local":
         store = MemoryStore()

@@ -16,6 +16,8 @@ from accord.core.events import fold
 from accord.store import SqliteStore
 from accord.wire.model import TaskState
 
+pytestmark = pytest.mark.processes
+
 ROOT = Path(__file__).resolve().parents[2]
 ALL_STATES = frozenset(TaskState) - {TaskState.UNSPECIFIED}
 

@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 
 import asyncpg
 import pytest
+from tests.waiting import until
 
 from accord.store.pg_holds import AdvisoryHolds
 
@@ -177,7 +178,8 @@ async def end_session_leaving_lock_to(
     waiting = asyncio.ensure_future(
         blocker.execute("SELECT pg_advisory_lock(hashtextextended($1, 0))", task_id)
     )
-    await asyncio.sleep(0.1)
+    queued = "SELECT count(*) FROM pg_stat_activity WHERE pid = $1 AND wait_event_type = 'Lock'"
+    await until(lambda: other.fetchval(queued, blocker.get_server_pid()), "the blocker queued")
     assert await other.fetchval("SELECT pg_terminate_backend($1)", backend)
     await asyncio.wait_for(waiting, 5)
 
@@ -246,7 +248,7 @@ async def test_a_released_task_is_not_taken_back_later(
             await wait_for_log(caplog, "took back 0 of 1", patience=10)
         await holds.release(stuck)  # the run ended here meanwhile
         await blocker.execute("SELECT pg_advisory_unlock(hashtextextended($1, 0))", stuck)
-        await asyncio.sleep(1.5)  # past a retry period
+        await asyncio.sleep(1.5)  # a window past a retry period: the lock is not taken again
         assert await held(other, [stuck]) == [False]
     finally:
         await blocker.close()
@@ -288,7 +290,7 @@ async def test_a_hold_another_node_has_is_taken_once_it_lets_go_unless_released(
         while not await node_a.held_elsewhere(wanted):
             assert time.monotonic() < deadline, "node B did not take the hold"
             await asyncio.sleep(0.05)
-        await asyncio.sleep(1.5)  # past a retry period of node B's
+        await asyncio.sleep(1.5)  # a window past a retry period of node B's: it takes nothing
         assert not await node_a.held_elsewhere(given_up)
         assert await node_a.hold(given_up)
     finally:

@@ -8,6 +8,7 @@ import asyncio
 
 import asyncpg
 import pytest
+from tests.waiting import until
 
 from accord.core.views import TaskQuery
 from accord.store import LimitExceeded, SeqConflict, StoreError, TaskGone, open_store
@@ -112,7 +113,7 @@ async def test_a_config_put_while_retention_deletes_its_task_does_not_outlive_it
         await sweeper.execute("DELETE FROM events WHERE task_id = 'doomed'")
         await sweeper.execute("DELETE FROM tasks WHERE id = 'doomed'")
         put = asyncio.ensure_future(store.put_push_config(push_config("doomed", "late")))
-        await asyncio.sleep(0.2)
+        await until(lambda: waiting_for_a_lock(sweeper), "the put to wait for a lock")
         assert not put.done()  # it waits for the task's row
         await sweep.commit()
         with pytest.raises(TaskGone):
@@ -168,6 +169,16 @@ async def test_counters_stay_exact_across_connections_that_come_and_go(pg_url: s
         assert await store.count_tasks("t1") == 30
     finally:
         await store.close()
+
+
+async def waiting_for_a_lock(conn: asyncpg.Connection) -> bool:
+    """Whether a session of this test's database waits for a lock another one holds."""
+    return bool(
+        await conn.fetchval(
+            "SELECT count(*) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND wait_event_type = 'Lock'"
+        )
+    )
 
 
 async def _feed_once(store: PostgresStore, after: int, count: int) -> list[FeedEntry]:

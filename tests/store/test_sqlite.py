@@ -8,6 +8,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from tests.waiting import until
 
 from accord.core.events import fold
 from accord.core.records import TaskRecord
@@ -154,11 +155,13 @@ async def test_a_batch_too_large_for_one_statement_commits_whole(tmp_path: Path)
     store = SqliteStore(str(tmp_path / "accord.db"))
     await store.open()
     try:
-        gate = threading.Event()
-        blocked = asyncio.ensure_future(store._write(lambda conn: gate.wait(10)))
-        await asyncio.sleep(0.05)  # the writer thread is now inside that write
+        gate, inside = threading.Event(), threading.Event()
+        blocked = asyncio.ensure_future(store._write(lambda conn: inside.set() or gate.wait(10)))
+        await until(inside.is_set, "the writer thread inside that write")
+        queued = 0
 
         async def lifecycle(index: int) -> TaskRecord:
+            nonlocal queued
             first = created(f"task-{index:04}")
             assert first.record is not None
             record, events = first.record, list(first.events)
@@ -167,11 +170,14 @@ async def test_a_batch_too_large_for_one_statement_commits_whole(tmp_path: Path)
                 assert outcome.record is not None
                 record = outcome.record
                 events += outcome.events
-            await store.append(record, events, 0)
+            appended = store.append(record, events, 0)
+            queued += 1
+            await appended
             return record
 
         pending = asyncio.gather(*(lifecycle(i) for i in range(1000)))
-        await asyncio.sleep(0.2)  # every append queued behind the blocked write
+        # every append queued behind the blocked write (handed to the writer thread)
+        await until(lambda: queued == 1000 and not store._pending, "every append queued")
         before = store.commit_stats
         gate.set()
         await blocked

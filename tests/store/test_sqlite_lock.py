@@ -17,6 +17,8 @@ from accord.store.sqlite_lock import lock_path
 
 from .records import new_task
 
+pytestmark = pytest.mark.processes
+
 HOLDER = """
 import sys
 from accord.store import FileInUse, sqlite_lock

@@ -15,8 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import httpx
-from tests.processes import free_port
+from tests.processes import free_port, wait_serving
 
 ROOT = Path(__file__).resolve().parents[2]
 ACCORD = Path(sys.executable).with_name("accord")
@@ -66,15 +65,7 @@ def remote_server(workdir: Path, lease_s: float = 30.0) -> Iterator[str]:
     process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                httpx.get(f"{url}/.well-known/agent-card.json", timeout=1)
-                break
-            except httpx.HTTPError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError((workdir / "serve.log").read_text()) from None
-                time.sleep(0.1)
+        wait_serving(url, process, (workdir / "serve.log").read_text, 30)
         yield url
     finally:
         process.terminate()

@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from tests.marks import STORES
 from tests.store.records import new_task
 
 from accord.core.agent import move
@@ -21,7 +22,7 @@ from accord.wire.model import (
 )
 
 
-@pytest.fixture(params=["memory", "sqlite", "postgres"])
+@pytest.fixture(params=STORES)
 async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[TaskStore]:
     chosen: TaskStore
     if request.param == "memory":

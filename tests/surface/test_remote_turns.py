@@ -8,7 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from surface_helpers import KEYS, message, surface
+from surface_helpers import KEYS, Surface, message, surface
+from tests.waiting import until
 
 from accord.service.feed import FeedHub
 from accord.surface.feed import follow
@@ -16,18 +17,24 @@ from accord.surface.feed import follow
 AGENT = {"X-API-Key": KEYS["agent"]}
 
 
+async def first_task(s: Surface) -> str:
+    """The id of the first task the agent's view lists ('' while there is none)."""
+    _, rows = await s.get("/tasks/views/allTasks", "agent")
+    return str(rows["rows"][0]["id"]) if rows["rows"] else ""
+
+
+async def in_state(s: Surface, task_id: str, state: str) -> dict[str, Any] | None:
+    """The answer to tasks:get once the task is in ``state``."""
+    _, body = await s.post("/tasks/commands/tasks:get", {"id": task_id})
+    return body if body["response"]["task"]["status"]["state"] == state else None
+
+
 async def test_input_required_then_continued_through_a_remote_worker() -> None:
     async with surface(claim_lease_s=30.0) as s:
         blocking = asyncio.ensure_future(
             s.post("/tasks/commands/message:send", {"message": message("first")})
         )
-        task_id = ""
-        for _ in range(100):  # the task exists (SUBMITTED) while the client waits
-            _, rows = await s.get("/tasks/views/allTasks", "agent")
-            if rows["rows"]:
-                task_id = rows["rows"][0]["id"]
-                break
-            await asyncio.sleep(0.02)
+        task_id = await until(lambda: first_task(s), "the task")  # SUBMITTED: the client waits
         assert task_id and not blocking.done()
 
         async def claim(worker: str) -> tuple[int, Any]:
@@ -82,11 +89,7 @@ async def test_an_expired_claim_fails_the_task() -> None:
         response = await s.http.post("/tasks/claims", json={"taskId": task_id}, headers=AGENT)
         assert response.json()["outcome"] == "claimed"
         assert await s.move(task_id, "work") == 202
-        for _ in range(100):
-            _, body = await s.post("/tasks/commands/tasks:get", {"id": task_id})
-            if body["response"]["task"]["status"]["state"] == "TASK_STATE_FAILED":
-                break
-            await asyncio.sleep(0.05)
+        body = await until(lambda: in_state(s, task_id, "TASK_STATE_FAILED"), "the task to fail")
         status_message = body["response"]["task"]["status"]["message"]["parts"][0]["text"]
         assert "claim expired" in status_message
         assert await s.move(task_id, "complete") == 409  # the late worker changes nothing
@@ -101,11 +104,7 @@ async def test_after_a_restart_a_working_task_nobody_claims_again_fails(tmp_path
         assert await s.move(task_id, "work") == 202
         waiting = await s.create()  # never claimed: stays SUBMITTED across the restart
     async with surface(store=store, claim_lease_s=0.1) as s:
-        for _ in range(100):
-            _, body = await s.post("/tasks/commands/tasks:get", {"id": task_id})
-            if body["response"]["task"]["status"]["state"] == "TASK_STATE_FAILED":
-                break
-            await asyncio.sleep(0.05)
+        body = await until(lambda: in_state(s, task_id, "TASK_STATE_FAILED"), "the task to fail")
         assert body["response"]["task"]["status"]["state"] == "TASK_STATE_FAILED"
         _, body = await s.post("/tasks/commands/tasks:get", {"id": waiting})
         assert body["response"]["task"]["status"]["state"] == "TASK_STATE_SUBMITTED"
@@ -133,13 +132,7 @@ async def test_a_client_stream_follows_a_remote_worker() -> None:
         stream = asyncio.ensure_future(
             s.http.post("/message:stream", json={"message": message("hi")}, headers=headers)
         )
-        task_id = ""
-        for _ in range(100):
-            _, rows = await s.get("/tasks/views/allTasks", "agent")
-            if rows["rows"]:
-                task_id = rows["rows"][0]["id"]
-                break
-            await asyncio.sleep(0.02)
+        task_id = await until(lambda: first_task(s), "the task")
         assert await s.move(task_id, "work") == 202
         status, _ = await s.post(
             "/tasks/commands/tasks:update_artifact",

@@ -13,6 +13,9 @@ import pytest
 from a2a.client import ClientConfig, create_client
 from a2a.types import Message, Part, Role, SendMessageRequest, Task, TaskState
 from procs import CLIENT_KEY, WORKER_KEY, WorkerProcess, remote_server, start_worker
+from tests.waiting import until
+
+pytestmark = pytest.mark.processes
 
 MESSAGES = 200
 
@@ -66,7 +69,10 @@ async def test_two_workers_complete_every_task_exactly_once(
         assert [t.artifacts[0].parts[0].text for t in tasks] == texts
         ids = {t.id for t in tasks}
         assert len(ids) == MESSAGES
-        await asyncio.sleep(0.5)  # the last "completed" lines
+        await until(
+            lambda: sum("completed" in line for w in workers for line in w.drain()) >= MESSAGES,
+            'the last "completed" lines',
+        )
         completed = [
             line["completed"]
             for worker in workers

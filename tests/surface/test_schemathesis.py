@@ -21,6 +21,8 @@ from schemathesis.checks import (
 )
 from tests.processes import free_port
 
+pytestmark = pytest.mark.processes
+
 
 @schemathesis.check
 def no_internal_error(

@@ -8,13 +8,15 @@ import json
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-from tests.processes import free_port
+from tests.processes import free_port, wait_serving
+from tests.waiting import eventually
+
+pytestmark = pytest.mark.processes
 
 TOKEN = "bearer-secret-0123456789abcdef"
 API_KEY = "api-key-secret-0123456789abcdef"
@@ -47,14 +49,7 @@ push_max_attempts = 1
     with log_path.open("wb") as log:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=os.environ)
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            httpx.get(f"{url}/healthz", timeout=0.5).raise_for_status()
-            break
-        except httpx.HTTPError:
-            assert process.poll() is None and time.monotonic() < deadline, log_path.read_text()
-            time.sleep(0.05)
+    wait_serving(url, process, log_path.read_text, path="/healthz")
     try:
         yield url, log_path
     finally:
@@ -90,10 +85,7 @@ def test_json_lines_carry_the_ids_and_never_a_secret(server: tuple[str, Path]) -
     # refused credentials, and a client that put a secret in the path
     httpx.get(f"{url}/tasks", headers={"A2A-Version": "1.0", "X-API-Key": API_KEY + "x"})
     httpx.get(f"{url}/tasks/{TOKEN}", headers={"A2A-Version": "1.0", "X-API-Key": API_KEY})
-    deadline = time.monotonic() + 30
-    while "is failing" not in log_path.read_text():  # the webhook's failure is logged
-        assert time.monotonic() < deadline, log_path.read_text()
-        time.sleep(0.1)
+    eventually(lambda: "is failing" in log_path.read_text(), "the webhook's failure logged")
 
     text = log_path.read_text()
     for secret in SECRETS:

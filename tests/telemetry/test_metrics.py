@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
+from tests.waiting import until
 
 from accord.agents.api import RequestContext, TaskHandle
 from accord.app.build import build_app
@@ -61,6 +62,14 @@ async def scrape(http: httpx.AsyncClient, **kw: Any) -> Samples:
     assert answer.status_code == 200, answer.text
     assert answer.headers["content-type"].startswith("text/plain")
     return parse(answer.text)
+
+
+async def metric(
+    http: httpx.AsyncClient, name: str, at_least: float, **labels: str
+) -> Samples | None:
+    """The samples once ``name`` (with ``labels``) has reached ``at_least``; else None."""
+    samples = await scrape(http)
+    return samples if value(samples, name, **labels) >= at_least else None
 
 
 class Gate:
@@ -112,12 +121,10 @@ async def test_request_store_and_task_families_follow_a_scripted_load(tmp_path: 
         stream = asyncio.ensure_future(
             http.post("/message:stream", json={"message": message("wait")})
         )
-        while True:
-            during = await scrape(http)
-            labels = {"binding": "http+json", "method": "SendStreamingMessage"}
-            if value(during, "accord_streams_open", **labels) == 1:
-                break
-            await asyncio.sleep(0.01)
+        labels = {"binding": "http+json", "method": "SendStreamingMessage"}
+        await until(
+            lambda: metric(http, "accord_streams_open", 1, **labels), "the stream to be open"
+        )
         gate.open.set()
         await stream
         after = await scrape(http)
@@ -165,11 +172,9 @@ async def test_push_deliveries_and_failures_are_counted() -> None:
         hook = {"url": "http://127.0.0.1:9/nothing-listens", "id": "h"}
         body = {"message": message("hi"), "configuration": {"taskPushNotificationConfig": hook}}
         assert (await http.post("/message:send", json=body)).status_code == 200
-        while True:
-            samples = await scrape(http)
-            if value(samples, "accord_push_gave_up_total") == 1:
-                break
-            await asyncio.sleep(0.05)
+        samples = await until(
+            lambda: metric(http, "accord_push_gave_up_total", 1), "the delivery to give up"
+        )
         assert value(samples, "accord_push_deliveries_total", outcome="failed") == 1
         assert value(samples, "accord_push_deliveries_total", outcome="delivered") == 0
         assert value(samples, "accord_push_delivery_duration_seconds_count") == 1
@@ -178,17 +183,18 @@ async def test_push_deliveries_and_failures_are_counted() -> None:
 
 async def test_recovery_counts_the_tasks_it_fails(tmp_path: Path) -> None:
     path = f"sqlite:///{tmp_path / 'r.db'}"
-    stuck = asyncio.Event()
+    stuck, working = asyncio.Event(), asyncio.Event()
 
     async def hangs(ctx: RequestContext, task: TaskHandle) -> None:
         await task.start_working()
+        working.set()
         await stuck.wait()
 
     first = build_app(Settings(store=path), hangs)
     async with serving(first) as http:
         body = {"message": message("hang"), "configuration": {"returnImmediately": True}}
         assert (await http.post("/message:send", json=body)).status_code == 200
-        await asyncio.sleep(0.05)
+        await asyncio.wait_for(working.wait(), 30)
     # (the engine stopped with the task WORKING, as if the process had died)
     second = build_app(Settings(store=path))
     async with serving(second) as http:
@@ -225,12 +231,12 @@ async def test_postgresql_holds_and_the_bus_are_reported(pg_url: str) -> None:
     node_b = build_app(Settings(store=pg_url), gate)
     async with serving(node_a) as a, serving(node_b) as b:
         stream = asyncio.ensure_future(a.post("/message:stream", json={"message": message("wait")}))
-        while value(await scrape(a), "accord_task_holds") != 1:
-            await asyncio.sleep(0.02)
+        await until(lambda: metric(a, "accord_task_holds", 1), "the task held on node A")
         gate.open.set()
         await stream
-        while value(await scrape(b), "accord_bus_notifications_received_total") == 0:
-            await asyncio.sleep(0.02)
+        await until(
+            lambda: metric(b, "accord_bus_notifications_received_total", 1), "node B notified"
+        )
         samples = await scrape(b)
         assert value(samples, "accord_bus_lag_seconds_count") >= 1
         assert value(await scrape(a), "accord_bus_notifies_sent_total") >= 1

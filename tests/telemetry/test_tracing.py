@@ -14,6 +14,7 @@ import pytest
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind
 from tests.processes import free_port as _free_port
+from tests.waiting import until
 
 from accord.agents.api import RequestContext, TaskHandle
 from accord.app.build import build_app
@@ -51,8 +52,7 @@ async def served(agent: Any = None, **settings: Any) -> AsyncIterator[tuple[str,
 
 
 async def _wait_started(app: A2AApplication) -> None:
-    while not app.service.engine._started:
-        await asyncio.sleep(0.01)
+    await until(lambda: app.service.engine._started, "the engine to start")
 
 
 @pytest.fixture(autouse=True)
