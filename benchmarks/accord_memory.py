@@ -19,8 +19,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from populate_accord import write_task
 
-from accord.app import build
-from accord.store.memory import MemoryStore
+from accord.app import _build as build
+from accord.store._memory import MemoryStore
 
 
 async def fill(store: MemoryStore, count: int) -> None:
@@ -37,7 +37,7 @@ def main() -> None:
     store = MemoryStore()
     asyncio.run(fill(store, args.tasks))  # plain dicts: no event loop is kept
     build.open_store = lambda url, **_: store  # type: ignore[assignment]
-    from accord.cli.main import main as accord
+    from accord.cli._main import main as accord
 
     sys.argv = ["accord", *rest]
     accord()

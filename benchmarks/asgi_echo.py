@@ -48,7 +48,7 @@ def main() -> None:
     parser.add_argument("--http", choices=["accord", "uvicorn"], default="accord")
     args = parser.parse_args()
     if args.http == "accord":
-        from accord.server import runner
+        from accord.server import _runner as runner
 
         runner.run(app, args.host, args.port)
         return

@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_store
 
-from accord.store.sqlite import SqliteStore
+from accord.store._sqlite import SqliteStore
 
 TRIGGERS = (
     "tasks_feed_insert",

@@ -4,7 +4,7 @@
         [--pg postgresql://postgres@127.0.0.1:5432/postgres]
 
 ``--concurrency`` tasks each hold a lock for a fresh task id and release it, in a loop, on one
-``AdvisoryHolds`` (src/accord/store/pg_holds.py, the object a PostgreSQL node uses) for
+``AdvisoryHolds`` (src/accord/store/_pg_holds.py, the object a PostgreSQL node uses) for
 ``--seconds``. Prints pairs per second, the mean time a hold waits, and the CPU per pair of
 this process and of its PostgreSQL backend. Needs no database of its own: advisory locks
 are not tables.
@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_scaleout import _cpu_seconds
 
-from accord.store.pg_holds import AdvisoryHolds
+from accord.store._pg_holds import AdvisoryHolds
 
 
 async def _backend_pid(holds: AdvisoryHolds) -> int:

@@ -27,12 +27,12 @@ from pathlib import Path
 
 from bench_store import _writer_cpu  # (this folder: run as a script)
 
+from accord.core._limits import Limits
 from accord.core.agent import move, update_artifact
 from accord.core.client import send_message
-from accord.core.limits import Limits
-from accord.engine.engine import _new_id as time_ordered_id
-from accord.store.sqlite import SqliteStore
-from accord.wire.model import Artifact, Message, Part, Role, SendMessageRequest
+from accord.engine._engine import _new_id as time_ordered_id
+from accord.store._sqlite import SqliteStore
+from accord.wire._model import Artifact, Message, Part, Role, SendMessageRequest
 
 TENANT = "bench"
 SHAPES: dict[str, Callable[[], str]] = {

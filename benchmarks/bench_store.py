@@ -34,14 +34,14 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from accord.core._limits import Limits
+from accord.core._records import TaskRecord
 from accord.core.agent import move, update_artifact
 from accord.core.client import send_message
-from accord.core.limits import Limits
-from accord.core.records import TaskRecord
 from accord.core.views import TaskQuery
 from accord.store._rows import task_record as _task_record
-from accord.store.sqlite import SqliteStore
-from accord.wire.model import Artifact, Message, Part, Role, SendMessageRequest, TaskState
+from accord.store._sqlite import SqliteStore
+from accord.wire._model import Artifact, Message, Part, Role, SendMessageRequest, TaskState
 
 TENANT = "bench"
 _GET_SCOPED = (

@@ -12,7 +12,7 @@ the task completes there). Node A is then started again (a new node), and the ne
 once node B has had a second to see its lock session, as it would a node that has run for a
 while.
 
-Last, the watch's own query (``accord.store.pg_nodes.READ_LOCK_SESSIONS``, which each node runs
+Last, the watch's own query (``accord.store._pg_nodes.READ_LOCK_SESSIONS``, which each node runs
 every ``liveness_interval_s``) is timed from one connection, with the database's sessions of
 this benchmark open.
 """
@@ -38,7 +38,7 @@ from bench_scaleout import fresh_database
 from cluster import Node, start_node, stop_node, wait_ready
 
 try:
-    from accord.store.pg_nodes import READ_LOCK_SESSIONS
+    from accord.store._pg_nodes import READ_LOCK_SESSIONS
 except ImportError:  # (a version before the node watch: its takeover, for comparison)
     READ_LOCK_SESSIONS = ""
 

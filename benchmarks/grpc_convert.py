@@ -11,8 +11,8 @@ import timeit
 
 from google.protobuf import json_format
 
-from accord.wire import codec
-from accord.wire import model as w
+from accord.wire import _codec as codec
+from accord.wire import _model as w
 from accord.wire._proto import a2a_pb2 as pb
 from accord.wire.protobuf import from_proto, to_proto
 

@@ -35,12 +35,12 @@ REPO = HERE.parent
 
 CHILD = r"""
 import asyncio, sys, time
-from accord.core.caller import Caller
+from accord.core._caller import Caller
 from accord.engine import Engine
 from accord.harness import HarnessAgent, HarnessSettings
 from accord.harness.models import FunctionModel
-from accord.store.memory import MemoryStore
-from accord.wire.model import Message, Part, Role, SendMessageRequest
+from accord.store._memory import MemoryStore
+from accord.wire._model import Message, Part, Role, SendMessageRequest
 
 TURNS, HOOKED = int(sys.argv[1]), sys.argv[2] == "hooked"
 CONVERSATIONS = 200
@@ -85,8 +85,8 @@ def dispatch_ns(calls: int = 200_000) -> tuple[float, int]:
     import timeit
 
     import accord.harness  # noqa: F401  (registers the catalogue's operations)
-    from accord.harness.hooks.operations import OPERATIONS
-    from accord.harness.hooks.registry import Hooks
+    from accord.harness.hooks._operations import OPERATIONS
+    from accord.harness.hooks._registry import Hooks
 
     hooks = Hooks()
     hooks.freeze()

@@ -86,12 +86,12 @@ def token_latency(turns: int, chunks: int) -> list[float]:
 
 async def step_cost(steps: int, turns: int) -> tuple[list[float], list[float]]:
     """Per-turn times of ``steps``-step turns and of one-step turns (in process, SQLite)."""
-    from accord.core.caller import Caller
+    from accord.core._caller import Caller
     from accord.engine import Engine
     from accord.harness import HarnessAgent, HarnessSettings, ModelResponse, ToolCall
     from accord.harness.models import FunctionModel
     from accord.store import SqliteStore
-    from accord.wire.model import Message, Part, Role, SendMessageRequest
+    from accord.wire._model import Message, Part, Role, SendMessageRequest
 
     async def run(per_turn: int) -> list[float]:
         async def model(conversation: Any) -> Any:

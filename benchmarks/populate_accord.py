@@ -16,12 +16,12 @@ import asyncio
 import time
 import uuid
 
+from accord.core._limits import Limits
 from accord.core.agent import move, update_artifact
 from accord.core.client import send_message
-from accord.core.limits import Limits
-from accord.store.base import TaskStore
-from accord.store.sqlite import SqliteStore
-from accord.wire.model import Artifact, Message, Part, Role, SendMessageRequest
+from accord.store._base import TaskStore
+from accord.store._sqlite import SqliteStore
+from accord.wire._model import Artifact, Message, Part, Role, SendMessageRequest
 
 BASE_MS = 1_700_000_000_000
 LIMITS = Limits()

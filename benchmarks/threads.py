@@ -36,11 +36,11 @@ def serve(db: str, port: int) -> None:
     import gc
     import threading
 
-    from accord.app.build import build_app
-    from accord.app.settings import Settings
-    from accord.server import runner
+    from accord.app._build import build_app
+    from accord.app._settings import Settings
+    from accord.server import _runner as runner
     from accord.store import _writer
-    from accord.store.sqlite import SqliteStore
+    from accord.store._sqlite import SqliteStore
 
     # Each commit's start (epoch seconds), wall and writer-thread CPU time (µs): the writer's
     # wall time beyond its CPU is the fsync and waiting for the GIL.

@@ -10,7 +10,7 @@
 #   - a2a_pb2 registers lf.a2a.v1 in accord's private descriptor pool (accord/wire/_proto_pool.py),
 #     not the default pool the official a2a-sdk also uses (see docs/grpc.md);
 #   - a2a_pb2_grpc imports a2a_pb2 from this package, and keeps only the client stub: accord's
-#     gRPC server registers its own handlers (accord/grpc/server.py), so the servicer base
+#     gRPC server registers its own handlers (accord/grpc/_server.py), so the servicer base
 #     class protoc writes (every method raising NotImplementedError) and its helpers go.
 # Usage: scripts/gen_grpc.sh        (from anywhere; idempotent)
 set -euo pipefail

@@ -41,9 +41,9 @@ from typing import Any
 import grpc
 import httpx
 
+from accord.wire._codec import encode
+from accord.wire._model import AuthenticationInfo, TaskPushNotificationConfig
 from accord.wire._proto import a2a_pb2 as pb
-from accord.wire.codec import encode
-from accord.wire.model import AuthenticationInfo, TaskPushNotificationConfig
 
 HOST = "127.0.0.1"
 A2A = {"A2A-Version": "1.0"}

@@ -1,6 +1,6 @@
 """Time a test moves by hand: a clock in milliseconds and a ``sleep`` that ends only when the
 test advances past it, for code that takes an injectable clock and sleep (such as
-accord.push.worker's durable worker)."""
+accord.push._worker's durable worker)."""
 
 from __future__ import annotations
 

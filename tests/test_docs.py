@@ -13,7 +13,7 @@ import httpx
 import pytest
 from tests.interop.accord_server_proc import accord_serve
 
-from accord.cli.main import main
+from accord.cli._main import main
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]

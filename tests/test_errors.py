@@ -35,6 +35,6 @@ def test_every_exception_accord_defines_is_an_accord_error() -> None:
 
 def test_the_protocols_errors_and_a_refused_setting_are_accord_errors() -> None:
     from accord.config import ConfigError
-    from accord.wire.errors import A2AError
+    from accord.wire._errors import A2AError
 
     assert issubclass(A2AError, AccordError) and issubclass(ConfigError, ValueError)

@@ -1,5 +1,5 @@
 """The root of accord's errors: every exception accord raises on purpose descends from
-:class:`AccordError` (the protocol's :class:`accord.wire.errors.A2AError`, the client's errors,
+:class:`AccordError` (the protocol's :class:`accord.wire._errors.A2AError`, the client's errors,
 a refused setting, a missing extra …), so ``except AccordError`` catches them all, as
 ``except httpx.HTTPError`` does for httpx."""
 

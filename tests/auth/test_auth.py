@@ -12,7 +12,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 
 from accord.auth import PrincipalAuthenticator, authenticate_metadata, parse_auth
-from accord.core.caller import AGENT_ACTOR, CLIENT_ACTOR, DISCOVERY_ACTOR
+from accord.core._caller import AGENT_ACTOR, CLIENT_ACTOR, DISCOVERY_ACTOR
 
 SECRET = "a-test-secret-that-is-long-enough-0123456789"
 KEY = "worker-key-0123456789abcdef"

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from accord.app.settings import load
-from accord.cli.main import main
+from accord.app._settings import load
+from accord.cli._main import main
 
 
 def test_serve_refuses_a_public_address_without_authentication() -> None:

@@ -1,4 +1,4 @@
-"""Actor grants: one table (accord.core.grants), checked on every binding for every operation.
+"""Actor grants: one table (accord.core._grants), checked on every binding for every operation.
 
 A principal that is only a remote worker (``a2a.tasks.Agent``), one with no actors, or a JWT
 whose ``actors`` claim is empty must not send messages, cancel the tenant's tasks, manage its
@@ -23,18 +23,18 @@ import pytest
 from a2a.types import a2a_pb2 as pb
 from a2a.types import a2a_pb2_grpc
 
-from accord.agents.api import RequestContext, TaskHandle
-from accord.app.build import build_app
-from accord.app.settings import Settings
-from accord.core.caller import AGENT_ACTOR, CLIENT_ACTOR, DISCOVERY_ACTOR, OPEN
-from accord.core.grants import GRANTS, required_actor
-from accord.grpc.server import start_server
-from accord.server.app import A2AApplication
-from accord.server.binding import Binding
-from accord.service.operations import OPERATIONS
-from accord.surface.contract import operations as surface_operations
-from accord.surface.contract import seed_document
-from accord.wire.errors import A2AError, ErrorKind
+from accord.agents._api import RequestContext, TaskHandle
+from accord.app._build import build_app
+from accord.app._settings import Settings
+from accord.core._caller import AGENT_ACTOR, CLIENT_ACTOR, DISCOVERY_ACTOR, OPEN
+from accord.core._grants import GRANTS, required_actor
+from accord.grpc._server import start_server
+from accord.server._app import A2AApplication
+from accord.server._binding import Binding
+from accord.service._operations import OPERATIONS
+from accord.surface._contract import operations as surface_operations
+from accord.surface._contract import seed_document
+from accord.wire._errors import A2AError, ErrorKind
 
 SECRET = "a-test-secret-that-is-long-enough-0123456789"
 TENANT = "acme"
@@ -260,7 +260,7 @@ async def server() -> AsyncIterator[Server]:
 @pytest.mark.parametrize("operation", list(OPERATIONS))
 def test_every_a2a_operation_has_a_grant_and_a_request_here(operation: str) -> None:
     assert required_actor(OPERATIONS[operation].command) is not None, (
-        f"{operation}: add its row to accord.core.grants"
+        f"{operation}: add its row to accord.core._grants"
     )
     assert operation in REQUESTS, f"{operation}: add its requests to REQUESTS"
 

@@ -8,9 +8,9 @@ import pytest
 from a2a.types import a2a_pb2 as pb
 from a2a.types import a2a_pb2_grpc
 
-from accord.app.build import build_app
-from accord.app.settings import Settings
-from accord.grpc.server import start_server
+from accord.app._build import build_app
+from accord.app._settings import Settings
+from accord.grpc._server import start_server
 
 KEY_A = "tenant-a-key-0123456789abcdef"
 KEY_B = "tenant-b-key-0123456789abcdef"

@@ -8,8 +8,8 @@ from pathlib import Path
 import httpx
 import jwt
 
-from accord.app.build import build_app
-from accord.app.settings import load
+from accord.app._build import build_app
+from accord.app._settings import load
 
 SECRET = "a-test-secret-that-is-long-enough-0123456789"
 CONFIG = f"""

@@ -14,9 +14,9 @@ import pytest
 from a2a.types import a2a_pb2 as pb
 from a2a.types import a2a_pb2_grpc
 
-from accord.app.build import build_app
-from accord.app.settings import Settings
-from accord.grpc.server import start_server
+from accord.app._build import build_app
+from accord.app._settings import Settings
+from accord.grpc._server import start_server
 
 sys.path.append(str(Path(__file__).resolve().parents[2] / "benchmarks"))  # not a package
 

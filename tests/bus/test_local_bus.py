@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
-from accord.bus.local import LocalBus, Subscription
+from accord.bus._local import LocalBus, Subscription
 
 
 async def _waiting(sub: Subscription, timeout: float) -> asyncio.Future[bool]:

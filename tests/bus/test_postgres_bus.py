@@ -14,12 +14,12 @@ import asyncpg
 import pytest
 from tests.waiting import until
 
-from accord.agents.api import RequestContext, TaskHandle
-from accord.bus.postgres import PostgresBus
-from accord.core.caller import Caller
+from accord.agents._api import RequestContext, TaskHandle
+from accord.bus._postgres import PostgresBus
+from accord.core._caller import Caller
 from accord.engine import Engine, StreamItem
-from accord.store.postgres import PostgresStore
-from accord.wire.model import (
+from accord.store._postgres import PostgresStore
+from accord.wire._model import (
     Message,
     Part,
     Role,

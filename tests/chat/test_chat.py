@@ -24,14 +24,14 @@ from textual.pilot import Pilot
 from textual.widgets import Input, Static
 
 from accord.agents import RequestContext, TaskHandle
-from accord.app.build import build_app
-from accord.app.settings import Settings
-from accord.chat.app import ChatApp, Confirm, LineView
+from accord.app._build import build_app
+from accord.app._settings import Settings
+from accord.chat._app import ChatApp, Confirm, LineView
 from accord.client import Client
-from accord.harness.wire import CHANNEL_MEDIA_TYPE, STATUS_KEY
-from accord.server.listen import bind
-from accord.server.runner import serve as serve_app
-from accord.wire.model import Part
+from accord.harness._wire import CHANNEL_MEDIA_TYPE, STATUS_KEY
+from accord.server._listen import bind
+from accord.server._runner import serve as serve_app
+from accord.wire._model import Part
 
 ALICE = {"X-Participant-Id": "alice"}
 PATIENCE_S = 20.0  # how long a condition may take to hold (a bound, not a measurement)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 
-from accord.agents.api import RequestContext, TaskHandle
+from accord.agents._api import RequestContext, TaskHandle
 
 
 async def slow_echo(ctx: RequestContext, task: TaskHandle) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from accord.wire.model import (
+from accord.wire._model import (
     Artifact,
     Part,
     StreamResponse,

@@ -160,7 +160,7 @@ HEAVY = (
 def test_help_and_version_load_neither_client_nor_server() -> None:
     code = (
         "import json, sys\n"
-        "from accord.cli.main import main\n"
+        "from accord.cli._main import main\n"
         "for args in (['--help'], ['--version']):\n"
         "    try:\n"
         "        main(args)\n"
@@ -179,7 +179,7 @@ def test_help_and_version_load_neither_client_nor_server() -> None:
 
 
 def test_the_help_listing_matches_the_commands() -> None:
-    from accord.cli.main import LAZY_COMMANDS, main
+    from accord.cli._main import LAZY_COMMANDS, main
 
     ctx = click.Context(main)
     for name, lazy in LAZY_COMMANDS.items():

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from accord.client import errors as e
-from accord.wire.errors import ERROR_INFO_TYPE, ErrorKind
+from accord.client import _errors as e
+from accord.wire._errors import ERROR_INFO_TYPE, ErrorKind
 
 
 def info(reason: str, **metadata: str) -> dict[str, object]:

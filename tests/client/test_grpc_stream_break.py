@@ -12,8 +12,8 @@ from client_events import describe
 from test_stream_break import ALL_EVENTS, FAST
 
 from accord.client import Client
-from accord.wire.codec import convert
-from accord.wire.model import AgentCard, AgentInterface, StreamResponse
+from accord.wire._codec import convert
+from accord.wire._model import AgentCard, AgentInterface, StreamResponse
 from accord.wire.protobuf import to_proto
 
 

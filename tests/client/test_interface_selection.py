@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from accord.client import Client, NoCompatibleInterfaceError, select_interface
-from accord.wire.model import AgentCard, AgentInterface
+from accord.wire._model import AgentCard, AgentInterface
 
 
 def card(*interfaces: tuple[str, str, str]) -> AgentCard:

@@ -20,7 +20,7 @@ from accord.client import (
     UnauthenticatedError,
     UnsupportedOperationError,
 )
-from accord.wire.model import StreamResponse, Task, TaskState
+from accord.wire._model import StreamResponse, Task, TaskState
 
 
 @pytest.fixture(params=["JSONRPC", "HTTP+JSON", "GRPC"])

@@ -14,7 +14,7 @@ from accord.client import (
     TaskNotFoundError,
     UnsupportedOperationError,
 )
-from accord.wire.model import (
+from accord.wire._model import (
     Message,
     Part,
     Role,

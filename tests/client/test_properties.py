@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from accord.client.resume import StreamTracker
-from accord.client.sse import ServerSentEvent, SSEParser
-from accord.wire.model import (
+from accord.client._resume import StreamTracker
+from accord.client._sse import ServerSentEvent, SSEParser
+from accord.wire._model import (
     Artifact,
     Part,
     StreamResponse,

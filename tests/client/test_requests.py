@@ -21,7 +21,7 @@ from accord.client import (
     UnauthenticatedError,
     UnexpectedStatusError,
 )
-from accord.wire.model import (
+from accord.wire._model import (
     AgentCard,
     AgentInterface,
     APIKeySecurityScheme,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from client_events import artifact, chunk, describe, status, task
 
-from accord.client.resume import StreamTracker
-from accord.wire.model import Message, Part, Role, StreamResponse, TaskState
+from accord.client._resume import StreamTracker
+from accord.wire._model import Message, Part, Role, StreamResponse, TaskState
 
 S = TaskState
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from accord.client.sse import ServerSentEvent, SSEParser
+from accord.client._sse import ServerSentEvent, SSEParser
 
 
 def parse(*chunks: bytes) -> list[ServerSentEvent]:

@@ -7,7 +7,7 @@ from breaking_server import BREAK_AFTER, BreakingAgent, serve
 from client_events import describe
 
 from accord.client import BearerToken, Client, ResumePolicy, StreamBrokenError, Timeouts
-from accord.wire.model import AgentCard, AgentInterface, StreamResponse
+from accord.wire._model import AgentCard, AgentInterface, StreamResponse
 
 FAST = ResumePolicy(max_attempts=3, initial_delay=0.01)
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from accord.client import Client, InvalidResponseError, InvalidURLError
-from accord.client.urls import check_agent_url, expand_shorthand
-from accord.wire.model import AgentCard, AgentInterface
+from accord.client._urls import check_agent_url, expand_shorthand
+from accord.wire._model import AgentCard, AgentInterface
 
 
 @pytest.mark.parametrize(

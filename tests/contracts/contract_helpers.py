@@ -5,10 +5,10 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from accord.contracts import documents
-from accord.contracts.proofs import signed_acceptance
-from accord.signing.keys import AgentKey, KeySet, load_private_pem
-from accord.wire.time import format_timestamp
+from accord.contracts import _documents as documents
+from accord.contracts._proofs import signed_acceptance
+from accord.signing._keys import AgentKey, KeySet, load_private_pem
+from accord.wire._time import format_timestamp
 
 INTERACTION = "11111111-1111-4111-8111-111111111111"
 
@@ -47,7 +47,7 @@ def terms(**changes: Any) -> dict[str, Any]:
 
 
 def new_key(not_before_ms: int | None = None, not_after_ms: int | None = None) -> AgentKey:
-    from accord.signing.keys import generate_private_pem
+    from accord.signing._keys import generate_private_pem
 
     private = load_private_pem(generate_private_pem())
     return AgentKey.from_private(private, not_before_ms, not_after_ms)

@@ -7,17 +7,17 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from accord.contracts.errors import NOT_A_PARTY, ContractRefusal
-from accord.contracts.gate import ContractGate
-from accord.contracts.peers import PeerCard
-from accord.contracts.service import ContractService
-from accord.contracts.settings import ContractSettings, Identity
-from accord.contracts.tables import contract_store
-from accord.contracts.wire import Notice, Reference
+from accord.contracts._errors import NOT_A_PARTY, ContractRefusal
+from accord.contracts._gate import ContractGate
+from accord.contracts._peers import PeerCard
+from accord.contracts._service import ContractService
+from accord.contracts._settings import ContractSettings, Identity
+from accord.contracts._tables import contract_store
+from accord.contracts._wire import Notice, Reference
 from accord.engine import Engine
-from accord.signing.keys import AgentKey, KeySet
+from accord.signing._keys import AgentKey, KeySet
 from accord.store import open_store
-from accord.wire.model import AgentCard
+from accord.wire._model import AgentCard
 
 B_URL = "https://b.example"
 

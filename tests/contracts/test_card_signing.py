@@ -21,17 +21,17 @@ from google.protobuf.json_format import MessageToDict
 from jwt.api_jwk import PyJWK
 from tests.server.server_helpers import serve_app
 
-from accord.app.build import build_app
-from accord.app.settings import Settings
+from accord.app._build import build_app
+from accord.app._settings import Settings
 from accord.client import CardSignatureError, Client
-from accord.client.card import check_signature
-from accord.contracts.settings import Identity
-from accord.contracts.wire import CONTRACTS_URI, TRUST_URI
-from accord.signing import cards
-from accord.signing.canonical import b64url, b64url_decode
-from accord.signing.keys import AgentKey, KeySet
-from accord.wire.codec import decode
-from accord.wire.model import AgentCard
+from accord.client._card import check_signature
+from accord.contracts._settings import Identity
+from accord.contracts._wire import CONTRACTS_URI, TRUST_URI
+from accord.signing import _cards as cards
+from accord.signing._canonical import b64url, b64url_decode
+from accord.signing._keys import AgentKey, KeySet
+from accord.wire._codec import decode
+from accord.wire._model import AgentCard
 
 from .contract_helpers import new_key
 

@@ -12,13 +12,13 @@ import httpx
 import pytest
 from tests.server.server_helpers import serve_app
 
-from accord.app.build import build_app
-from accord.app.settings import Settings
-from accord.contracts.api import ContractApi
-from accord.contracts.settings import ContractSettings, Identity, Peer
-from accord.contracts.wire import Notice
-from accord.core.caller import Caller
-from accord.signing.keys import KeySet
+from accord.app._build import build_app
+from accord.app._settings import Settings
+from accord.contracts._api import ContractApi
+from accord.contracts._settings import ContractSettings, Identity, Peer
+from accord.contracts._wire import Notice
+from accord.core._caller import Caller
+from accord.signing._keys import KeySet
 
 from .contract_helpers import VECTOR_TERMS, new_key, public
 from .service_helpers import FakePeers, now_ms
@@ -163,7 +163,7 @@ async def test_a_proposal_that_reaches_nobody_is_withdrawn(
     api: tuple[httpx.AsyncClient, FakePeers],
 ) -> None:
     http, peers = api
-    from accord.contracts.errors import PEER_UNREACHABLE, ContractRefusal
+    from accord.contracts._errors import PEER_UNREACHABLE, ContractRefusal
 
     async def unreachable(*args: Any) -> str:
         raise ContractRefusal(PEER_UNREACHABLE, "connection refused")
@@ -200,8 +200,8 @@ async def test_received_proposals_are_listed_and_paged(
 
 
 def proposal_from_b(terms: dict[str, Any]) -> dict[str, Any]:
-    from accord.contracts import documents
-    from accord.contracts.proofs import signed_acceptance
+    from accord.contracts import _documents as documents
+    from accord.contracts._proofs import signed_acceptance
 
     return documents.new_proposal(
         terms,

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from accord.cli.main import main
-from accord.signing.keys import KeySet, load_private_pem
+from accord.cli._main import main
+from accord.signing._keys import KeySet, load_private_pem
 
 from .contract_helpers import NOW_MS, accepted, new_key, proposal
 

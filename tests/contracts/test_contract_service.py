@@ -11,23 +11,23 @@ from typing import Any
 import pytest
 from tests.waiting import until
 
-from accord.contracts.errors import (
+from accord.contracts._errors import (
     INVALID_ACCEPTANCE,
     INVALID_DOCUMENT,
     NOT_A_PARTY,
     PEER_UNREACHABLE,
     ContractRefusal,
 )
-from accord.contracts.proofs import channel_acceptance, signed_acceptance
-from accord.contracts.service import ContractService
-from accord.contracts.settings import Peer
-from accord.contracts.wire import CONTRACTS_URI, TRUST_URI, Notice, Reference
-from accord.core.caller import Caller
-from accord.core.records import TaskRecord
-from accord.signing.keys import KeySet
-from accord.wire.errors import A2AError
-from accord.wire.model import Message, Part, Role, SendMessageRequest, Task, TaskState
-from accord.wire.time import format_timestamp
+from accord.contracts._proofs import channel_acceptance, signed_acceptance
+from accord.contracts._service import ContractService
+from accord.contracts._settings import Peer
+from accord.contracts._wire import CONTRACTS_URI, TRUST_URI, Notice, Reference
+from accord.core._caller import Caller
+from accord.core._records import TaskRecord
+from accord.signing._keys import KeySet
+from accord.wire._errors import A2AError
+from accord.wire._model import Message, Part, Role, SendMessageRequest, Task, TaskState
+from accord.wire._time import format_timestamp
 
 from .contract_helpers import HOUR_MS, new_key, proposal, public, terms
 from .service_helpers import FakePeers, now_ms, responder_service

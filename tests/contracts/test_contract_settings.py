@@ -8,9 +8,9 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from accord.app.settings import load
+from accord.app._settings import load
 from accord.config import ConfigError
-from accord.signing.keys import generate_private_pem
+from accord.signing._keys import generate_private_pem
 
 
 def write(tmp_path: Path, text: str) -> str:

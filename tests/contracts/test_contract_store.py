@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from accord.contracts import lifecycle
-from accord.contracts.errors import ContractRefusal
-from accord.contracts.tables import ContractConflict, contract_store
-from accord.contracts.wire import Notice
-from accord.core.caller import Caller
+from accord.contracts import _lifecycle as lifecycle
+from accord.contracts._errors import ContractRefusal
+from accord.contracts._tables import ContractConflict, contract_store
+from accord.contracts._wire import Notice
+from accord.core._caller import Caller
 from accord.store import open_store
 
 from .contract_helpers import HOUR_MS, accepted, new_key, proposal, public, terms

@@ -25,9 +25,9 @@ from tests.processes import free_port
 from tests.waiting import eventually, until
 
 from accord.client import ApiKey, Client, PermissionDeniedError
-from accord.contracts import documents
-from accord.contracts.proofs import channel_acceptance
-from accord.contracts.wire import (
+from accord.contracts import _documents as documents
+from accord.contracts._proofs import channel_acceptance
+from accord.contracts._wire import (
     CONTRACTS_URI,
     NOTICE_MEDIA_TYPE,
     TRUST_URI,
@@ -37,8 +37,8 @@ from accord.contracts.wire import (
     receipt_data,
     under_contract,
 )
-from accord.wire.codec import encode
-from accord.wire.model import (
+from accord.wire._codec import encode
+from accord.wire._model import (
     Message,
     Part,
     Role,
@@ -48,8 +48,8 @@ from accord.wire.model import (
     TaskPushNotificationConfig,
     TaskState,
 )
+from accord.wire._time import format_timestamp
 from accord.wire.protobuf import to_proto
-from accord.wire.time import format_timestamp
 
 pytestmark = pytest.mark.processes
 

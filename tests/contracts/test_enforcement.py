@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from accord.contracts import enforcement, lifecycle
-from accord.contracts.errors import (
+from accord.contracts import _enforcement as enforcement
+from accord.contracts import _lifecycle as lifecycle
+from accord.contracts._errors import (
     ACTION_OUTSIDE_CONTRACT,
     CONTRACT_EXPIRED,
     CONTRACT_MISMATCH,
@@ -14,8 +15,8 @@ from accord.contracts.errors import (
     PROHIBITED_DATA,
     ContractRefusal,
 )
-from accord.contracts.record import ContractRecord
-from accord.contracts.wire import (
+from accord.contracts._record import ContractRecord
+from accord.contracts._wire import (
     CONTRACTS_URI,
     TRUST_URI,
     Asked,
@@ -24,7 +25,7 @@ from accord.contracts.wire import (
     reference_of,
     under_contract,
 )
-from accord.wire.model import Message, Part, Role
+from accord.wire._model import Message, Part, Role
 
 from .contract_helpers import HOUR_MS, NOW_MS, accepted, new_key, proposal, terms
 

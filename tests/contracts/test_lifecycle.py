@@ -7,15 +7,15 @@ from collections.abc import Callable
 
 import pytest
 
-from accord.contracts import lifecycle
-from accord.contracts.errors import (
+from accord.contracts import _lifecycle as lifecycle
+from accord.contracts._errors import (
     CONTRACT_CONFLICT,
     CONTRACT_EXPIRED,
     INVALID_DOCUMENT,
     NOT_PERMITTED,
     ContractRefusal,
 )
-from accord.contracts.record import ContractRecord
+from accord.contracts._record import ContractRecord
 
 from .contract_helpers import HOUR_MS, NOW_MS, accepted, new_key, proposal, terms
 

@@ -9,14 +9,14 @@ import copy
 
 import pytest
 
-from accord.contracts import documents
-from accord.contracts.errors import (
+from accord.contracts import _documents as documents
+from accord.contracts._errors import (
     INVALID_ACCEPTANCE,
     INVALID_SIGNATURE,
     TERMS_HASH_MISMATCH,
     ContractRefusal,
 )
-from accord.contracts.proofs import (
+from accord.contracts._proofs import (
     acceptance_payload,
     channel_acceptance,
     sign_contract,
@@ -25,10 +25,10 @@ from accord.contracts.proofs import (
     verify_acceptance,
     verify_contract_signature,
 )
-from accord.contracts.verify import verify_document
-from accord.signing.canonical import b64url, b64url_decode
-from accord.signing.keys import KeySet
-from accord.wire.time import format_timestamp
+from accord.contracts._verify import verify_document
+from accord.signing._canonical import b64url, b64url_decode
+from accord.signing._keys import KeySet
+from accord.wire._time import format_timestamp
 
 from .contract_helpers import HOUR_MS, NOW_MS, accepted, new_key, proposal, public, terms
 

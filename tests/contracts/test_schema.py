@@ -13,7 +13,7 @@ from typing import Any
 import jsonschema_rs
 import pytest
 
-from accord.contracts.schema import SchemaError, parse_interaction, parse_terms
+from accord.contracts._schema import SchemaError, parse_interaction, parse_terms
 
 from .contract_helpers import new_key, proposal
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from accord.contracts.proofs import terms_hash
-from accord.contracts.schema import parse_terms
-from accord.signing.canonical import canonical_hash
+from accord.contracts._proofs import terms_hash
+from accord.contracts._schema import parse_terms
+from accord.signing._canonical import canonical_hash
 
 from .contract_helpers import VECTOR_HASH, VECTOR_HASH_SIGNATURES_DELETED, VECTOR_TERMS, terms
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from accord.core import Limits, Outcome, TaskRecord, agent, client
-from accord.core.events import Event
-from accord.wire.model import (
+from accord.core._events import Event
+from accord.wire._model import (
     Message,
     Part,
     Role,

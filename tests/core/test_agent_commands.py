@@ -7,10 +7,10 @@ import pytest
 from core_helpers import T0, accepted, assert_refused, new_task, task_in
 
 from accord.core import agent, lifecycle
-from accord.core.events import Event, apply, fold
-from accord.core.outcome import SEED_STATE_NAMES, Published
-from accord.wire.errors import ErrorKind
-from accord.wire.model import (
+from accord.core._events import Event, apply, fold
+from accord.core._outcome import SEED_STATE_NAMES, Published
+from accord.wire._errors import ErrorKind
+from accord.wire._model import (
     Artifact,
     Message,
     Part,
@@ -19,7 +19,7 @@ from accord.wire.model import (
     TaskState,
     TaskStatusUpdateEvent,
 )
-from accord.wire.time import format_timestamp
+from accord.wire._time import format_timestamp
 
 S = TaskState
 STATES = [s for s in TaskState if s is not S.UNSPECIFIED]

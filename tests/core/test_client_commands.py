@@ -16,11 +16,11 @@ from core_helpers import (
 )
 
 from accord.core import Limits, Outcome, PushConfigRecord, TaskRecord, client
-from accord.core.events import fold
-from accord.core.outcome import Published
-from accord.wire.codec import to_builtins
-from accord.wire.errors import ErrorKind
-from accord.wire.model import (
+from accord.core._events import fold
+from accord.core._outcome import Published
+from accord.wire._codec import to_builtins
+from accord.wire._errors import ErrorKind
+from accord.wire._model import (
     UNSET,
     AuthenticationInfo,
     Message,
@@ -31,7 +31,7 @@ from accord.wire.model import (
     TaskState,
     TaskStatusUpdateEvent,
 )
-from accord.wire.time import format_timestamp
+from accord.wire._time import format_timestamp
 
 TERMINAL = [TaskState.COMPLETED, TaskState.FAILED, TaskState.CANCELED, TaskState.REJECTED]
 NON_TERMINAL = [

@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 from core_helpers import T0, UNLIMITED, send_request, task_in, user_message
 
+from accord.core._records import TaskRecord
 from accord.core.intake import Admission, Admit, Divert, Judge, admit
-from accord.core.records import TaskRecord
-from accord.wire.errors import A2AError, ErrorKind
-from accord.wire.model import Task, TaskState
+from accord.wire._errors import A2AError, ErrorKind
+from accord.wire._model import Task, TaskState
 
 
 async def _handler(ctx: Any, task: Any) -> None:

@@ -27,9 +27,9 @@ from hypothesis.stateful import (
 )
 
 from accord.core import Limits, Outcome, PushConfigRecord, TaskRecord, agent, client, lifecycle
-from accord.core.events import Event, fold
-from accord.wire.codec import encode
-from accord.wire.model import (
+from accord.core._events import Event, fold
+from accord.wire._codec import encode
+from accord.wire._model import (
     Artifact,
     Message,
     Part,

@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from accord.core import TaskRecord, agent, negotiation, views
-from accord.wire.errors import A2AError, ErrorKind
-from accord.wire.model import (
+from accord.wire._errors import A2AError, ErrorKind
+from accord.wire._model import (
     UNSET,
     AgentExtension,
     Artifact,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from accord.agents.api import RequestContext, TaskHandle
+from accord.agents._api import RequestContext, TaskHandle
 
 
 async def steps(ctx: RequestContext, task: TaskHandle) -> None:

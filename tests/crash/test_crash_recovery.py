@@ -24,10 +24,10 @@ import httpx
 import pytest
 from tests.processes import free_port, wait_serving
 
-from accord.core.events import fold
-from accord.store.sqlite import SqliteStore
-from accord.wire.codec import decode, encode
-from accord.wire.model import StreamResponse, TaskState
+from accord.core._events import fold
+from accord.store._sqlite import SqliteStore
+from accord.wire._codec import decode, encode
+from accord.wire._model import StreamResponse, TaskState
 
 pytestmark = pytest.mark.processes
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from accord.agents import RequestContext, TaskHandle
 from accord.harness import Conversation, HarnessSettings
-from accord.harness.agent import HarnessAgent
+from accord.harness._agent import HarnessAgent
 from accord.harness.models import FunctionModel
 
 # A message "gate:PATH" makes the streamer stop after its first tokens until PATH exists, so

@@ -18,12 +18,12 @@ from tests.dashboard.dashboard_agents import conversation
 from tests.server.server_helpers import listening, message
 
 import accord.dashboard
-from accord.app.build import build_app
-from accord.app.settings import Settings, load
+from accord.app._build import build_app
+from accord.app._settings import Settings, load
 from accord.core.views import TaskQuery
-from accord.harness.wire import COMMANDS_URI
-from accord.service import search
-from accord.store.base import TaskPage
+from accord.harness._wire import COMMANDS_URI
+from accord.service import _search as search
+from accord.store._base import TaskPage
 
 STATIC = Path(accord.dashboard.__file__).parent / "static"
 

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from accord.agents.api import RequestContext, TaskHandle
-from accord.core.caller import Caller
+from accord.agents._api import RequestContext, TaskHandle
+from accord.core._caller import Caller
 from accord.engine import Engine, StreamItem
-from accord.store.base import TaskStore
-from accord.store.memory import MemoryStore
-from accord.store.sqlite import SqliteStore
-from accord.wire.model import (
+from accord.store._base import TaskStore
+from accord.store._memory import MemoryStore
+from accord.store._sqlite import SqliteStore
+from accord.wire._model import (
     Message,
     Part,
     Role,

@@ -9,16 +9,16 @@ from collections.abc import AsyncIterator
 import pytest
 from tests.waiting import until
 
-from accord.agents.api import AgentError, RequestContext, TaskHandle, WrongStateError
-from accord.agents.echo import echo
-from accord.core.caller import Caller
-from accord.core.events import fold
+from accord.agents._api import AgentError, RequestContext, TaskHandle, WrongStateError
+from accord.agents._echo import echo
+from accord.core._caller import Caller
+from accord.core._events import fold
 from accord.core.views import TaskQuery
 from accord.engine import Engine, StreamItem
-from accord.engine.engine import FAILED_MESSAGE
-from accord.store.memory import MemoryStore
+from accord.engine._engine import FAILED_MESSAGE
+from accord.store._memory import MemoryStore
 from accord.wire import A2AError, ErrorKind
-from accord.wire.model import (
+from accord.wire._model import (
     Message,
     Part,
     Role,

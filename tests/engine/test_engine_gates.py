@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from accord.agents.api import (
+from accord.agents._api import (
     Access,
     Admit,
     Answered,
@@ -18,12 +18,12 @@ from accord.agents.api import (
     TaskHandle,
     Verdict,
 )
-from accord.agents.echo import echo
-from accord.core.caller import Caller
+from accord.agents._echo import echo
+from accord.core._caller import Caller
 from accord.engine import Engine
-from accord.store.memory import MemoryStore
+from accord.store._memory import MemoryStore
 from accord.wire import A2AError, ErrorKind
-from accord.wire.model import (
+from accord.wire._model import (
     Message,
     Part,
     Role,

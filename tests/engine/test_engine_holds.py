@@ -8,13 +8,13 @@ from typing import Any
 
 from tests.waiting import until
 
-from accord.agents.api import RequestContext, TaskHandle
-from accord.agents.echo import echo
-from accord.core.caller import Caller
+from accord.agents._api import RequestContext, TaskHandle
+from accord.agents._echo import echo
+from accord.core._caller import Caller
 from accord.engine import Engine
-from accord.engine.engine import EngineConfig
-from accord.store.memory import MemoryStore
-from accord.wire.model import Message, Part, Role, SendMessageRequest, Task, TaskState
+from accord.engine._engine import EngineConfig
+from accord.store._memory import MemoryStore
+from accord.wire._model import Message, Part, Role, SendMessageRequest, Task, TaskState
 
 ALICE = Caller(identity="alice", tenant="t1")
 

@@ -11,16 +11,16 @@ import pytest
 from tests.marks import STORES
 from tests.waiting import until
 
-from accord.agents.api import RequestContext, TaskHandle
-from accord.agents.echo import echo
-from accord.core.caller import Caller
-from accord.core.limits import Limits
+from accord.agents._api import RequestContext, TaskHandle
+from accord.agents._echo import echo
+from accord.core._caller import Caller
+from accord.core._limits import Limits
 from accord.engine import Engine, EngineConfig
-from accord.engine.remote import RemoteAgent
+from accord.engine._remote import RemoteAgent
 from accord.store import MemoryStore, SqliteStore, TaskStore
-from accord.store.postgres import PostgresStore
+from accord.store._postgres import PostgresStore
 from accord.wire import A2AError, ErrorKind
-from accord.wire.model import (
+from accord.wire._model import (
     Message,
     Part,
     Role,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 import uuid
 
-from accord.engine.engine import _new_id
+from accord.engine._engine import _new_id
 
 
 def test_new_ids_are_version_7_uuids_carrying_the_creation_millisecond() -> None:

@@ -12,16 +12,16 @@ from tests.engine.test_continuation import message
 from tests.marks import STORES
 from tests.waiting import until
 
-from accord.agents.api import AgentError, RequestContext, TaskHandle
+from accord.agents._api import AgentError, RequestContext, TaskHandle
 from accord.core import agent as moves
-from accord.core.caller import Caller
-from accord.core.limits import Limits
+from accord.core._caller import Caller
+from accord.core._limits import Limits
 from accord.engine import Engine, EngineConfig
-from accord.store.base import TaskStore
-from accord.store.memory import MemoryStore
-from accord.store.postgres import PostgresStore
-from accord.store.sqlite import SqliteStore
-from accord.wire.model import Message, Part, Role, Task, TaskState
+from accord.store._base import TaskStore
+from accord.store._memory import MemoryStore
+from accord.store._postgres import PostgresStore
+from accord.store._sqlite import SqliteStore
+from accord.wire._model import Message, Part, Role, Task, TaskState
 
 ALICE = Caller(identity="alice", tenant="t1")
 BOB = Caller(identity="bob", tenant="t2")

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from accord.agents.echo import echo
-from accord.core.caller import Caller
+from accord.agents._echo import echo
+from accord.core._caller import Caller
 from accord.engine import Engine
 from accord.store import MemoryStore, SqliteStore, TaskStore
-from accord.store.postgres import PostgresStore
+from accord.store._postgres import PostgresStore
 from accord.wire import A2AError, ErrorKind
-from accord.wire.model import ListTasksRequest, Message, Part, Role, SendMessageRequest
+from accord.wire._model import ListTasksRequest, Message, Part, Role, SendMessageRequest
 
 ALICE = Caller(identity="alice", tenant="t1")
 

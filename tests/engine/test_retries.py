@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 from tests.waiting import until
 
-from accord.agents.api import RequestContext, TaskHandle
-from accord.core.caller import Caller
+from accord.agents._api import RequestContext, TaskHandle
+from accord.core._caller import Caller
 from accord.core.views import TaskQuery
 from accord.engine import Engine, EngineConfig
 from accord.store import MemoryStore, SqliteStore, TaskStore
 from accord.wire import A2AError, ErrorKind
-from accord.wire.model import (
+from accord.wire._model import (
     CancelTaskRequest,
     Message,
     Part,

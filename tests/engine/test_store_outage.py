@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 from tests.full_disk import small_disk
 
-from accord.agents.api import RequestContext, TaskHandle
-from accord.core.caller import Caller
-from accord.core.events import fold
+from accord.agents._api import RequestContext, TaskHandle
+from accord.core._caller import Caller
+from accord.core._events import fold
 from accord.engine import Engine, EngineConfig, StreamItem
-from accord.store.sqlite import SqliteStore
-from accord.wire.model import (
+from accord.store._sqlite import SqliteStore
+from accord.wire._model import (
     Message,
     Part,
     Role,

@@ -13,12 +13,12 @@ from collections.abc import Iterator
 import pytest
 from tests.cuttable_proxy import CuttableProxy
 
-from accord.agents.api import RequestContext, TaskHandle
-from accord.core.caller import Caller
-from accord.core.events import fold
+from accord.agents._api import RequestContext, TaskHandle
+from accord.core._caller import Caller
+from accord.core._events import fold
 from accord.engine import Engine, EngineConfig
-from accord.store.postgres import PostgresStore
-from accord.wire.model import (
+from accord.store._postgres import PostgresStore
+from accord.wire._model import (
     Message,
     Part,
     Role,

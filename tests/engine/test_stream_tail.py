@@ -10,14 +10,14 @@ from typing import Any
 
 from tests.waiting import until
 
-from accord.agents.api import RequestContext, TaskHandle
-from accord.agents.echo import echo
-from accord.core.caller import Caller
-from accord.core.events import Event
+from accord.agents._api import RequestContext, TaskHandle
+from accord.agents._echo import echo
+from accord.core._caller import Caller
+from accord.core._events import Event
 from accord.engine import Engine, StreamItem
-from accord.engine.live import RECENT_EVENTS, LiveTask
-from accord.store.memory import MemoryStore
-from accord.wire.model import (
+from accord.engine._live import RECENT_EVENTS, LiveTask
+from accord.store._memory import MemoryStore
+from accord.wire._model import (
     Message,
     Part,
     Role,

@@ -12,8 +12,9 @@ from google.protobuf import json_format
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from accord.wire import WireError, codec, parse_timestamp
-from accord.wire import model as w
+from accord.wire import WireError, parse_timestamp
+from accord.wire import _codec as codec
+from accord.wire import _model as w
 from accord.wire._proto import a2a_pb2 as pb
 from accord.wire.protobuf import from_proto, to_proto
 

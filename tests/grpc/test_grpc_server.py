@@ -1,4 +1,4 @@
-"""accord's gRPC server (accord.grpc.server) driven by the official SDK's generated stubs.
+"""accord's gRPC server (accord.grpc._server) driven by the official SDK's generated stubs.
 
 The server runs in the test's event loop over the in-memory store; the client side is the
 official ``a2a.types.a2a_pb2_grpc`` stub on a grpc.aio channel, so requests and answers are
@@ -22,12 +22,12 @@ from a2a.types import a2a_pb2_grpc
 from google.rpc import error_details_pb2, status_pb2
 from tests.processes import free_port as _free_port
 
-from accord.agents.api import RequestContext, TaskHandle
-from accord.app.build import build_app
-from accord.app.settings import Principal, Settings
-from accord.grpc.server import WithGrpc, rich_status, start_server
-from accord.wire.errors import A2AError, ErrorKind, FieldViolation
-from accord.wire.model import AgentExtension
+from accord.agents._api import RequestContext, TaskHandle
+from accord.app._build import build_app
+from accord.app._settings import Principal, Settings
+from accord.grpc._server import WithGrpc, rich_status, start_server
+from accord.wire._errors import A2AError, ErrorKind, FieldViolation
+from accord.wire._model import AgentExtension
 
 TOKEN = "grpc-test-token"
 VERSION = (("a2a-version", "1.0"),)

@@ -11,18 +11,18 @@ from typing import Any
 from tests.harness.engine_kit import Recorder
 from tests.waiting import until
 
-from accord.client.errors import ConnectionFailedError
+from accord.client._errors import ConnectionFailedError
 from accord.engine import Engine
 from accord.harness import Conversation, HarnessAgent, HarnessSettings, ModelResponse
-from accord.harness.channels.outbox import DeliverySettings
-from accord.harness.channels.tool import ask_participant_call
+from accord.harness._roster import Credentials, Roster, RosterAgent
+from accord.harness._transcript import ToolResult
+from accord.harness._wire import CHANNEL_MEDIA_TYPE
+from accord.harness.channels._outbox import DeliverySettings
+from accord.harness.channels._tool import ask_participant_call
 from accord.harness.models import FunctionModel
-from accord.harness.roster import Credentials, Roster, RosterAgent
-from accord.harness.transcript import ToolResult
-from accord.harness.wire import CHANNEL_MEDIA_TYPE
-from accord.store.base import TaskStore
-from accord.store.memory import MemoryStore
-from accord.wire.model import Message, Part
+from accord.store._base import TaskStore
+from accord.store._memory import MemoryStore
+from accord.wire._model import Message, Part
 
 FAST = DeliverySettings(
     timeout_s=5.0, max_attempts=50, retry_base_s=0.01, retry_max_s=0.05, poll_interval_s=0.05

@@ -8,9 +8,9 @@ from __future__ import annotations
 import json
 import os
 
-from accord.agents.api import RequestContext, TaskHandle
+from accord.agents._api import RequestContext, TaskHandle
 from accord.client import ApiKey, Client
-from accord.harness.channels.peer import channel_message, reply
+from accord.harness.channels._peer import channel_message, reply
 
 
 async def agent(ctx: RequestContext, task: TaskHandle) -> None:

@@ -12,8 +12,8 @@ from typing import Any, TypeVar
 from accord.engine import Engine
 from accord.harness import Conversation, HarnessAgent, HarnessSettings, ModelResponse, ToolCall
 from accord.harness.models import FunctionModel
-from accord.store.memory import MemoryStore
-from accord.wire.model import Task
+from accord.store._memory import MemoryStore
+from accord.wire._model import Task
 
 T = TypeVar("T")
 Answer = str | list[ToolCall]

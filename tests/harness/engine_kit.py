@@ -9,13 +9,13 @@ from typing import Any
 
 import msgspec
 
-from accord.core.caller import Caller
+from accord.core._caller import Caller
 from accord.engine import Engine
 from accord.harness import Conversation, HarnessAgent, HarnessSettings
+from accord.harness._wire import EVENT_MEDIA_TYPE, STATUS_KEY, TASK_KEY
 from accord.harness.models import FunctionModel, ModelResponse
-from accord.harness.wire import EVENT_MEDIA_TYPE, STATUS_KEY, TASK_KEY
-from accord.store.memory import MemoryStore
-from accord.wire.model import Message, Part, Role, SendMessageRequest, Task
+from accord.store._memory import MemoryStore
+from accord.wire._model import Message, Part, Role, SendMessageRequest, Task
 
 ALICE = Caller(participant="alice")
 BOB = Caller(participant="bob")

@@ -17,15 +17,15 @@ from tests.harness.engine_kit import (
     send,
 )
 
-from accord.core.caller import Caller
+from accord.core._caller import Caller
 from accord.engine import Engine
 from accord.harness import HarnessAgent, HarnessSettings, ModelResponse, ToolCall
-from accord.harness.core import plan as plans
+from accord.harness._transcript import Conversation, ToolResult
+from accord.harness.core import _plan as plans
 from accord.harness.models import FunctionModel
-from accord.harness.transcript import Conversation, ToolResult
-from accord.store.memory import MemoryStore
+from accord.store._memory import MemoryStore
 from accord.wire import A2AError, ErrorKind
-from accord.wire.model import ListTasksRequest, Part
+from accord.wire._model import ListTasksRequest, Part
 
 FIELD = "message.parts[1].data.payload"
 

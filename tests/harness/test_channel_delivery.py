@@ -14,17 +14,17 @@ from tests.harness.channel_kit import asking, channel, with_agents
 from tests.harness.engine_kit import ALICE, Recorder, brief, said, send, sub_state
 from tests.waiting import until
 
-from accord.core.caller import Caller
+from accord.core._caller import Caller
 from accord.harness import Conversation, HarnessAgent
-from accord.harness.channels.outbox import TASK_REF_KEY, DeliverySettings
-from accord.harness.channels.outbox_store import ChannelOutbox, channel_outbox
+from accord.harness._wire import CHANNEL_MEDIA_TYPE, EVENT_MEDIA_TYPE, TASK_KEY
+from accord.harness.channels._outbox import TASK_REF_KEY, DeliverySettings
+from accord.harness.channels._outbox_store import ChannelOutbox, channel_outbox
 from accord.harness.hooks import HookAbort
-from accord.harness.hooks.operations import ChannelReceived, MessageReceived
-from accord.harness.wire import CHANNEL_MEDIA_TYPE, EVENT_MEDIA_TYPE, TASK_KEY
-from accord.store.base import TaskStore
-from accord.wire.codec import to_builtins
-from accord.wire.errors import A2AError
-from accord.wire.model import Message, Part, Role, SendMessageRequest, Task
+from accord.harness.hooks._operations import ChannelReceived, MessageReceived
+from accord.store._base import TaskStore
+from accord.wire._codec import to_builtins
+from accord.wire._errors import A2AError
+from accord.wire._model import Message, Part, Role, SendMessageRequest, Task
 
 HELPER = Caller(participant="helper")
 

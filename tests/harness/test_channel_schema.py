@@ -16,10 +16,10 @@ from hypothesis import strategies as st
 from tests.harness.channel_kit import channel
 from tests.harness.engine_kit import ALICE, brief, running, send
 
-from accord.harness.channels import data as channel_data
-from accord.harness.wire import CHANNEL_MEDIA_TYPE
-from accord.wire.errors import A2AError, ErrorKind
-from accord.wire.model import Part
+from accord.harness._wire import CHANNEL_MEDIA_TYPE
+from accord.harness.channels import _data as channel_data
+from accord.wire._errors import A2AError, ErrorKind
+from accord.wire._model import Part
 
 SCHEMA = json.loads((Path(__file__).parent / "channel_schema.json").read_text())
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 from accord.config import ConfigError
-from accord.harness.channels.outbox import DeliverySettings
-from accord.harness.roster import Credentials, RosterAgent
-from accord.harness.settings import parse
+from accord.harness._roster import Credentials, RosterAgent
+from accord.harness._settings import parse
+from accord.harness.channels._outbox import DeliverySettings
 
 
 def table(*agents: dict[str, object], **more: object) -> dict[str, object]:

@@ -28,19 +28,19 @@ from tests.harness.engine_kit import (
 )
 from tests.waiting import until
 
-from accord.agents.api import RequestContext, TaskHandle
-from accord.core.caller import Caller
+from accord.agents._api import RequestContext, TaskHandle
+from accord.core._caller import Caller
 from accord.engine import Engine
 from accord.harness import HarnessAgent, HarnessSettings
-from accord.harness.channels.desk import ChannelError
-from accord.harness.channels.state import CHANNELS_KEY, Channel
+from accord.harness._moves import Who
+from accord.harness._wire import CHANNEL_MEDIA_TYPE, CHANNEL_URI
+from accord.harness.channels._desk import ChannelError
+from accord.harness.channels._state import CHANNELS_KEY, Channel
 from accord.harness.hooks import HookAbort
 from accord.harness.models import FunctionModel
-from accord.harness.moves import Who
-from accord.harness.wire import CHANNEL_MEDIA_TYPE, CHANNEL_URI
-from accord.store.memory import MemoryStore
-from accord.wire.errors import A2AError, ErrorKind
-from accord.wire.model import Message, Task, TaskState, TaskStatusUpdateEvent
+from accord.store._memory import MemoryStore
+from accord.wire._errors import A2AError, ErrorKind
+from accord.wire._model import Message, Task, TaskState, TaskStatusUpdateEvent
 
 MALLORY = Caller(participant="mallory")
 TEAM = {"alice": "admin", "bob": "watcher", "carol": "reporter"}
@@ -293,9 +293,9 @@ async def test_two_open_requests_answered_in_reverse_order_each_resume_on_their_
 
 
 async def test_one_answer_may_ask_several_participants_and_a_bad_ask_is_an_error_result() -> None:
-    from accord.harness.channels.tool import ASK_PARTICIPANT
+    from accord.harness._transcript import ToolResult
+    from accord.harness.channels._tool import ASK_PARTICIPANT
     from accord.harness.models import ModelResponse, ToolCall
-    from accord.harness.transcript import ToolResult
 
     results: list[ToolResult] = []
 

@@ -25,6 +25,7 @@ from tests.harness.engine_kit import (
 from tests.waiting import until
 
 from accord.harness import Conversation, HarnessAgent
+from accord.harness._wire import COMMANDS_URI, TASK_KEY
 from accord.harness.commands import Argument, CommandSpec
 from accord.harness.hooks import (
     CommandInvoked,
@@ -34,10 +35,9 @@ from accord.harness.hooks import (
     FunctionExecutor,
     TaskComplete,
 )
-from accord.harness.wire import COMMANDS_URI, TASK_KEY
-from accord.store.memory import MemoryStore
+from accord.store._memory import MemoryStore
 from accord.wire import A2AError, ErrorKind
-from accord.wire.model import Part, TaskState
+from accord.wire._model import Part, TaskState
 
 
 async def test_a_command_is_answered_in_the_unchanged_state_and_never_reaches_the_model() -> None:

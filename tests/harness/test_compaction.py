@@ -7,7 +7,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from accord.harness.core.compaction import Item, cut
+from accord.harness.core._compaction import Item, cut
 
 
 @st.composite

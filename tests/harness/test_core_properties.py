@@ -15,20 +15,20 @@ import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from accord.agents.api import Admit, Divert
+from accord.agents._api import Admit, Divert
 from accord.core import client as client_commands
 from accord.core import lifecycle
-from accord.core.caller import Caller
-from accord.core.events import Event, fold
-from accord.core.limits import Limits
-from accord.core.outcome import Outcome
-from accord.core.records import TaskRecord
+from accord.core._caller import Caller
+from accord.core._events import Event, fold
+from accord.core._limits import Limits
+from accord.core._outcome import Outcome
+from accord.core._records import TaskRecord
 from accord.harness import HarnessAgent, HarnessSettings
-from accord.harness.core import conversation
-from accord.harness.core.state import extension_of, sub_state_of
-from accord.harness.wire import EVENT_MEDIA_TYPE, STATUS_KEY, Role
-from accord.wire.errors import A2AError, ErrorKind
-from accord.wire.model import Message, Part, SendMessageRequest, TaskState
+from accord.harness._wire import EVENT_MEDIA_TYPE, STATUS_KEY, Role
+from accord.harness.core import _conversation as conversation
+from accord.harness.core._state import extension_of, sub_state_of
+from accord.wire._errors import A2AError, ErrorKind
+from accord.wire._model import Message, Part, SendMessageRequest, TaskState
 
 AGENT_ID = "harness"
 UNLIMITED = Limits(tasks_per_tenant=None, messages_per_task=None, push_configs_per_task=None)

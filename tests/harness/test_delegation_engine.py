@@ -25,13 +25,13 @@ from tests.harness.engine_kit import (
 from tests.waiting import until
 
 from accord.harness import HarnessAgent, ToolCall
-from accord.harness.core.delegation import Brief, children_of, info_of
+from accord.harness._moves import Who
+from accord.harness._transcript import ToolSpec
+from accord.harness.core._delegation import Brief, children_of, info_of
 from accord.harness.hooks import FunctionExecutor, HookAbort, SubtaskSpawned, TaskComplete
-from accord.harness.models.prompt import chat_messages
-from accord.harness.moves import Who
+from accord.harness.models._prompt import chat_messages
 from accord.harness.tools import ToolContext, ToolOutcome
-from accord.harness.transcript import ToolSpec
-from accord.wire.model import Message, TaskState
+from accord.wire._model import Message, TaskState
 
 
 def for_participant(participant: str, name: str, goal: str) -> ToolCall:

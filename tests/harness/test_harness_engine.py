@@ -14,16 +14,16 @@ import msgspec
 import pytest
 from tests.waiting import until
 
-from accord.core.caller import Caller
-from accord.core.events import Event, fold
-from accord.core.records import TaskRecord
+from accord.core._caller import Caller
+from accord.core._events import Event, fold
+from accord.core._records import TaskRecord
 from accord.engine import Engine, StreamItem
 from accord.harness import Conversation, HarnessAgent, HarnessSettings, conversation_agent
-from accord.harness.wire import EVENT_MEDIA_TYPE, STATUS_KEY, TASK_KEY
-from accord.store.memory import MemoryStore
+from accord.harness._wire import EVENT_MEDIA_TYPE, STATUS_KEY, TASK_KEY
+from accord.store._memory import MemoryStore
 from accord.wire import A2AError, ErrorKind
-from accord.wire.codec import encode
-from accord.wire.model import (
+from accord.wire._codec import encode
+from accord.wire._model import (
     ListTasksRequest,
     Message,
     Part,

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from accord.config import ConfigError
-from accord.harness.settings import HarnessSettings, ModelFactory, parse
+from accord.harness._settings import HarnessSettings, ModelFactory, parse
 
 
 def test_a_minimal_table(tmp_path: Path) -> None:

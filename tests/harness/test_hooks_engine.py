@@ -29,6 +29,7 @@ from tests.waiting import until
 
 from accord.engine import Engine
 from accord.harness import Conversation, HarnessAgent, HarnessSettings
+from accord.harness._wire import CHANNEL_MEDIA_TYPE, Role
 from accord.harness.hooks import (
     CommandInvoked,
     FunctionExecutor,
@@ -41,11 +42,10 @@ from accord.harness.hooks import (
     TurnStarted,
 )
 from accord.harness.models import FunctionModel
-from accord.harness.wire import CHANNEL_MEDIA_TYPE, Role
-from accord.store.memory import MemoryStore
-from accord.wire.codec import to_builtins
-from accord.wire.errors import A2AError, ErrorKind
-from accord.wire.model import (
+from accord.store._memory import MemoryStore
+from accord.wire._codec import to_builtins
+from accord.wire._errors import A2AError, ErrorKind
+from accord.wire._model import (
     ListTasksRequest,
     Message,
     Part,
@@ -53,7 +53,7 @@ from accord.wire.model import (
     SendMessageRequest,
     TaskState,
 )
-from accord.wire.model import Role as MessageRole
+from accord.wire._model import Role as MessageRole
 
 PHASES = ("pre", "in", "post")
 REASONS = ("refused", "policy", "invalid")
@@ -224,7 +224,7 @@ async def test_turn_started_chooses_a_selectable_model_or_refuses_the_turn() -> 
 
 
 def dora() -> Any:
-    from accord.core.caller import Caller
+    from accord.core._caller import Caller
 
     return Caller(participant="dora")
 

@@ -17,7 +17,7 @@ from tests.harness.test_turn_tools import agent_with, hanging_refund, parked, sa
 
 from accord.engine import Engine
 from accord.harness import ToolCall
-from accord.harness.journal import (
+from accord.harness._journal import (
     JournalCall,
     JournalError,
     ModelAnswered,
@@ -26,11 +26,11 @@ from accord.harness.journal import (
     decode,
     encode,
 )
+from accord.harness._steps import INTERRUPTED, Journal
+from accord.harness._transcript import ToolResult
 from accord.harness.models import Usage
-from accord.harness.steps import INTERRUPTED, Journal
-from accord.harness.transcript import ToolResult
 from accord.store import SqliteStore
-from accord.wire.model import TaskState
+from accord.wire._model import TaskState
 
 # A cut turn's journal as accord wrote it before entries had a version (plain dicts, in the
 # key order the harness wrote them).

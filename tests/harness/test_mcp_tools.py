@@ -14,7 +14,7 @@ from tests.harness.orders_mcp import ORDERS, orders_over_http
 
 from accord.config import ConfigError
 from accord.harness.tools import ToolContext
-from accord.harness.tools.mcp import McpServer, McpServerSettings, parse
+from accord.harness.tools._mcp import McpServer, McpServerSettings, parse
 
 CONTEXT = ToolContext(task_id="t1", sender="alice")
 

@@ -13,9 +13,7 @@ import pytest
 from openai import AsyncOpenAI
 from tests.harness.fake_openai import FakeOpenAI, Reply
 
-from accord.harness.models import ModelResponse, TextDelta, Usage
-from accord.harness.models.openai_compatible import ModelError, OpenAIModel, Retry
-from accord.harness.transcript import (
+from accord.harness._transcript import (
     Conversation,
     Entry,
     ModelStep,
@@ -23,8 +21,10 @@ from accord.harness.transcript import (
     ToolResult,
     ToolSpec,
 )
-from accord.harness.wire import Participant, Role, TaskExtension
-from accord.wire.model import Task, TaskState, TaskStatus
+from accord.harness._wire import Participant, Role, TaskExtension
+from accord.harness.models import ModelResponse, TextDelta, Usage
+from accord.harness.models._openai_compatible import ModelError, OpenAIModel, Retry
+from accord.wire._model import Task, TaskState, TaskStatus
 
 APIS = ["chat", "responses"]
 FAST = Retry(attempts=3, base_s=0.01, max_s=0.02)

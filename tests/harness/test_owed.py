@@ -4,10 +4,10 @@ follows it, and only while the task is parked (a running or resumed turn reads i
 
 from __future__ import annotations
 
-from accord.harness.channels.judge import OWED_TURN
-from accord.harness.channels.judge import owed as marked
-from accord.harness.channels.owed import owed
-from accord.wire.model import Message, Part, Role, Task, TaskState, TaskStatus
+from accord.harness.channels._judge import OWED_TURN
+from accord.harness.channels._judge import owed as marked
+from accord.harness.channels._owed import owed
+from accord.wire._model import Message, Part, Role, Task, TaskState, TaskStatus
 
 
 def said(role: Role, message_id: str, owes: bool = False) -> Message:

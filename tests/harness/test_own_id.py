@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 from tests.harness.engine_kit import ALICE, envelope, request, running, said, send
 
-from accord.core.caller import Caller
+from accord.core._caller import Caller
 from accord.wire import A2AError, ErrorKind
-from accord.wire.model import ListTasksRequest, Part, TaskState
+from accord.wire._model import ListTasksRequest, Part, TaskState
 
 
 def brief(**payload: object) -> list[Part]:

@@ -20,11 +20,11 @@ from tests.harness.engine_kit import ALICE, said, said_metadata, send, serving
 
 from accord.config import ConfigError
 from accord.harness import HarnessAgent
-from accord.harness.build import from_settings
+from accord.harness._build import from_settings
+from accord.harness._settings import HarnessSettings, parse
 from accord.harness.models import FunctionModel
-from accord.harness.settings import HarnessSettings, parse
-from accord.wire.errors import A2AError
-from accord.wire.model import TaskState
+from accord.wire._errors import A2AError
+from accord.wire._model import TaskState
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples/harness/plugins/house-rules"

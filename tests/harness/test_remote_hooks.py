@@ -16,12 +16,12 @@ from tests.harness.engine_kit import ALICE, Recorder, extension, running, said, 
 from tests.harness.hook_server import HookServer, hook_server
 
 from accord.harness import HarnessAgent
+from accord.harness._wire import Role
 from accord.harness.hooks import HookAbort, HookFailure, MessageReceived
-from accord.harness.hooks.remote import RemoteExecutor
+from accord.harness.hooks._remote import RemoteExecutor
 from accord.harness.plugins import Loading, load_directory
-from accord.harness.wire import Role
-from accord.push.ssrf import AddressPolicy, Guard
-from accord.wire.model import TaskState
+from accord.push._ssrf import AddressPolicy, Guard
+from accord.wire._model import TaskState
 
 LOOPBACK = Guard(AddressPolicy(["127.0.0.1"], subject="remote hooks", setting="hook_allow_hosts"))
 CONTEXT = MessageReceived(

@@ -3,8 +3,8 @@ over when its node died, ended only by the registration that began it."""
 
 from __future__ import annotations
 
-from accord.harness.core import standin
-from accord.harness.core.delegation import RemoteState
+from accord.harness.core import _standin as standin
+from accord.harness.core._delegation import RemoteState
 
 STALE = 60_000
 

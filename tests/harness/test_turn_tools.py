@@ -12,18 +12,18 @@ from typing import Any
 import pytest
 from tests.waiting import until
 
-from accord.core.caller import Caller
+from accord.core._caller import Caller
 from accord.engine import Engine
 from accord.harness import Conversation, HarnessAgent, HarnessSettings, ModelResponse, ToolCall
+from accord.harness._steps import INTERRUPTED
+from accord.harness._transcript import ToolResult
+from accord.harness._wire import TASK_KEY
 from accord.harness.hooks import FunctionExecutor, HookAbort
 from accord.harness.models import FunctionModel
-from accord.harness.steps import INTERRUPTED
 from accord.harness.tools import FunctionTool
-from accord.harness.transcript import ToolResult
-from accord.harness.wire import TASK_KEY
 from accord.store import SqliteStore
-from accord.store.memory import MemoryStore
-from accord.wire.model import (
+from accord.store._memory import MemoryStore
+from accord.wire._model import (
     Message,
     Part,
     Role,
@@ -110,6 +110,7 @@ async def joined_turn(
     """A turn on "order 7 is broken" that "refund it" joins while the model is first asked
     (the model waits for the test): the task's id, and the two requests (a stop cuts them)."""
     first = asyncio.ensure_future(say(engine, "order 7 is broken"))
+
     # (the model is asked before the task's creation is durable: wait for both)
     async def asked_and_stored() -> list[Any]:
         if not calls:

@@ -13,15 +13,15 @@ from pathlib import Path
 import pytest
 from tests.full_disk import SmallDisk, small_disk
 
-from accord.core.caller import Caller
+from accord.core._caller import Caller
 from accord.engine import Engine, EngineConfig
 from accord.harness import Conversation, HarnessAgent, HarnessSettings, ModelResponse, ToolCall
+from accord.harness._steps import INTERRUPTED
+from accord.harness._transcript import ToolResult
 from accord.harness.models import FunctionModel
-from accord.harness.steps import INTERRUPTED
 from accord.harness.tools import FunctionTool
-from accord.harness.transcript import ToolResult
 from accord.store import SqliteStore
-from accord.wire.model import Message, Part, Role, SendMessageRequest, Task, TaskState
+from accord.wire._model import Message, Part, Role, SendMessageRequest, Task, TaskState
 
 ALICE = Caller(participant="alice")
 

@@ -13,13 +13,13 @@ from tests.waiting import until
 
 from accord.engine import Engine
 from accord.harness import Conversation, HarnessAgent, HarnessSettings, ModelResponse, ToolCall
-from accord.harness.channels.tool import ASK_PARTICIPANT
+from accord.harness._usage import USAGE_KEY, totals
+from accord.harness.channels._tool import ASK_PARTICIPANT
 from accord.harness.models import FunctionModel, Usage
 from accord.harness.tools import FunctionTool
-from accord.harness.usage import USAGE_KEY, totals
 from accord.store import SqliteStore
-from accord.store.memory import MemoryStore
-from accord.wire.model import Message, Part, Role, Task, TaskState, TaskStatus
+from accord.store._memory import MemoryStore
+from accord.wire._model import Message, Part, Role, Task, TaskState, TaskStatus
 
 
 class Priced:

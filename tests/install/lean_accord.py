@@ -37,7 +37,7 @@ class NotInstalled(importlib.abc.MetaPathFinder):
 
 if __name__ == "__main__":
     sys.meta_path.insert(0, NotInstalled())
-    from accord.cli.main import main
+    from accord.cli._main import main
 
     sys.argv = ["accord", *sys.argv[1:]]
     main()

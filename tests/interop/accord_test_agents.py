@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 
-from accord.agents.api import RequestContext, TaskHandle
+from accord.agents._api import RequestContext, TaskHandle
 
 
 class ScriptedAgent:

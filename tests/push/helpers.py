@@ -10,15 +10,15 @@ import pytest
 from tests.marks import STORES
 from tests.waiting import until
 
-from accord.agents.api import RequestContext, TaskHandle
-from accord.core.caller import Caller
+from accord.agents._api import RequestContext, TaskHandle
+from accord.core._caller import Caller
 from accord.engine import Engine
 from accord.push import Guard, PushDispatcher, PushSettings, Resolver, system_resolver
-from accord.push.ssrf import AddressPolicy
+from accord.push._ssrf import AddressPolicy
 from accord.store import MemoryStore, SqliteStore, TaskStore
-from accord.store.base import PushDelivery
-from accord.store.postgres import PostgresStore
-from accord.wire.model import (
+from accord.store._base import PushDelivery
+from accord.store._postgres import PostgresStore
+from accord.wire._model import (
     UNSET,
     AuthenticationInfo,
     Message,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from accord.agents.api import RequestContext, TaskHandle
+from accord.agents._api import RequestContext, TaskHandle
 
 ARTIFACTS = 10
 

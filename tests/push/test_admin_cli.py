@@ -11,11 +11,11 @@ import pytest
 from click.testing import CliRunner, Result
 from tests.store.records import new_task
 
-from accord.cli.main import main
-from accord.core.records import PushConfigRecord
+from accord.cli._main import main
+from accord.core._records import PushConfigRecord
 from accord.store import SqliteStore, TaskStore
-from accord.store.postgres import PostgresStore
-from accord.wire.model import (
+from accord.store._postgres import PostgresStore
+from accord.wire._model import (
     AuthenticationInfo,
     TaskPushNotificationConfig,
 )

@@ -14,8 +14,8 @@ from tests.marks import POSTGRES
 from accord.push import PushDispatcher, PushSettings
 from accord.store import TaskStore
 from accord.wire import A2AError, ErrorKind
-from accord.wire.codec import decode
-from accord.wire.model import StreamResponse, Task, TaskState
+from accord.wire._codec import decode
+from accord.wire._model import StreamResponse, Task, TaskState
 
 from .helpers import (
     ALICE,

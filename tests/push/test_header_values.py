@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from accord.cli.main import main
-from accord.core.records import PushConfigRecord
-from accord.push.headers import scrub
+from accord.cli._main import main
+from accord.core._records import PushConfigRecord
+from accord.push._headers import scrub
 from accord.store import SqliteStore, TaskStore
 from accord.wire import A2AError, ErrorKind
-from accord.wire.model import AuthenticationInfo, TaskPushNotificationConfig
+from accord.wire._model import AuthenticationInfo, TaskPushNotificationConfig
 
 from .helpers import ALICE, BACKENDS, ask_then_finish, make_store, request, running, send, settled
 from .helpers import webhook as webhook_

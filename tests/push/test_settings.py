@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from accord.app.build import build_app, push_dispatcher
-from accord.app.settings import load
-from accord.push.ssrf import literal_address
+from accord.app._build import build_app, push_dispatcher
+from accord.app._settings import load
+from accord.push._ssrf import literal_address
 
 
 def test_toml_settings_reach_the_dispatcher(tmp_path: Path) -> None:

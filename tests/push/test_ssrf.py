@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from accord.push import DeliveryError, Guard, PushSettings, RefusedTarget, Sender
-from accord.push.delivery import pinned_url, request_headers
-from accord.push.ssrf import AddressPolicy, parse_target, refusal
+from accord.push._delivery import pinned_url, request_headers
+from accord.push._ssrf import AddressPolicy, parse_target, refusal
 from accord.store import TaskStore
 from accord.wire import A2AError, ErrorKind
-from accord.wire.model import AuthenticationInfo, TaskPushNotificationConfig
+from accord.wire._model import AuthenticationInfo, TaskPushNotificationConfig
 
 from .helpers import (
     BACKENDS,

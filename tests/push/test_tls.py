@@ -14,7 +14,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from accord.push import AddressPolicy, DeliveryError, Guard, Sender
-from accord.wire.model import TaskPushNotificationConfig
+from accord.wire._model import TaskPushNotificationConfig
 
 from .receiver import Receiver
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import pytest
 from tests.fake_clock import FakeClock, settle, until
 
-from accord.push.worker import DurableWorker, Failure, Scope, WorkerSettings, backoff_s
+from accord.push._worker import DurableWorker, Failure, Scope, WorkerSettings, backoff_s
 
 SETTINGS = WorkerSettings(
     lease_ms=30_000,

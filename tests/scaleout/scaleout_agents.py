@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import os
 
-from accord.agents.api import RequestContext, TaskHandle
+from accord.agents._api import RequestContext, TaskHandle
 
 
 async def agent(ctx: RequestContext, task: TaskHandle) -> None:

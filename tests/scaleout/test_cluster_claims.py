@@ -14,9 +14,9 @@ import httpx
 import pytest
 from cluster import Node, cluster, start_node, stop_node, wait_ready
 
-from accord.engine.remote import LEASE_EXPIRED_MESSAGE
-from accord.store.postgres import PostgresStore
-from accord.wire.model import TaskState
+from accord.engine._remote import LEASE_EXPIRED_MESSAGE
+from accord.store._postgres import PostgresStore
+from accord.wire._model import TaskState
 
 pytestmark = pytest.mark.processes
 

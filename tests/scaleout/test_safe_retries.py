@@ -16,8 +16,8 @@ from dropping_proxy import DroppingProxy
 from tests.processes import free_port
 
 from accord.client import Client
-from accord.wire.codec import decode
-from accord.wire.model import AgentCard, Role, Task
+from accord.wire._codec import decode
+from accord.wire._model import AgentCard, Role, Task
 
 pytestmark = pytest.mark.processes
 

@@ -23,9 +23,9 @@ from tests.outage_proxy import OutageProxy
 from tests.processes import free_port
 
 from accord.client import Client, text_message
-from accord.client.errors import UnavailableError
-from accord.client.options import RetryPolicy
-from accord.wire.model import UNSET, Role, Task, TaskState
+from accord.client._errors import UnavailableError
+from accord.client._options import RetryPolicy
+from accord.wire._model import UNSET, Role, Task, TaskState
 
 BINDINGS = ["JSONRPC", "HTTP+JSON", "GRPC"]
 METRIC_BINDING = {"JSONRPC": "jsonrpc", "HTTP+JSON": "http+json", "GRPC": "grpc"}

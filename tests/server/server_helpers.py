@@ -11,10 +11,10 @@ from typing import Any
 
 import httpx
 
-from accord.app.build import build_app
-from accord.app.settings import Settings
-from accord.server.app import A2AApplication
-from accord.server.runner import serve
+from accord.app._build import build_app
+from accord.app._settings import Settings
+from accord.server._app import A2AApplication
+from accord.server._runner import serve
 
 
 def message(text: str = "hi", **fields: Any) -> dict[str, Any]:

@@ -13,7 +13,7 @@ import pytest
 from server_helpers import Serve, message, rpc
 from tests.interop.accord_server_proc import accord_serve
 
-from accord.app.settings import Principal, load
+from accord.app._settings import Principal, load
 
 SECRET = "access-log-bearer-0123456789"
 QUERY_SECRET = "query-secret-9876543210"

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from accord.agents.conformance import ConformanceAgent
-from accord.agents.echo import echo
-from accord.agents.loader import AgentLoadError, load_agent
-from accord.app.build import build_app
-from accord.app.settings import Settings
+from accord.agents._conformance import ConformanceAgent
+from accord.agents._echo import echo
+from accord.agents._loader import AgentLoadError, load_agent
+from accord.app._build import build_app
+from accord.app._settings import Settings
 
 _names = itertools.count()
 WriteModule = Callable[..., str]

@@ -17,9 +17,9 @@ import pytest
 from click.testing import CliRunner
 from server_helpers import listening
 
-from accord.app.build import build_app
-from accord.app.settings import Settings, load
-from accord.cli.main import main
+from accord.app._build import build_app
+from accord.app._settings import Settings, load
+from accord.cli._main import main
 
 KEY = "client-key-0123456789abcdef"
 PRINCIPALS = [{"identity": "client", "api_key": KEY}]

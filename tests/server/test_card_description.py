@@ -15,7 +15,7 @@ from a2a.types import Message, Part, Role, SendMessageRequest
 from serve_process import serve_fails, serving
 from tests.processes import free_port
 
-from accord.app.settings import Settings, load
+from accord.app._settings import Settings, load
 
 CARD_TOML = """
 [card]

@@ -8,7 +8,7 @@ import logging
 
 import pytest
 
-from accord.server.failures import FailureLog
+from accord.server._failures import FailureLog
 
 log = logging.getLogger("test.failures")
 

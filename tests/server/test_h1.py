@@ -1,4 +1,4 @@
-"""accord's HTTP/1.1 front (accord.server.h1 + runner) over real sockets, with raw bytes: what
+"""accord's HTTP/1.1 front (accord.server._h1 + runner) over real sockets, with raw bytes: what
 a client relies on from an HTTP server — keep-alive and pipelining in order, bodies of every
 framing, back-pressure, bounded heads, disconnects, timeouts and a graceful stop."""
 
@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 from tests.waiting import until
 
-from accord.server import failures
-from accord.server.h1 import Limits
-from accord.server.runner import StartupFailed, serve
+from accord.server import _failures as failures
+from accord.server._h1 import Limits
+from accord.server._runner import StartupFailed, serve
 
 Scope = MutableMapping[str, Any]
 
@@ -528,7 +528,7 @@ async def test_an_application_failing_again_and_again_logs_one_traceback(
     caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(failures, "_FAILURES", failures.FailureLog())  # none seen before
-    caplog.set_level(logging.ERROR, logger="accord.server.http")
+    caplog.set_level(logging.ERROR, logger="accord.server._http")
     async with running(App()) as (port, _):
         for _ in range(20):
             reader, writer = await connect(port)

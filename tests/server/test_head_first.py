@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 from server_helpers import listening
 
-from accord.app.build import build_app
-from accord.app.settings import Settings
-from accord.server.app import A2AApplication
+from accord.app._build import build_app
+from accord.app._settings import Settings
+from accord.server._app import A2AApplication
 
 KEY = "client-key-0123456789abcdef"
 PRINCIPALS = [{"identity": "client", "api_key": KEY}]

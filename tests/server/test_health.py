@@ -12,8 +12,8 @@ from server_helpers import Serve, rpc, serve_app
 from tests.conftest import ADMIN_DSN, _execute, _with_database
 from tests.waiting import until
 
-from accord.app.build import build_app
-from accord.app.settings import Principal, Settings
+from accord.app._build import build_app
+from accord.app._settings import Principal, Settings
 
 SECRET = "health-test-token-0123456789"
 AUTH = {"bearer_tokens": {SECRET: Principal("alice")}}

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from accord.server.http import Request
-from accord.wire.errors import A2AError, ErrorKind
+from accord.server._http import Request
+from accord.wire._errors import A2AError, ErrorKind
 
 
 def request(*messages: dict[str, Any], headers: tuple[tuple[bytes, bytes], ...] = ()) -> Request:

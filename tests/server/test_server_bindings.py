@@ -10,7 +10,7 @@ import httpx
 import pytest
 from server_helpers import Serve, message, reason, rest_reason, rpc, send_rest, violations
 
-from accord.agents.description import CardDescription
+from accord.agents._description import CardDescription
 
 # --- JSON-RPC envelope --------------------------------------------------------------------
 

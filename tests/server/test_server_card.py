@@ -8,7 +8,7 @@ import re
 import httpx
 from server_helpers import Serve
 
-from accord.agents.description import CardDescription
+from accord.agents._description import CardDescription
 
 CARD = "/.well-known/agent-card.json"
 

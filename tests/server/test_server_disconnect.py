@@ -15,10 +15,10 @@ from server_helpers import message
 from tests.processes import free_port
 from tests.waiting import until
 
-from accord.agents.api import RequestContext, TaskHandle
-from accord.app.build import build_app
-from accord.app.settings import Settings
-from accord.server.app import A2AApplication
+from accord.agents._api import RequestContext, TaskHandle
+from accord.app._build import build_app
+from accord.app._settings import Settings
+from accord.server._app import A2AApplication
 
 
 async def asking_agent(ctx: RequestContext, task: TaskHandle) -> None:

@@ -16,11 +16,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from accord.agents.api import RequestContext, TaskHandle
-from accord.app.build import build_app
-from accord.app.settings import Principal, Settings
-from accord.server.app import A2AApplication
-from accord.service.operations import OPERATIONS
+from accord.agents._api import RequestContext, TaskHandle
+from accord.app._build import build_app
+from accord.app._settings import Principal, Settings
+from accord.server._app import A2AApplication
+from accord.service._operations import OPERATIONS
 
 EXAMPLES = 200
 

@@ -8,14 +8,14 @@ import httpx
 import pytest
 from server_helpers import message, reason, rest_reason, rpc, serve_app
 
-from accord.agents.echo import echo
-from accord.core.limits import Limits
+from accord.agents._echo import echo
+from accord.core._limits import Limits
 from accord.engine import Engine, EngineConfig
-from accord.server.app import A2AApplication
-from accord.service.card import CardSettings, build_card
-from accord.service.operations import Service
+from accord.server._app import A2AApplication
+from accord.service._card import CardSettings, build_card
+from accord.service._operations import Service
 from accord.store import open_store
-from accord.wire.model import AgentExtension
+from accord.wire._model import AgentExtension
 
 REQUIRED = "https://example.com/ext/required/v1"
 OPTIONAL = "https://example.com/ext/optional/v1"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from accord.app.settings import Principal, load
+from accord.app._settings import Principal, load
 
 
 @pytest.fixture(autouse=True)

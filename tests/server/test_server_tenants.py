@@ -11,7 +11,7 @@ import httpx
 import pytest
 from server_helpers import message, reason, rest_reason, rpc, serve_settings
 
-from accord.app.settings import Principal
+from accord.app._settings import Principal
 
 A = {"Authorization": "Bearer token-a"}
 B = {"Authorization": "Bearer token-b"}

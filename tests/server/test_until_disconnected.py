@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from accord.server.http import until_disconnected
+from accord.server._http import until_disconnected
 
 
 class Client:

@@ -1,6 +1,6 @@
 """The ``store`` fixture of the shared store suites: each test runs on memory, SQLite and
 PostgreSQL (a fresh schema of the session's test database), opened with the store extensions
-its module lists in ``STORE_EXTENSIONS`` (a feature's tables, accord.store.extensions)."""
+its module lists in ``STORE_EXTENSIONS`` (a feature's tables, accord.store._extensions)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from tests.marks import STORES
 
 from accord.store import MemoryStore, SqliteStore, TaskStore
-from accord.store.postgres import PostgresStore
+from accord.store._postgres import PostgresStore
 
 
 @pytest.fixture(params=STORES)

@@ -12,8 +12,8 @@ import sys
 
 from tests.store.records import artifact, commit, created, moved
 
-from accord.core.records import TaskRecord
-from accord.store.sqlite import SqliteStore
+from accord.core._records import TaskRecord
+from accord.store._sqlite import SqliteStore
 
 
 async def main(path: str, synchronous: str) -> None:

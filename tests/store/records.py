@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+from accord.core._limits import Limits
+from accord.core._outcome import Outcome
+from accord.core._records import PushConfigRecord, TaskRecord
 from accord.core.agent import move, update_artifact
 from accord.core.client import send_message
-from accord.core.limits import Limits
-from accord.core.outcome import Outcome
-from accord.core.records import PushConfigRecord, TaskRecord
-from accord.store.base import TaskStore
-from accord.wire.model import (
+from accord.store._base import TaskStore
+from accord.wire._model import (
     Artifact,
     Message,
     Part,

@@ -11,7 +11,7 @@ SQLITE: list[tuple[int, tuple[str, ...]]] = [
         8,
         (
             # (IF NOT EXISTS: a database rolled back to an older version by hand still opens.)
-            # Interaction contracts (accord.contracts.tables): one row per contract and
+            # Interaction contracts (accord.contracts._tables): one row per contract and
             # tenant, written over its version only (compare-and-swap); due_ms is when the
             # sweeper must look at it next (expiry, a completion window, a notice owed), NULL
             # once there is nothing left to do.
@@ -54,7 +54,7 @@ SQLITE: list[tuple[int, tuple[str, ...]]] = [
     (
         9,
         (
-            # The channel outbox (accord.harness.channels.outbox_store): channel messages owed to
+            # The channel outbox (accord.harness.channels._outbox_store): channel messages owed to
             # the harness's agent participants, one row per (task, recipient, message event),
             # in message order per (task, recipient); next_attempt_ms is a lease, a retry time,
             # or when it was delivered.
@@ -87,7 +87,7 @@ POSTGRESQL: list[tuple[int, tuple[str, ...]]] = [
     (
         7,
         (
-            # Interaction contracts (accord.contracts.tables): one row per contract and
+            # Interaction contracts (accord.contracts._tables): one row per contract and
             # tenant, written over its version only (compare-and-swap); due_ms is when the
             # sweeper must look at it next, NULL once there is nothing left to do. (IF NOT
             # EXISTS: a database rolled back to an older version by hand still opens.)
@@ -127,7 +127,7 @@ POSTGRESQL: list[tuple[int, tuple[str, ...]]] = [
     (
         8,
         (
-            # The channel outbox (accord.harness.channels.outbox_store): channel messages owed to
+            # The channel outbox (accord.harness.channels._outbox_store): channel messages owed to
             # the harness's agent participants, one row per (task, recipient, message event),
             # in message order per (task, recipient); next_attempt_ms is a lease, a retry time,
             # or when it was delivered.

@@ -1,4 +1,4 @@
-"""The channel outbox (accord.harness.channels.outbox_store) on every backend: rows owed per (task,
+"""The channel outbox (accord.harness.channels._outbox_store) on every backend: rows owed per (task,
 recipient, message), claimed in message order per recipient under a lease, retried, given
 up, forgotten once delivered, and gone with their task; the feed position only grows."""
 
@@ -8,7 +8,7 @@ import asyncio
 import sqlite3
 from pathlib import Path
 
-from accord.harness.channels.outbox_store import (
+from accord.harness.channels._outbox_store import (
     CHANNEL_TABLES,
     Delivery,
     Owed,

@@ -11,15 +11,15 @@ from dataclasses import dataclass, field
 import pytest
 from tests.marks import POSTGRES
 
-from accord.core.caller import Caller
-from accord.core.records import TaskRecord
+from accord.core._caller import Caller
+from accord.core._records import TaskRecord
 from accord.engine import Engine, EngineConfig
-from accord.engine.remote import LEASE_EXPIRED_MESSAGE, Claims
+from accord.engine._remote import LEASE_EXPIRED_MESSAGE, Claims
 from accord.store import MemoryStore, TaskStore
-from accord.store.claims import Claim, ClaimTable, LocalClaimTable
-from accord.store.pg_claims import PgClaimTable
-from accord.store.postgres import PostgresStore
-from accord.wire.model import TaskState
+from accord.store._claims import Claim, ClaimTable, LocalClaimTable
+from accord.store._pg_claims import PgClaimTable
+from accord.store._postgres import PostgresStore
+from accord.wire._model import TaskState
 
 from .records import commit, moved, new_task
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from accord.core.events import fold
+from accord.core._events import fold
 from accord.store import SqliteStore
-from accord.wire.model import TaskState
+from accord.wire._model import TaskState
 
 pytestmark = pytest.mark.processes
 

@@ -15,12 +15,14 @@ from typing import Any
 import asyncpg
 from tests.contracts.contract_helpers import new_key, proposal
 
-from accord.contracts import lifecycle
-from accord.contracts.tables import ContractStore, contract_store, event_row, record_row
-from accord.harness.channels.outbox_store import ChannelOutbox, channel_outbox
-from accord.store import SqliteStore, TaskStore, migrations, pg_migrations
-from accord.store.postgres import PostgresStore
-from accord.wire.model import TaskState
+from accord.contracts import _lifecycle as lifecycle
+from accord.contracts._tables import ContractStore, contract_store, event_row, record_row
+from accord.harness.channels._outbox_store import ChannelOutbox, channel_outbox
+from accord.store import SqliteStore, TaskStore
+from accord.store import _migrations as migrations
+from accord.store import _pg_migrations as pg_migrations
+from accord.store._postgres import PostgresStore
+from accord.wire._model import TaskState
 
 from . import schema_before_extensions as before
 from .records import new_task

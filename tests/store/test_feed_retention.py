@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from accord.store import MemoryStore, SqliteStore, TaskStore
-from accord.store.base import FeedEntry
-from accord.store.postgres import PostgresStore
+from accord.store._base import FeedEntry
+from accord.store._postgres import PostgresStore
 
 from .records import new_task, push_config
 

@@ -1,4 +1,4 @@
-"""The advisory locks a PostgreSQL node holds for the tasks it runs (accord.store.pg_holds):
+"""The advisory locks a PostgreSQL node holds for the tasks it runs (accord.store._pg_holds):
 batched, seen by every other session, and taken back when their connection breaks."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import asyncpg
 import pytest
 from tests.waiting import until
 
-from accord.store.pg_holds import AdvisoryHolds
+from accord.store._pg_holds import AdvisoryHolds
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""How a PostgreSQL node notices that another node died (accord.store.pg_nodes): the other
+"""How a PostgreSQL node notices that another node died (accord.store._pg_nodes): the other
 node's lock session ends for good. A lock connection that breaks and comes back, a read that
 fails and a server restart are not deaths."""
 
@@ -10,8 +10,8 @@ from datetime import UTC, datetime, timedelta
 
 import asyncpg
 
-from accord.store.pg_nodes import HOLDS_APPLICATION, NodeWatch
-from accord.store.postgres import PostgresStore
+from accord.store._pg_nodes import HOLDS_APPLICATION, NodeWatch
+from accord.store._postgres import PostgresStore
 
 BOOT = datetime(2026, 12, 1, tzinfo=UTC)
 

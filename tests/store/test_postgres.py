@@ -12,11 +12,11 @@ from tests.waiting import until
 
 from accord.core.views import TaskQuery
 from accord.store import LimitExceeded, SeqConflict, StoreError, TaskGone, open_store
-from accord.store.base import FeedEntry
-from accord.store.pg_migrations import LATEST, MIGRATIONS
-from accord.store.postgres import PostgresStore
-from accord.wire.codec import encode
-from accord.wire.model import TaskState
+from accord.store._base import FeedEntry
+from accord.store._pg_migrations import LATEST, MIGRATIONS
+from accord.store._postgres import PostgresStore
+from accord.wire._codec import encode
+from accord.wire._model import TaskState
 
 from .records import commit, created, moved, new_task, push_config
 

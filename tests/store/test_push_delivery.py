@@ -8,7 +8,7 @@ import sqlite3
 from pathlib import Path
 
 from accord.store import SqliteStore, TaskStore
-from accord.store.base import PushDelivery
+from accord.store._base import PushDelivery
 
 from .records import artifact, commit, moved, new_task, push_config
 

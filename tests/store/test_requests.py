@@ -8,9 +8,9 @@ import asyncio
 
 import pytest
 
-from accord.core.records import RequestKey
+from accord.core._records import RequestKey
 from accord.store import TaskStore
-from accord.store.base import DuplicateRequest, StoredRequest
+from accord.store._base import DuplicateRequest, StoredRequest
 
 from .records import continued, created, moved
 

@@ -10,19 +10,12 @@ from pathlib import Path
 import pytest
 from tests.waiting import until
 
-from accord.core.events import fold
-from accord.core.records import TaskRecord
+from accord.core._events import fold
+from accord.core._records import TaskRecord
 from accord.core.views import TaskQuery
-from accord.store import (
-    DEFAULT_URL,
-    MemoryStore,
-    SqliteStore,
-    StoreError,
-    _appends,
-    migrations,
-    open_store,
-)
-from accord.wire.model import TaskState
+from accord.store import DEFAULT_URL, MemoryStore, SqliteStore, StoreError, _appends, open_store
+from accord.store import _migrations as migrations
+from accord.wire._model import TaskState
 
 from .records import artifact, commit, created, moved, new_task, push_config
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from accord.store import FileInUse, SqliteStore, open_store
-from accord.store.sqlite_lock import lock_path
+from accord.store._sqlite_lock import lock_path
 
 from .records import new_task
 
@@ -21,7 +21,7 @@ pytestmark = pytest.mark.processes
 
 HOLDER = """
 import sys
-from accord.store import FileInUse, sqlite_lock
+from accord.store import FileInUse, _sqlite_lock as sqlite_lock
 try:
     sqlite_lock.hold(sys.argv[1])
 except FileInUse:

@@ -8,15 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from accord.core.events import fold
+from accord.core._events import fold
+from accord.core._records import TaskRecord
 from accord.core.lifecycle import ACTIVE, TERMINAL
-from accord.core.records import TaskRecord
 from accord.core.views import Cursor, TaskQuery, matches, sort_key
 from accord.store import MemoryStore, SeqConflict, SqliteStore, StoreError, TaskGone, TaskStore
-from accord.store.base import TaskSnapshots
-from accord.store.postgres import PostgresStore
-from accord.wire.codec import encode
-from accord.wire.model import TaskState
+from accord.store._base import TaskSnapshots
+from accord.store._postgres import PostgresStore
+from accord.wire._codec import encode
+from accord.wire._model import TaskState
 
 from .records import artifact, commit, continued, created, moved, new_task, push_config
 

@@ -1,4 +1,4 @@
-"""The store-extension seam (accord.store.extensions) with a tiny feature of the test's own, on
+"""The store-extension seam (accord.store._extensions) with a tiny feature of the test's own, on
 memory, SQLite and PostgreSQL: its table made by its migrations, once and in order, recorded
 by the store; its rows reached through the access the store hands back; its rows of a task
 gone with the task, even in a process that did not register it."""
@@ -19,7 +19,7 @@ from accord.store import (
     TaskRows,
     TaskStore,
 )
-from accord.store.postgres import PostgresStore
+from accord.store._postgres import PostgresStore
 
 from .records import new_task
 

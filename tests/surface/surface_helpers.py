@@ -12,10 +12,10 @@ from typing import Any
 import httpx
 import jsonschema_rs
 
-from accord.app.build import build_app
-from accord.app.settings import Settings
-from accord.server.app import A2AApplication
-from accord.surface.contract import seed_document
+from accord.app._build import build_app
+from accord.app._settings import Settings
+from accord.server._app import A2AApplication
+from accord.surface._contract import seed_document
 
 KEYS = {
     "client": "client-key-0123456789abcdef",

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from surface_helpers import KEYS, message, surface
 
-from accord.agents.api import RequestContext, TaskHandle
-from accord.agents.description import CardDescription
+from accord.agents._api import RequestContext, TaskHandle
+from accord.agents._description import CardDescription
 
 SEND = "/tasks/commands/message:send"
 TEXT_ONLY = CardDescription(default_input_modes=["text/plain"])  # with strict_input_modes
@@ -382,7 +382,7 @@ NEGOTIATED_BODIES = {
 
 @pytest.mark.parametrize("path", list(NEGOTIATED_BODIES))
 async def test_version_and_extension_outcomes_of_every_client_command(path: str) -> None:
-    from accord.wire.model import AgentExtension
+    from accord.wire._model import AgentExtension
 
     async with surface(extended_card=True) as s:
         status, body = await s.post(path, NEGOTIATED_BODIES[path], version="0.3")

@@ -9,8 +9,8 @@ from typing import Any
 import jsonschema_rs
 import pytest
 
-from accord.surface.contract import operations, seed_document, served_document
-from accord.surface.flatyaml import load
+from accord.surface._contract import operations, seed_document, served_document
+from accord.surface._flatyaml import load
 
 
 def test_the_seed_reads_completely_and_every_reference_resolves() -> None:

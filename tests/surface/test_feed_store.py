@@ -10,13 +10,13 @@ import pytest
 from tests.marks import STORES
 from tests.store.records import new_task
 
+from accord.core._records import PushConfigRecord, TaskRecord
 from accord.core.agent import move
-from accord.core.records import PushConfigRecord, TaskRecord
-from accord.store.base import TaskStore
-from accord.store.memory import MemoryStore
-from accord.store.postgres import PostgresStore
-from accord.store.sqlite import SqliteStore
-from accord.wire.model import (
+from accord.store._base import TaskStore
+from accord.store._memory import MemoryStore
+from accord.store._postgres import PostgresStore
+from accord.store._sqlite import SqliteStore
+from accord.wire._model import (
     TaskPushNotificationConfig,
     TaskState,
 )

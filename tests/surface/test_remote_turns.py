@@ -11,8 +11,8 @@ from typing import Any
 from surface_helpers import KEYS, Surface, message, surface
 from tests.waiting import until
 
-from accord.service.feed import FeedHub
-from accord.surface.feed import follow
+from accord.service._feed import FeedHub
+from accord.surface._feed import follow
 
 AGENT = {"X-API-Key": KEYS["agent"]}
 

@@ -8,9 +8,9 @@ import asyncio
 import pytest
 from surface_helpers import KEYS, message, surface
 
-from accord.service.feed import FeedHub
+from accord.service._feed import FeedHub
 from accord.surface import SurfaceApp
-from accord.surface.feed import follow
+from accord.surface._feed import follow
 
 
 async def test_tasks_view_filters_and_rows() -> None:
@@ -195,7 +195,7 @@ async def test_the_feed_is_scoped_and_resumes_after_the_last_event() -> None:
 
 
 async def test_the_feed_stops_when_the_worker_disconnects() -> None:
-    from accord.server.http import Request
+    from accord.server._http import Request
 
     async with surface() as s:
         await s.create()

@@ -15,15 +15,15 @@ import httpx
 from prometheus_client.parser import text_string_to_metric_families
 from tests.waiting import until
 
-from accord.agents.api import RequestContext, TaskHandle
-from accord.app.build import build_app
-from accord.app.settings import Principal, Settings
+from accord.agents._api import RequestContext, TaskHandle
+from accord.app._build import build_app
+from accord.app._settings import Principal, Settings
 from accord.engine import Engine
-from accord.grpc.server import start_server
-from accord.server.app import A2AApplication
-from accord.store.postgres import PostgresStore
+from accord.grpc._server import start_server
+from accord.server._app import A2AApplication
+from accord.store._postgres import PostgresStore
 from accord.telemetry import agents
-from accord.wire.model import Message, Part, Role, SendMessageRequest
+from accord.wire._model import Message, Part, Role, SendMessageRequest
 
 Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
 

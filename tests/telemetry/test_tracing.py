@@ -16,15 +16,15 @@ from opentelemetry.trace import SpanKind
 from tests.processes import free_port as _free_port
 from tests.waiting import until
 
-from accord.agents.api import RequestContext, TaskHandle
-from accord.app.build import build_app
-from accord.app.settings import Settings
+from accord.agents._api import RequestContext, TaskHandle
+from accord.app._build import build_app
+from accord.app._settings import Settings
 from accord.client import Client
-from accord.grpc.server import start_server
-from accord.server.app import A2AApplication
-from accord.server.listen import bind
-from accord.server.runner import serve
-from accord.wire.model import SendMessageConfiguration, TaskPushNotificationConfig
+from accord.grpc._server import start_server
+from accord.server._app import A2AApplication
+from accord.server._listen import bind
+from accord.server._runner import serve
+from accord.wire._model import SendMessageConfiguration, TaskPushNotificationConfig
 
 from .tracing_setup import spans, traced, untraced
 

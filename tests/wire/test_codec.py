@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-import accord.wire.time
+import accord.wire._time
 from accord.wire import WireError, convert, decode, encode, to_builtins
-from accord.wire import model as w
-from accord.wire.time import format_timestamp, parse_timestamp
+from accord.wire import _model as w
+from accord.wire._time import format_timestamp, parse_timestamp
 
 
 def _message(**extra: Any) -> dict[str, Any]:
@@ -469,7 +469,7 @@ def test_timestamps_are_utc_with_milliseconds() -> None:
 
 
 def test_the_first_timestamp_formatted_may_be_before_1970() -> None:
-    fresh = importlib.reload(accord.wire.time)  # nothing remembered yet
+    fresh = importlib.reload(accord.wire._time)  # nothing remembered yet
     assert fresh.format_timestamp(-500) == "1969-12-31T23:59:59.500Z"
 
 

@@ -9,7 +9,7 @@ from a2a.types import a2a_pb2
 from google.api import field_behavior_pb2  # type: ignore[import-untyped]
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
-from accord.wire import model as w
+from accord.wire import _model as w
 
 MESSAGES: dict[str, Descriptor] = dict(a2a_pb2.DESCRIPTOR.message_types_by_name)
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from accord.wire.codec import WireError, decode, decode_json
-from accord.wire.errors import (
+from accord.wire._codec import WireError, decode, decode_json
+from accord.wire._errors import (
     BAD_REQUEST_TYPE,
     ERROR_INFO_TYPE,
     A2AError,
@@ -15,7 +15,7 @@ from accord.wire.errors import (
     kind_for_jsonrpc_code,
     kind_for_reason,
 )
-from accord.wire.model import Message
+from accord.wire._model import Message
 
 # Checklist §3, v1.0.1 values: JSON-RPC code, gRPC status, HTTP status, ErrorInfo reason.
 A2A_ERRORS = {

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from accord.wire.nesting import deep_path, too_deep_field
+from accord.wire._nesting import deep_path, too_deep_field
 
 DEEP = "[" * 1100 + "]" * 1100
 

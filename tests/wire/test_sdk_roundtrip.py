@@ -21,9 +21,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from wire_strategies import BY_NAME
 
+from accord.wire import _model as w
 from accord.wire import convert, decode, encode
-from accord.wire import model as w
-from accord.wire.time import parse_timestamp
+from accord.wire._time import parse_timestamp
 
 TIMESTAMP_FIELDS = frozenset({"timestamp", "status_timestamp_after"})
 PROTO_NAMES = sorted(a2a_pb2.DESCRIPTOR.message_types_by_name)

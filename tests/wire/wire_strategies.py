@@ -12,8 +12,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from accord.wire import model as w
-from accord.wire.time import format_timestamp
+from accord.wire import _model as w
+from accord.wire._time import format_timestamp
 
 UNSET = w.UNSET
 

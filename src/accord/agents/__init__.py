@@ -1,6 +1,6 @@
 """The executor API agents are written against, and the built-in agents."""
 
-from accord.agents.api import (
+from accord.agents._api import (
     AgentError,
     Executor,
     ExecutorFunction,

@@ -5,9 +5,9 @@ HTTP+JSON, the command surface, gRPC) asks one :class:`PrincipalAuthenticator` w
 is; nothing in a request body ever names its caller.
 """
 
-from accord.auth.authenticator import PrincipalAuthenticator, authenticate_metadata
-from accord.auth.config import AuthConfig, JwtConfig, PrincipalSpec, parse_auth
-from accord.auth.jwt import JwtVerifier
+from accord.auth._authenticator import PrincipalAuthenticator, authenticate_metadata
+from accord.auth._config import AuthConfig, JwtConfig, PrincipalSpec, parse_auth
+from accord.auth._jwt import JwtVerifier
 
 __all__ = [
     "AuthConfig",

@@ -4,6 +4,6 @@ A bus carries no events, only "task X has something new"; followers then read th
 their own cursor. Losing nothing therefore depends on the log, not on the bus.
 """
 
-from accord.bus.local import LocalBus, Subscription
+from accord.bus._local import LocalBus, Subscription
 
 __all__ = ["LocalBus", "Subscription"]

@@ -8,21 +8,21 @@
 See docs/client.md.
 """
 
-from accord.client.card import fetch_card, select_interface
-from accord.client.client import Client, text_message
-from accord.client.credentials import (
+from accord.client._card import fetch_card, select_interface
+from accord.client._client import Client, text_message
+from accord.client._credentials import (
     ApiKey,
     BearerToken,
     CombinedCredentials,
     CredentialsProvider,
     StaticHeaders,
 )
-from accord.client.errors import *  # noqa: F403
-from accord.client.errors import __all__ as _errors_all
-from accord.client.options import CallOptions, ResumePolicy, RetryPolicy, Timeouts
-from accord.client.sse import ServerSentEvent, SSEParser
-from accord.client.sync import SyncClient
-from accord.client.transport import (
+from accord.client._errors import *  # noqa: F403
+from accord.client._errors import __all__ as _errors_all
+from accord.client._options import CallOptions, ResumePolicy, RetryPolicy, Timeouts
+from accord.client._sse import ServerSentEvent, SSEParser
+from accord.client._sync import SyncClient
+from accord.client._transport import (
     CallMeta,
     StreamItem,
     Transport,

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from importlib.util import find_spec
 
-from accord.client.jsonrpc import JsonRpcTransport
-from accord.client.rest import RestTransport
-from accord.client.transport import (
+from accord.client._jsonrpc import JsonRpcTransport
+from accord.client._rest import RestTransport
+from accord.client._transport import (
     Transport,
     TransportContext,
     register_transport,
@@ -19,7 +19,7 @@ from accord.client.transport import (
 
 
 def _grpc_transport(ctx: TransportContext) -> Transport:
-    from accord.client.grpc_transport import GrpcTransport
+    from accord.client._grpc_transport import GrpcTransport
 
     return GrpcTransport(ctx)
 

@@ -1,7 +1,7 @@
 """HTTP plumbing shared by the JSON-RPC and HTTP+JSON transports.
 
-Turns httpx failures into :mod:`accord.client.errors` transport errors, and reads an SSE
-response body into events with :class:`~accord.client.sse.SSEParser`.
+Turns httpx failures into :mod:`accord.client._errors` transport errors, and reads an SSE
+response body into events with :class:`~accord.client._sse.SSEParser`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import httpx
 
-from accord.client.errors import (
+from accord.client._errors import (
     ClientError,
     ConnectionFailedError,
     InvalidResponseError,
@@ -23,10 +23,10 @@ from accord.client.errors import (
     TransportError,
     retry_after_header,
 )
-from accord.client.options import Timeouts
-from accord.client.sse import ServerSentEvent, SSEParser
-from accord.client.transport import CallMeta, TransportContext
-from accord.client.urls import check_agent_url
+from accord.client._options import Timeouts
+from accord.client._sse import ServerSentEvent, SSEParser
+from accord.client._transport import CallMeta, TransportContext
+from accord.client._urls import check_agent_url
 
 SSE_MEDIA_TYPE = "text/event-stream"
 

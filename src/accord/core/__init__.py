@@ -3,10 +3,10 @@ the events it publishes out. Time and new ids are arguments; nothing here reads 
 socket or a database."""
 
 from accord.core import agent, client, lifecycle, negotiation, views
-from accord.core.events import Event, apply, fold
-from accord.core.limits import Limits
-from accord.core.outcome import Outcome, Published
-from accord.core.records import PushConfigRecord, TaskRecord
+from accord.core._events import Event, apply, fold
+from accord.core._limits import Limits
+from accord.core._outcome import Outcome, Published
+from accord.core._records import PushConfigRecord, TaskRecord
 
 __all__ = [
     "Event",

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import msgspec
 
-from accord.core.events import Event, EventKind, JournalEntry, apply
-from accord.core.records import TaskRecord
-from accord.wire.model import (
+from accord.core._events import Event, EventKind, JournalEntry, apply
+from accord.core._records import TaskRecord
+from accord.wire._model import (
     Message,
     Task,
     TaskArtifactUpdateEvent,
     TaskStatusUpdateEvent,
 )
-from accord.wire.time import format_timestamp
+from accord.wire._time import format_timestamp
 
 
 def append(

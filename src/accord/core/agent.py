@@ -14,8 +14,8 @@ import msgspec
 
 from accord.core import lifecycle
 from accord.core._build import append, timestamp
-from accord.core.events import Event, JournalEntry
-from accord.core.outcome import (
+from accord.core._events import Event, JournalEntry
+from accord.core._outcome import (
     SEED_STATE_NAMES,
     Outcome,
     Published,
@@ -23,9 +23,9 @@ from accord.core.outcome import (
     refused,
     status_published,
 )
-from accord.core.records import TaskRecord
-from accord.wire.errors import A2AError, ErrorKind, task_not_found
-from accord.wire.model import (
+from accord.core._records import TaskRecord
+from accord.wire._errors import A2AError, ErrorKind, task_not_found
+from accord.wire._model import (
     UNSET,
     Artifact,
     Message,

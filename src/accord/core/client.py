@@ -16,14 +16,14 @@ import msgspec
 
 from accord.core import lifecycle
 from accord.core._build import append, timestamp
+from accord.core._events import Event
+from accord.core._limits import Limits
+from accord.core._outcome import Outcome, Published, refused
+from accord.core._records import PushConfigRecord, TaskRecord
 from accord.core.agent import move
-from accord.core.events import Event
-from accord.core.limits import Limits
-from accord.core.outcome import Outcome, Published, refused
-from accord.core.records import PushConfigRecord, TaskRecord
-from accord.wire.codec import to_builtins
-from accord.wire.errors import A2AError, ErrorKind, invalid_params, task_not_found
-from accord.wire.model import (
+from accord.wire._codec import to_builtins
+from accord.wire._errors import A2AError, ErrorKind, invalid_params, task_not_found
+from accord.wire._model import (
     Message,
     Part,
     SendMessageRequest,
@@ -91,7 +91,7 @@ def send_message(
     ``streaming`` marks SendStreamingMessage: refused without the capability, and its accepted
     outcomes also publish the first ``a2a.tasks.MessageStreamResponse``.
 
-    What an agent's intake admitted (accord.agents.api.Admit) comes as ``message``, the
+    What an agent's intake admitted (accord.agents._api.Admit) comes as ``message``, the
     message as it is to be stored (default: the request's), and ``task_metadata``, the
     task's metadata with it: a new task's own, or an existing task's replacement, logged
     after the message as a task snapshot.

@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from accord.core import client as client_commands
-from accord.core.limits import Limits
-from accord.core.outcome import Outcome, refused
-from accord.core.records import TaskRecord
-from accord.wire.errors import A2AError, ErrorKind
-from accord.wire.model import Message, SendMessageRequest, Task
+from accord.core._limits import Limits
+from accord.core._outcome import Outcome, refused
+from accord.core._records import TaskRecord
+from accord.wire._errors import A2AError, ErrorKind
+from accord.wire._model import Message, SendMessageRequest, Task
 
 
 @dataclass(frozen=True, slots=True)

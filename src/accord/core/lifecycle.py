@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from accord.wire.model import TaskState
+from accord.wire._model import TaskState
 
 S = TaskState
 

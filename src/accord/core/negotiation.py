@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from accord.wire.errors import A2AError, ErrorKind
-from accord.wire.model import AgentExtension
+from accord.wire._errors import A2AError, ErrorKind
+from accord.wire._model import AgentExtension
 
 SUPPORTED_VERSIONS = frozenset({"1.0"})
 

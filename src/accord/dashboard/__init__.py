@@ -2,6 +2,6 @@
 plain HTML, CSS and JavaScript shipped in this package, and the reads its page makes under
 ``/ui/api/``, authenticated and scoped like the API (see docs/dashboard.md)."""
 
-from accord.dashboard.app import PREFIX, DashboardApp, handles
+from accord.dashboard._app import PREFIX, DashboardApp, handles
 
 __all__ = ["PREFIX", "DashboardApp", "handles"]

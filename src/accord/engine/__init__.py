@@ -1,6 +1,6 @@
 """The running service around the core: store, bus, executors, followers, recovery."""
 
-from accord.engine.engine import Engine, EngineConfig
-from accord.engine.streams import StreamItem
+from accord.engine._engine import Engine, EngineConfig
+from accord.engine._streams import StreamItem
 
 __all__ = ["Engine", "EngineConfig", "StreamItem"]

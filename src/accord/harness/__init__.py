@@ -15,7 +15,7 @@ a conversation agent of your own with :func:`conversation_agent`::
 and ``accord serve --agent mymodule:agent``. See docs/harness.md.
 
 The names below are imported when first used, so that a client that only needs the wire's
-constants (``accord.harness.wire``) does not load the agent.
+constants (``accord.harness._wire``) does not load the agent.
 """
 
 from __future__ import annotations
@@ -24,27 +24,27 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from accord.harness.agent import HarnessAgent
-    from accord.harness.build import conversation_agent, from_settings
+    from accord.harness._agent import HarnessAgent
+    from accord.harness._build import conversation_agent, from_settings
+    from accord.harness._settings import HarnessSettings, parse
+    from accord.harness._transcript import Conversation, Entry
+    from accord.harness._wire import Role, SubState, TaskExtension
     from accord.harness.models import Model, ModelResponse, ToolCall
-    from accord.harness.settings import HarnessSettings, parse
-    from accord.harness.transcript import Conversation, Entry
-    from accord.harness.wire import Role, SubState, TaskExtension
 
 _WHERE = {
-    "HarnessAgent": "accord.harness.agent",
-    "conversation_agent": "accord.harness.build",
-    "from_settings": "accord.harness.build",
+    "HarnessAgent": "accord.harness._agent",
+    "conversation_agent": "accord.harness._build",
+    "from_settings": "accord.harness._build",
     "Model": "accord.harness.models",
     "ModelResponse": "accord.harness.models",
     "ToolCall": "accord.harness.models",
-    "HarnessSettings": "accord.harness.settings",
-    "parse": "accord.harness.settings",
-    "Conversation": "accord.harness.transcript",
-    "Entry": "accord.harness.transcript",
-    "Role": "accord.harness.wire",
-    "SubState": "accord.harness.wire",
-    "TaskExtension": "accord.harness.wire",
+    "HarnessSettings": "accord.harness._settings",
+    "parse": "accord.harness._settings",
+    "Conversation": "accord.harness._transcript",
+    "Entry": "accord.harness._transcript",
+    "Role": "accord.harness._wire",
+    "SubState": "accord.harness._wire",
+    "TaskExtension": "accord.harness._wire",
 }
 
 

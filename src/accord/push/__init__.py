@@ -7,10 +7,10 @@ log after the config's cursor) to its webhook; ``Guard`` decides which URLs and 
 may be posted to. See docs/push.md.
 """
 
-from accord.push.delivery import CONTENT_TYPE, EVENT_ID_HEADER, TOKEN_HEADER, DeliveryError, Sender
-from accord.push.dispatcher import PushDispatcher, PushSettings, event_id
-from accord.push.ssrf import AddressPolicy, Guard, RefusedTarget, Resolver, system_resolver
-from accord.push.worker import DurableWorker, Failure, Jobs, Scope, WorkerSettings, backoff_s
+from accord.push._delivery import CONTENT_TYPE, EVENT_ID_HEADER, TOKEN_HEADER, DeliveryError, Sender
+from accord.push._dispatcher import PushDispatcher, PushSettings, event_id
+from accord.push._ssrf import AddressPolicy, Guard, RefusedTarget, Resolver, system_resolver
+from accord.push._worker import DurableWorker, Failure, Jobs, Scope, WorkerSettings, backoff_s
 
 __all__ = [
     "CONTENT_TYPE",

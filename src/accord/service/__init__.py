@@ -5,7 +5,7 @@ access rules both apply (tenant, grants, the agent's access check), the feed rea
 command surface and the dashboard share, the bounds on what a request may carry, and the
 agent card built from the settings.
 
-- ``operations``: the A2A operations and :class:`~accord.service.operations.Service`;
+- ``operations``: the A2A operations and :class:`~accord.service._operations.Service`;
 - ``access``: who may read what (the tenant rule, the reads' grants, the agent's check);
 - ``reads``, ``search``, ``status``: the dashboard's reads;
 - ``feed``: reading the store's feed as it grows (``FeedHub`` wakes the readers);

@@ -10,7 +10,7 @@
   options are passed to asyncpg.
 
 A feature keeps its own tables in the store's database through :class:`StoreExtension`
-(``store.extend(extension)`` before ``open()``; :mod:`accord.store.extensions`).
+(``store.extend(extension)`` before ``open()``; :mod:`accord.store._extensions`).
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ import re
 from urllib.parse import parse_qs
 
 from accord.errors import require
-from accord.store import sqlite_lock
-from accord.store.base import (
+from accord.store import _sqlite_lock as sqlite_lock
+from accord.store._base import (
     LimitExceeded,
     SeqConflict,
     StoreError,
@@ -28,7 +28,7 @@ from accord.store.base import (
     TaskPage,
     TaskStore,
 )
-from accord.store.extensions import (
+from accord.store._extensions import (
     ExtensionState,
     MemoryAccess,
     Migrations,
@@ -38,9 +38,9 @@ from accord.store.extensions import (
     StoreExtension,
     TaskRows,
 )
-from accord.store.memory import MemoryStore
-from accord.store.sqlite import DEFAULT_ROW_CACHE_KIB, SqliteStore
-from accord.store.sqlite_lock import FileInUse
+from accord.store._memory import MemoryStore
+from accord.store._sqlite import DEFAULT_ROW_CACHE_KIB, SqliteStore
+from accord.store._sqlite_lock import FileInUse
 
 __all__ = [
     "DEFAULT_URL",
@@ -85,7 +85,7 @@ def open_store(url: str = DEFAULT_URL, *, exclusive: bool = True) -> TaskStore:
     """The store ``url`` names, not yet opened: ``await store.open()`` before use.
 
     ``exclusive=False`` opens a SQLite file without holding it against other processes (for
-    a reader beside a running server; see :mod:`accord.store.sqlite_lock`).
+    a reader beside a running server; see :mod:`accord.store._sqlite_lock`).
     Raises ValueError for a URL no backend understands (its message shows the URL with any
     password hidden).
     """
@@ -121,7 +121,7 @@ def open_store(url: str = DEFAULT_URL, *, exclusive: bool = True) -> TaskStore:
         )
     if scheme in ("postgresql", "postgres"):
         require("postgres", "a PostgreSQL store")
-        from accord.store.postgres import PostgresStore  # asyncpg loads only when used
+        from accord.store._postgres import PostgresStore  # asyncpg loads only when used
 
         pool_size = options.pop("pool_size", None)
         dsn = url

@@ -24,9 +24,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from accord.core.records import RequestKey
+from accord.core._records import RequestKey
+from accord.store._base import DuplicateRequest, LimitExceeded, SeqConflict
 from accord.store._row_cache import Row
-from accord.store.base import DuplicateRequest, LimitExceeded, SeqConflict
 
 # Rows of append_rows per INSERT. Up to _EXACT_ROWS a statement has exactly the batch's rows;
 # above, it is padded with rows no trigger takes up to the next power of two, at most

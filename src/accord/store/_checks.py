@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from accord.core.events import Event
-from accord.core.records import TaskRecord
-from accord.store.base import StoreError
+from accord.core._events import Event
+from accord.core._records import TaskRecord
+from accord.store._base import StoreError
 
 
 def check_append(record: TaskRecord, events: Sequence[Event], expected_seq: int) -> None:

@@ -1,7 +1,7 @@
 """What the SQL stores share: how a state is stored, and rows back into records and events.
 
 What a store wrote itself is canonical camelCase JSON, so it is decoded with plain typed
-decoders; accord.wire.codec.decode would first scan every snapshot for snake_case keys, which
+decoders; accord.wire._codec.decode would first scan every snapshot for snake_case keys, which
 only untrusted input needs.
 """
 
@@ -12,10 +12,10 @@ from typing import Any
 
 import msgspec
 
-from accord.core.events import Event, JournalEntry
+from accord.core._events import Event, JournalEntry
+from accord.core._records import PushConfigRecord, TaskRecord
 from accord.core.lifecycle import TERMINAL
-from accord.core.records import PushConfigRecord, TaskRecord
-from accord.wire.model import (
+from accord.wire._model import (
     Message,
     Task,
     TaskArtifactUpdateEvent,

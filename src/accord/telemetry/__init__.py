@@ -1,13 +1,13 @@
 """Operating accord: Prometheus metrics, OpenTelemetry traces and structured logs
 (docs/operations.md).
 
-- :mod:`accord.telemetry.metrics`: the counters and histograms the hot paths keep (plain
+- :mod:`accord.telemetry._metrics`: the counters and histograms the hot paths keep (plain
   integers on objects they already hold), read only when ``/metrics`` is scraped;
-- :mod:`accord.telemetry.exposition`: the ``/metrics`` endpoint and the collector that turns
+- :mod:`accord.telemetry._exposition`: the ``/metrics`` endpoint and the collector that turns
   those numbers (and the store's, the push outbox's, the bus's) into Prometheus families;
-- :mod:`accord.telemetry.tracing`: spans and ``traceparent`` propagation, nothing at all
+- :mod:`accord.telemetry._tracing`: spans and ``traceparent`` propagation, nothing at all
   while tracing is off;
-- :mod:`accord.telemetry.logs`: ``--log-format json`` with the request, task and trace ids;
+- :mod:`accord.telemetry._logs`: ``--log-format json`` with the request, task and trace ids;
 - :mod:`accord.telemetry.agents`: the small API agents (the harness) report turns, model
   calls, tokens, tool calls and hook aborts with.
 """

@@ -33,8 +33,8 @@ from typing import Any
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode, use_span
 from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily, Metric
 
-from accord.telemetry import tracing
-from accord.telemetry.metrics import Histogram, LabelCounter, LabelHistograms
+from accord.telemetry import _tracing as tracing
+from accord.telemetry._metrics import Histogram, LabelCounter, LabelHistograms
 
 
 class AgentStats:

@@ -9,7 +9,7 @@ depends on its kind (scalar, enum, message, repeated, map, Struct, Value, Timest
 Presence follows the model: a field that is ``UNSET`` is left absent in the proto, and a proto
 field without presence reads back as the model's default. Timestamps travel as RFC 3339 text in
 the model, with microsecond precision into the proto and milliseconds back out (the model's
-wire form, ``accord.wire.time``). ``google.protobuf.Value`` numbers are doubles; an integral one
+wire form, ``accord.wire._time``). ``google.protobuf.Value`` numbers are doubles; an integral one
 reads back as ``int`` so that JSON peers see ``1``, not ``1.0``.
 
 Reading a proto into the model validates it the way the JSON codec does and raises
@@ -27,11 +27,11 @@ import msgspec
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message as ProtoMessage
 
-from accord.wire import model as w
+from accord.wire import _model as w
+from accord.wire._codec import WireError
+from accord.wire._model import FIELD_MARK, UNSET
 from accord.wire._proto import a2a_pb2 as pb
-from accord.wire.codec import WireError
-from accord.wire.model import FIELD_MARK, UNSET
-from accord.wire.time import format_timestamp
+from accord.wire._time import format_timestamp
 
 __all__ = ["from_proto", "proto_class", "to_proto"]
 

@@ -10,9 +10,9 @@ See docs/harness.md, "Commands".
     agent.commands.register(spec, lambda context: f"deploying to {context.args['env']}")
 """
 
-from accord.harness.commands.parse import CommandCall, parse_command
-from accord.harness.commands.registry import CommandHandler, CommandRegistry
-from accord.harness.commands.spec import Argument, ArgumentError, CommandSpec, check_arguments
+from accord.harness.commands._parse import CommandCall, parse_command
+from accord.harness.commands._registry import CommandHandler, CommandRegistry
+from accord.harness.commands._spec import Argument, ArgumentError, CommandSpec, check_arguments
 
 __all__ = [
     "Argument",

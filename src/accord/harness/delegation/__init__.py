@@ -6,10 +6,10 @@ roster, and assigned to participants (see docs/harness.md, "Sub-tasks and delega
 - :mod:`.follower`: keeping parents and children in step (turns, relays, cascades);
 - :mod:`.remote`: following a child on another agent from its stand-in here.
 
-The decisions are pure, in accord.harness.core.delegation and accord.harness.core.standin.
+The decisions are pure, in accord.harness.core._delegation and accord.harness.core._standin.
 """
 
-from accord.harness.core.delegation import Bounds, Brief
-from accord.harness.delegation.spawner import Delegation, DelegationError
+from accord.harness.core._delegation import Bounds, Brief
+from accord.harness.delegation._spawner import Delegation, DelegationError
 
 __all__ = ["Bounds", "Brief", "Delegation", "DelegationError"]

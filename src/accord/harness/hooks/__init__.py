@@ -11,7 +11,7 @@ run on them (Python callables, or remote ones over JSON-RPC). See docs/harness.m
             raise HookAbort("please do not shout", "policy")
 """
 
-from accord.harness.hooks.base import (
+from accord.harness.hooks._base import (
     BODY_PRIORITY,
     DEFAULT_PRIORITY,
     PHASES,
@@ -24,7 +24,7 @@ from accord.harness.hooks.base import (
     Phase,
     point,
 )
-from accord.harness.hooks.operations import (
+from accord.harness.hooks._operations import (
     CHANNEL_RECEIVED,
     CHANNEL_SENT,
     COMMAND_INVOKED,
@@ -58,7 +58,7 @@ from accord.harness.hooks.operations import (
     TurnStarted,
     register_operation,
 )
-from accord.harness.hooks.registry import FrozenError, Hooks, all_points
+from accord.harness.hooks._registry import FrozenError, Hooks, all_points
 
 __all__ = [
     "BODY_PRIORITY",

@@ -1,7 +1,7 @@
 """Models: what answers a conversation's turn. A model gets the :class:`Conversation` and
 returns a :class:`ModelResponse`; the harness agent stores it and parks the task."""
 
-from accord.harness.models.base import (
+from accord.harness.models._base import (
     Entry,
     FunctionModel,
     Model,
@@ -13,7 +13,7 @@ from accord.harness.models.base import (
     TurnFunction,
     Usage,
 )
-from accord.harness.models.scripted import ScriptedModel, load_script
+from accord.harness.models._scripted import ScriptedModel, load_script
 
 __all__ = [
     "Entry",

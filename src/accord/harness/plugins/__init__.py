@@ -2,7 +2,7 @@
 folder's ``hooks.json`` and ``commands.json``) and installed packages declaring an
 ``accord.plugins`` entry point. See docs/harness.md, "Plugins"."""
 
-from accord.harness.plugins.loader import (
+from accord.harness.plugins._loader import (
     ENTRY_POINT_GROUP,
     Loading,
     LoadReport,
@@ -11,7 +11,7 @@ from accord.harness.plugins.loader import (
     load_entry_point,
     load_plugins,
 )
-from accord.harness.plugins.manifest import NAMESPACE
+from accord.harness.plugins._manifest import NAMESPACE
 
 __all__ = [
     "ENTRY_POINT_GROUP",

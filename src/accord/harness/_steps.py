@@ -1,0 +1,376 @@
+"""A turn's model steps: ask the model — its text reaching clients as it writes, as chunks of
+an artifact named ``reply`` — run the tools it calls, ask again, until it answers without a
+tool call or the turn's step limit is reached.
+
+Crash safety: every model answer and every tool result is journaled in the task's log
+(``TaskHandle.journal``) before the harness acts on it, and a tool that is not idempotent is
+journaled as started before it runs. A turn that runs again after a crash (the engine's
+``resume``) replays its journal: an answered model call is not made again, a journaled tool
+result is used as it is, and a non-idempotent tool that started and has no result is reported
+to the model as interrupted, never run a second time.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+from accord.agents._api import TaskHandle
+from accord.harness import _usage as usage
+from accord.harness._compacting import Compactor
+from accord.harness._journal import (
+    JournalCall,
+    ModelAnswered,
+    ToolFinished,
+    ToolStarted,
+    decode,
+    encode,
+)
+from accord.harness._moves import Who
+from accord.harness._transcript import Conversation, ModelStep, Step, ToolCall, ToolResult
+from accord.harness.hooks._base import HookAbort
+from accord.harness.hooks._operations import LLM_INVOKED, TOOL_INVOKED, LlmInvoked, ToolInvoked
+from accord.harness.hooks._registry import Hooks
+from accord.harness.models import Model, ModelResponse, StreamingModel, TextDelta, Usage
+from accord.harness.tools import ToolContext, ToolOutcome, ToolSet
+from accord.telemetry import agents as telemetry
+
+REPLY = "reply"  # the artifact the model's text streams into
+INTERRUPTED = (
+    "interrupted: accord stopped while this tool ran, and it is not safe to run twice; it "
+    "was not run again (check its effect before calling it again)"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """A turn's final answer: the text, the tokens its model calls took (each by its id,
+    :func:`accord.harness._usage.call_id`), and how many model calls; ``ended``: a tool
+    ended the turn (the task is parked already, the text is none, and the tool's message
+    carries the tokens); ``seen``: the text came from the journal (a resumed turn), given
+    by a model call that saw the task's first ``seen`` messages."""
+
+    text: str
+    used: dict[str, Usage]
+    calls: int
+    ended: bool = False
+    seen: int | None = None
+
+    @property
+    def usage(self) -> Usage:
+        return sum(self.used.values(), Usage())
+
+
+@dataclass
+class Journal:
+    """What a turn journaled so far (a resumed turn starts from it): ``turn`` its key and
+    ``first_step`` the first step of its stretch (a turn that goes on with messages that
+    joined it numbers its later steps on)."""
+
+    turn: str = ""
+    first_step: int = 0
+    models: dict[int, ModelAnswered] = field(default_factory=dict)  # step -> answer
+    started: set[str] = field(default_factory=set)  # tool call ids begun
+    results: dict[str, ToolFinished] = field(default_factory=dict)  # call id -> result
+
+    @classmethod
+    def resumed(
+        cls,
+        entries: Sequence[tuple[int, Mapping[str, Any]]],
+        fresh: str,
+        given: Collection[str] = (),
+    ) -> Journal:
+        """The journal of the stretch of work a crash cut, from ``entries``: those written
+        since the task last moved into WORKING (only the cut turn wrote since). Its key is
+        theirs, whichever message started the turn or came since; with none, the turn
+        starts afresh under ``fresh`` (a key no earlier turn used). A stretch whose answer
+        is among the ``given`` messages' ids (the turn went on with messages that joined
+        it) is over: the next one starts. JournalError: an entry this accord cannot read."""
+        if not entries:
+            return cls(turn=fresh)
+        read = [decode(data) for _, data in entries]
+        last = read[-1]
+        turn = last.turn
+        answered = last.step if isinstance(last, ModelAnswered) and not last.tool_calls else None
+        if answered is not None and answer_id(turn, answered) in given:
+            return cls(turn=turn, first_step=answered + 1)
+        resumed = cls(turn=turn, first_step=last.first_step)
+        for entry in read:
+            if entry.turn != resumed.turn or entry.first_step != resumed.first_step:
+                continue  # (an earlier stretch of the turn, answered already)
+            if isinstance(entry, ModelAnswered):
+                resumed.models[entry.step] = entry
+            elif isinstance(entry, ToolStarted):
+                resumed.started.add(entry.call_id)
+            else:
+                resumed.results[entry.call_id] = entry
+        return resumed
+
+
+@dataclass(frozen=True, slots=True)
+class _Mark:
+    """What each journal entry of a stretch of a turn carries: the turn's key (its first
+    message's id) and the stretch's first step."""
+
+    turn: str
+    first_step: int
+
+
+def answer_id(turn: str, step: int) -> str:
+    """The id of the answer a turn's stretch gives, its last model call ``step``."""
+    return f"{turn}#{step}:answer"
+
+
+class Steps:
+    def __init__(self, hooks: Hooks, max_steps: int, compactor: Compactor | None = None) -> None:
+        self.hooks = hooks
+        self.max_steps = max_steps
+        self.compactor = compactor or Compactor(0)
+
+    async def run(
+        self,
+        task: TaskHandle,
+        view: Conversation,
+        model: Model,
+        tools: ToolSet,
+        turn: str,
+        who: Who,
+        journal: Journal | None = None,
+        first_step: int = 0,
+    ) -> Answer:
+        """Ask ``model`` (and run the tools it calls) until it answers; steps are numbered
+        from ``first_step`` (a turn that goes on with messages that joined it)."""
+        journal = journal or Journal()
+        mark = _Mark(turn, first_step)  # (what each of its journal entries carries)
+        steps: list[Step] = []
+        used: dict[str, Usage] = {}  # (the tokens of each model call of this stretch)
+        for number in range(first_step, first_step + self.max_steps):
+            calls_before = number - first_step
+            asked = dataclasses.replace(
+                view,
+                steps=tuple(steps),
+                tools=tools.specs,
+                model_calls=view.model_calls + calls_before,
+            )
+            recorded = journal.models.get(number)
+            if recorded is not None:
+                response = recorded.response()
+            else:
+                fitted = await self.compactor.fit(task, asked, model)
+                asked = fitted.view
+                if fitted.summary_usage is not None:  # (a summary made for this step)
+                    used[usage.summary_id(turn, number)] = fitted.summary_usage
+                try:
+                    response = await self._ask(task, asked, model, mark, number, who)
+                except HookAbort as abort:
+                    return Answer(f"model call refused: {abort.message}", used, calls_before)
+            if response.usage is not None:
+                used[usage.call_id(turn, number)] = response.usage
+            if not response.tool_calls:
+                seen = recorded.seen if recorded is not None else None
+                return Answer(response.text, used, calls_before + 1, seen=seen)
+            steps.append(ModelStep(response.text, response.tool_calls))
+            ended = False
+            for call in response.tool_calls:
+                result = journal.results.get(call.id)
+                if result is not None:
+                    outcome = ToolOutcome(result.content, result.error)
+                else:
+                    call_number = view.model_calls + calls_before
+                    outcome = await self._tool(
+                        task, tools, call, mark, who, journal, call_number, dict(used)
+                    )
+                ended = ended or outcome.ends_turn
+                steps.append(ToolResult(call.id, call.name, outcome.content, outcome.error))
+            if ended:  # (the step's other calls ran: each has its result)
+                return Answer(response.text, used, calls_before + 1, ended=True)
+        text = (
+            f"I stopped after {self.max_steps} model calls in this turn without a final "
+            "answer (the turn's limit); send a message to go on."
+        )
+        return Answer(text, used, self.max_steps)
+
+    # --- one model call ----------------------------------------------------------------------
+
+    async def _ask(
+        self,
+        task: TaskHandle,
+        view: Conversation,
+        model: Model,
+        mark: _Mark,
+        step: int,
+        who: Who,
+    ) -> ModelResponse:
+        turn = mark.turn
+        context = LlmInvoked(**who.fields(view.task_id), model=view.model, step=step)
+        hooked = self.hooks.wants(LLM_INVOKED)
+        pre, body, post = LLM_INVOKED.points
+        if hooked:
+            context = await self.hooks.run(pre, context)
+        provider = view.model.partition(":")[0] if ":" in view.model else ""
+        with telemetry.model_call(view.model, provider=provider):
+            response = await self._answer(task, view, model, f"{REPLY}-{turn}-{step}")
+        response = _with_ids(response, turn, step)
+        if hooked:
+            # (the model call is the body: ``in`` and ``post`` see its answer, and may
+            # replace it)
+            after = await self.hooks.run(body, _llm_after(context, response))
+            after = await self.hooks.run(post, after)
+            response = ModelResponse(
+                text=after.text,
+                tool_calls=tuple(
+                    ToolCall(str(c.get("name", "")), dict(c.get("arguments", {})), str(c["id"]))
+                    for c in after.tool_calls
+                ),
+                usage=response.usage,
+            )
+        answered = ModelAnswered(
+            turn=turn,
+            first_step=mark.first_step,
+            step=step,
+            seen=len(view.task.history),  # (what it answered: a resumed turn's check)
+            text=response.text,
+            tool_calls=[JournalCall(c.id, c.name, c.arguments) for c in response.tool_calls],
+            usage=response.usage,
+        )
+        await task.journal(encode(answered))
+        return response
+
+    @staticmethod
+    async def _answer(
+        task: TaskHandle, view: Conversation, model: Model, artifact_id: str
+    ) -> ModelResponse:
+        """The model's answer; a streaming model's text goes out as it comes, each piece an
+        ``append`` chunk of the artifact ``artifact_id`` (named ``reply``)."""
+        if not isinstance(model, StreamingModel):
+            return await model.respond(view)
+        final: ModelResponse | None = None
+        streamed = False
+        async for event in model.stream(view):
+            if isinstance(event, TextDelta):
+                await task.update_artifact(
+                    text=event.text, artifact_id=artifact_id, name=REPLY, append=streamed
+                )
+                streamed = True
+            else:
+                final = event
+        if streamed:
+            await task.update_artifact(
+                text="", artifact_id=artifact_id, append=True, last_chunk=True
+            )
+        assert final is not None, "a model stream ends with its response"
+        return final
+
+    # --- one tool call -----------------------------------------------------------------------
+
+    async def _tool(
+        self,
+        task: TaskHandle,
+        tools: ToolSet,
+        call: ToolCall,
+        mark: _Mark,
+        who: Who,
+        journal: Journal,
+        model_call: int = -1,
+        used: dict[str, Usage] | None = None,
+    ) -> ToolOutcome:
+        tool = tools.get(call.name)
+        if tool is None:
+            outcome = ToolOutcome(f"there is no tool named {call.name!r}", error=True)
+        elif call.id in journal.started and not tool.idempotent:
+            outcome = ToolOutcome(INTERRUPTED, error=True)
+        else:
+            outcome = await self._run_tool(task, tool, call, mark, who, model_call, used or {})
+        finished = ToolFinished(
+            turn=mark.turn,
+            first_step=mark.first_step,
+            call_id=call.id,
+            name=call.name,
+            content=outcome.content,
+            error=outcome.error,
+        )
+        await task.journal(encode(finished))
+        return outcome
+
+    async def _run_tool(
+        self,
+        task: TaskHandle,
+        tool: Any,
+        call: ToolCall,
+        mark: _Mark,
+        who: Who,
+        model_call: int,
+        used: dict[str, Usage],
+    ) -> ToolOutcome:
+        arguments = call.arguments
+        context = ToolInvoked(
+            **who.fields(task.task_id),
+            name=call.name,
+            call_id=call.id,
+            arguments=arguments,
+            idempotent=tool.idempotent,
+        )
+        hooked = self.hooks.wants(TOOL_INVOKED)
+        pre, body, post = TOOL_INVOKED.points
+        if hooked:
+            try:
+                context = await self.hooks.run(pre, context)
+            except HookAbort as abort:
+                return ToolOutcome(f"hook.abort: {abort.message}", error=True)
+            arguments = context.arguments
+        if not tool.idempotent:
+            started = ToolStarted(
+                turn=mark.turn, first_step=mark.first_step, call_id=call.id, name=call.name
+            )
+            await task.journal(encode(started))
+        with telemetry.tool_call(call.name):
+            outcome: ToolOutcome = await tool.call(
+                arguments,
+                ToolContext(
+                    task.task_id,
+                    sender=who.sender,
+                    sender_role=who.role,
+                    task=task,
+                    correlation_id=who.correlation_id,
+                    model_call=model_call,
+                    call_id=call.id,
+                    used=used,
+                ),
+            )
+        if hooked:
+            # (the tool call is the body: ``in`` and ``post`` see its answer; an abort there
+            # answers the model with the reason instead)
+            after = msgspec.structs.replace(context, content=outcome.content, error=outcome.error)
+            try:
+                after = await self.hooks.run(post, await self.hooks.run(body, after))
+            except HookAbort as abort:
+                return ToolOutcome(f"hook.abort: {abort.message}", error=True)
+            outcome = ToolOutcome(after.content, after.error, outcome.ends_turn)
+        return outcome.bounded()
+
+
+def _llm_after(context: LlmInvoked, response: ModelResponse) -> LlmInvoked:
+    return msgspec.structs.replace(
+        context,
+        text=response.text,
+        tool_calls=tuple(_call_data(call) for call in response.tool_calls),
+    )
+
+
+def _call_data(call: ToolCall) -> dict[str, Any]:
+    return {"id": call.id, "name": call.name, "arguments": call.arguments}
+
+
+def _with_ids(response: ModelResponse, turn: str, step: int) -> ModelResponse:
+    """Every tool call with an id (a scripted model gives none): the journal's keys."""
+    if all(call.id for call in response.tool_calls):
+        return response
+    calls = tuple(
+        call if call.id else ToolCall(call.name, call.arguments, f"{turn}-{step}-{index}")
+        for index, call in enumerate(response.tool_calls)
+    )
+    return dataclasses.replace(response, tool_calls=calls)

@@ -1,0 +1,239 @@
+"""What a model (or an author's turn function) sees of a conversation: the task's messages
+as entries, each with its sender, and what the task is (its extension).
+
+Everything is read from the task itself, so a turn after a restart, or on another node, sees
+what the turn before it saw. Parts a model cannot read as text are described in one framed
+line (an envelope's change, a data part, a file), never dropped silently.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from accord.harness._untrusted import untrusted
+from accord.harness._wire import COMMAND_METADATA, EVENT_MEDIA_TYPE, Effort, TaskExtension
+from accord.harness.channels._owed import owed
+from accord.harness.channels._transcript import ChannelView
+from accord.harness.core import _envelope as envelopes
+from accord.harness.core._delegation import TOLD_KEY
+from accord.harness.core._identity import claimed
+from accord.harness.core._state import RECEIVED_KEY
+from accord.wire._codec import WireError, convert
+from accord.wire._errors import A2AError
+from accord.wire._model import UNSET, Message, Part, Role, Task
+
+# Message metadata the harness writes on each answer a model gave, numbered from 0: the
+# count says how many model calls the task has made (a scripted model's position).
+MODEL_CALL_KEY = "accord.harness/model_call"
+# Task metadata a compaction writes: {"upto": n, "text": …}, the first n messages summarised.
+SUMMARY_KEY = "accord.harness/summary"
+SUMMARY_HEAD = "[summary of the conversation before this point] "
+DATA_PREVIEW = 2_000  # characters of a data part a model sees
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    sender: str  # a participant id; the harness's own id for its answers
+    role: Literal["user", "agent"]
+    text: str
+    position: int = -1  # its message's place in the task's history (-1: no message's)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """A tool the model may call: its name, what it does, its arguments' JSON schema."""
+
+    name: str
+    description: str = ""
+    parameters: dict[str, Any] = field(default_factory=lambda: {"type": "object"})
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    id: str = ""  # the model's id for the call (a tool result answers it by this id)
+
+
+@dataclass(frozen=True, slots=True)
+class ModelStep:
+    """What the model answered earlier in this turn: text, and the tools it called."""
+
+    text: str
+    calls: tuple[ToolCall, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """A tool's answer to one call of this turn. Its content is untrusted text."""
+
+    call_id: str
+    name: str
+    content: str
+    error: bool = False
+
+
+Step = ModelStep | ToolResult
+
+
+@dataclass(frozen=True, slots=True)
+class Conversation:
+    """One turn's view of the conversation."""
+
+    task: Task
+    extension: TaskExtension
+    agent_id: str
+    entries: tuple[Entry, ...]
+    model_calls: int  # model calls the task made before this one
+    model: str = ""  # the task's model, or the harness's default
+    reasoning_effort: Effort | None = None
+    system_prompt: str = ""
+    tools: tuple[ToolSpec, ...] = ()  # what the model may call in this turn
+    steps: tuple[Step, ...] = ()  # this turn's model answers and tool results, in order
+
+    @property
+    def task_id(self) -> str:
+        return self.task.id
+
+    @property
+    def last(self) -> Entry | None:
+        """The newest participant's message."""
+        for entry in reversed(self.entries):
+            if entry.role == "user":
+                return entry
+        return None
+
+    @property
+    def text(self) -> str:
+        last = self.last
+        return last.text if last is not None else ""
+
+    @property
+    def sender(self) -> str:
+        last = self.last
+        return last.sender if last is not None else ""
+
+
+def entries(task: Task, agent_id: str) -> tuple[Entry, ...]:
+    """The task's messages as the model sees them: without commands and their replies,
+    without messages a hook refused (and the refusals' notes), with the messages a hook
+    replaced as replaced."""
+    metadata = task.metadata if isinstance(task.metadata, dict) else {}
+    decided = metadata.get(RECEIVED_KEY)
+    refused: set[str] = set()
+    replaced: dict[str, Message] = {}
+    if isinstance(decided, dict):  # (hooks judged messages: rare, so looked at apart)
+        refused = {str(message_id) for message_id in decided.get("refused", ())}
+        replaced = _replacements(decided.get("replaced"))
+    channels = ChannelView(task, agent_id)  # (help requests, replies, channel messages)
+    # Channel messages and replies the hooks have not judged yet (their handlers run): not
+    # read before they are, nor ever once refused.
+    unjudged = {message.message_id for message in owed(task)}
+    seen: list[Entry] = []
+    summary = metadata.get(SUMMARY_KEY)
+    start = 0
+    if isinstance(summary, dict) and isinstance(summary.get("upto"), int):
+        # (a compaction: the messages before ``upto`` are in the summary)
+        start = summary["upto"]
+        text = SUMMARY_HEAD + str(summary.get("text", ""))
+        seen.append(Entry(agent_id, "agent", text))
+    for index, message in enumerate(task.history):
+        if index < start:
+            continue
+        marks = message.metadata
+        if isinstance(marks, dict) and (COMMAND_METADATA in marks or RECEIVED_KEY in marks):
+            continue  # a command, a command's reply, a refusal's note
+        if decided is not None and message.role is Role.USER:
+            if message.message_id in refused:
+                continue
+            message = replaced.get(message.message_id, message)
+        if channels.hidden(message) or message.message_id in unjudged:
+            continue
+        told = marks.get(TOLD_KEY) if isinstance(marks, dict) else None
+        if isinstance(told, dict) and claimed(message) == agent_id:
+            seen.append(Entry(agent_id, "user", _told(message, told), position=index))
+            continue
+        said = channels.text(message)
+        if said is None:
+            seen.append(
+                dataclasses.replace(entry(message, agent_id, first=index == 0), position=index)
+            )
+        else:
+            agent = message.role is Role.AGENT
+            sender = agent_id if agent else claimed(message) or "unknown"
+            seen.append(Entry(sender, "agent" if agent else "user", said, position=index))
+    return tuple(seen)
+
+
+def _told(message: Message, told: dict[str, Any]) -> str:
+    """A sub-task's end as its parent's model reads it: the heading, and the sub-task's
+    result as untrusted text (another agent, a participant or a model wrote it)."""
+    texts = [part.text for part in message.parts if isinstance(part.text, str)]
+    head, result = (texts[0], "\n".join(texts[1:])) if texts else ("", "")
+    source = f"sub-task:{told.get('task_id', '')}"
+    return f"{head}\n{untrusted(source, result)}"
+
+
+def _replacements(recorded: Any) -> dict[str, Message]:
+    found: dict[str, Message] = {}
+    if not isinstance(recorded, dict):
+        return found
+    for message_id, replacement in recorded.items():
+        try:
+            found[str(message_id)] = convert(replacement, Message)
+        except WireError:
+            continue  # (only the harness writes these; nothing stored is malformed)
+    return found
+
+
+def model_calls(task: Task) -> int:
+    """How many model calls the task made: each answer carries the number of the call that
+    gave it (the turn's tool steps before it had the numbers in between)."""
+    numbers = [
+        message.metadata[MODEL_CALL_KEY]
+        for message in task.history
+        if isinstance(message.metadata, dict)
+        and isinstance(message.metadata.get(MODEL_CALL_KEY), int)
+    ]
+    return max(numbers) + 1 if numbers else 0
+
+
+def entry(message: Message, agent_id: str, *, first: bool = False) -> Entry:
+    """A message as a model reads it. The first message's task envelope is the brief the
+    task was made from (the extension), not a change: it is not repeated."""
+    if message.role is Role.AGENT:
+        return Entry(agent_id, "agent", message.text())
+    sender = claimed(message) or "unknown"
+    lines = [_describe(part, index, sender, first) for index, part in enumerate(message.parts)]
+    return Entry(sender, "user", "\n".join(line for line in lines if line))
+
+
+def _describe(part: Part, index: int, sender: str, first: bool) -> str:
+    if isinstance(part.text, str):
+        return part.text
+    if part.media_type == EVENT_MEDIA_TYPE:
+        return "" if first else _describe_envelope(part.data, index, sender)
+    if part.data is not UNSET:
+        return f"[data from {sender}] {_preview(part.data)}"
+    name = part.filename or "file"
+    return f"[{name} from {sender}{f', {part.media_type}' if part.media_type else ''}]"
+
+
+def _describe_envelope(data: Any, index: int, sender: str) -> str:
+    try:
+        found = envelopes.parse(data, index)
+    except A2AError:
+        return ""  # (intake refused malformed envelopes; nothing stored has one)
+    if found.kind == "control":
+        return f"[{sender} asked to {found.action} the task]"
+    if found.kind == "task":
+        return f"[task updated by {sender}: {', '.join(sorted(found.payload))}]"
+    return f"[{found.kind} from {sender}] {_preview(found.payload)}"
+
+
+def _preview(data: Any) -> str:
+    text = json.dumps(data, sort_keys=True, ensure_ascii=False)
+    return text if len(text) <= DATA_PREVIEW else text[:DATA_PREVIEW] + "…"

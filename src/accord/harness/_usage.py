@@ -1,0 +1,76 @@
+"""Tokens a task's model calls took, each call counted once.
+
+The message that ends a stretch of a turn — its answer, the help request that parks it, the
+status of a turn that goes on with messages that joined it — carries the tokens of the model
+calls made since the stretch began, in its metadata (``accord.harness/usage``):
+``input_tokens``, ``output_tokens`` and ``cached_tokens`` (their sums), and ``calls``, each
+call by its id (``<turn>#<step>``, the id its journal entry has; ``<turn>#<step>/summary``
+for the call that summarised the conversation before that step) with its own ``[input,
+output, cached]``. A turn that resumes from its journal after a crash replays
+answered calls under the same ids, so the task's totals (:func:`totals`) count every call
+once, however many messages name it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from accord.harness.core._state import ACCORD_PREFIX
+from accord.harness.models import Usage
+from accord.wire._model import Task
+
+USAGE_KEY = ACCORD_PREFIX + "usage"
+
+
+def call_id(turn: str, step: int) -> str:
+    """A model call's id: its turn's key and its step (its journal entry's)."""
+    return f"{turn}#{step}"
+
+
+def summary_id(turn: str, step: int) -> str:
+    """The id of the model call that summarised the conversation before step ``step``
+    (compaction, accord.harness._compacting)."""
+    return f"{call_id(turn, step)}/summary"
+
+
+def metadata_of(calls: Mapping[str, Usage]) -> dict[str, Any]:
+    """What a message carries for ``calls`` (their sums, and each by its id)."""
+    total = sum(calls.values(), Usage())
+    return {
+        "input_tokens": total.input_tokens,
+        "output_tokens": total.output_tokens,
+        "cached_tokens": total.cached_tokens,
+        "calls": {
+            name: [used.input_tokens, used.output_tokens, used.cached_tokens]
+            for name, used in calls.items()
+        },
+    }
+
+
+def totals(task: Task) -> Usage:
+    """The tokens every model call of ``task`` took, each call once."""
+    total = Usage()
+    counted: set[str] = set()
+    for message in task.history:
+        metadata = message.metadata
+        found = metadata.get(USAGE_KEY) if isinstance(metadata, dict) else None
+        if not isinstance(found, dict):
+            continue
+        calls = found.get("calls")
+        if not isinstance(calls, dict):  # (a message of before calls were named)
+            total = total + _usage(found)
+            continue
+        for name, used in calls.items():
+            if name not in counted and isinstance(used, list) and len(used) == 3:
+                counted.add(name)
+                total = total + Usage(int(used[0]), int(used[1]), int(used[2]))
+    return total
+
+
+def _usage(found: dict[str, Any]) -> Usage:
+    return Usage(
+        input_tokens=int(found.get("input_tokens", 0)),
+        output_tokens=int(found.get("output_tokens", 0)),
+        cached_tokens=int(found.get("cached_tokens", 0)),
+    )

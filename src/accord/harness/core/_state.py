@@ -1,0 +1,65 @@
+"""The harness state of a task, read from (and written into) its metadata.
+
+Nothing of it lives anywhere else: the task extension under ``TASK_KEY`` (participants and
+roles, lifecycle, model, plan, sub-tasks …) and the status extension's sub-state under
+``STATUS_KEY``, both in ``Task.metadata``, which the task's event log carries. A restart, or
+another node, reads the same state back from the task.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from accord.harness._wire import (
+    KEY_PREFIX,
+    STATUS_KEY,
+    TASK_KEY,
+    TaskExtension,
+    extension_dict,
+)
+from accord.wire._model import UNSET, Task
+
+
+def extension_of(task: Task) -> TaskExtension | None:
+    """The task's extension; None for a task the harness does not manage."""
+    metadata = task.metadata
+    if metadata is UNSET or TASK_KEY not in metadata:
+        return None
+    return msgspec.convert(metadata[TASK_KEY], TaskExtension)
+
+
+def sub_state_of(task: Task) -> str | None:
+    """Why the task is INPUT_REQUIRED, as the status extension says (None: it says nothing).
+    The value is open: an unknown one means plain INPUT_REQUIRED."""
+    metadata = task.metadata
+    if metadata is UNSET:
+        return None
+    value = metadata.get(STATUS_KEY)
+    if isinstance(value, dict) and isinstance(value.get("sub_state"), str):
+        return str(value["sub_state"])
+    return None
+
+
+def metadata_with(base: dict[str, Any] | None, extension: TaskExtension) -> dict[str, Any]:
+    """``base`` (a task's metadata) with ``extension`` in it."""
+    return {**(base or {}), TASK_KEY: extension_dict(extension)}
+
+
+# accord's own keys in task and message metadata (``accord.harness/model_call`` …).
+ACCORD_PREFIX = "accord.harness/"
+# What ``message.received`` hooks decided about participants' messages, in Task.metadata:
+# {"refused": [message ids], "replaced": {message id: the message the model sees instead}},
+# durable before any model call. A refusal's note (message metadata {RECEIVED_KEY:
+# {"refused": message id}}) is not shown to the model either.
+RECEIVED_KEY = ACCORD_PREFIX + "received"
+
+
+def without_harness_keys(metadata: Any) -> dict[str, Any]:
+    """A client's metadata for a new task, with every key of the harness's namespaces taken
+    out: only the harness writes those (a forged extension would make its sender admin, a
+    forged hook record would change what the model sees)."""
+    if not isinstance(metadata, dict):
+        return {}
+    return {k: v for k, v in metadata.items() if not k.startswith((KEY_PREFIX, ACCORD_PREFIX))}
