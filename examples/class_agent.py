@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 
-from accord.agents._api import RequestContext, TaskHandle
+from accord.agents import RequestContext, TaskHandle
 
 
 class Countdown:

@@ -8,7 +8,7 @@ A message saying just "hello" gets a direct message instead of a task.
 
 from __future__ import annotations
 
-from accord.agents._api import RequestContext, TaskHandle
+from accord.agents import RequestContext, TaskHandle
 
 
 async def agent(ctx: RequestContext, task: TaskHandle) -> None:

@@ -10,7 +10,7 @@ Anything that is not a number gets asked again.
 
 from __future__ import annotations
 
-from accord.agents._api import RequestContext, TaskHandle
+from accord.agents import RequestContext, TaskHandle
 
 
 async def agent(ctx: RequestContext, task: TaskHandle) -> None:

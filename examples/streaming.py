@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 
-from accord.agents._api import RequestContext, TaskHandle
+from accord.agents import RequestContext, TaskHandle
 
 DELAY_S = 0.05  # between chunks, to make the streaming visible
 

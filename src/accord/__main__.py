@@ -1,5 +1,5 @@
 """``python -m accord`` is the ``accord`` command."""
 
-from accord.cli._main import main
+from accord.cli import main
 
 main()

@@ -30,6 +30,9 @@ from accord.wire._model import (
     TaskState,
 )
 
+# (they mount a small tmpfs with mount(8): a program)
+pytestmark = pytest.mark.processes
+
 ALICE = Caller(identity="alice", tenant="t1")
 
 

@@ -23,6 +23,9 @@ from accord.harness.tools import FunctionTool
 from accord.store import SqliteStore
 from accord.wire._model import Message, Part, Role, SendMessageRequest, Task, TaskState
 
+# (they mount a small tmpfs with mount(8): a program)
+pytestmark = pytest.mark.processes
+
 ALICE = Caller(participant="alice")
 
 

@@ -13,8 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from tests.full_disk import small_disk
 from tests.server.serve_process import Served, serving
+
+# (they mount a small tmpfs with mount(8): a program)
+pytestmark = pytest.mark.processes
 
 HEADERS = {"A2A-Version": "1.0", "Content-Type": "application/json"}
 # Starts working, waits until the test creates ./go, then reports and completes.

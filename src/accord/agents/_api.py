@@ -20,14 +20,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from accord.core._caller import Caller
-from accord.core._outcome import Outcome
-from accord.core._records import TaskRecord
+from accord.core import Caller, Outcome, TaskRecord
 from accord.core.intake import Admit as Admit
 from accord.core.intake import Divert as Divert
 from accord.core.intake import Verdict as Verdict
 from accord.errors import AccordError
-from accord.wire._model import Artifact, Message, Part, SendMessageRequest, Task
+from accord.wire import Artifact, Message, Part, SendMessageRequest, Task
 
 
 class AgentError(AccordError):

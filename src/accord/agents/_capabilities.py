@@ -13,16 +13,14 @@ from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from accord.agents._api import ExecutorFunction, Gate, RequestContext, TaskHandle
-from accord.core._caller import Caller
-from accord.core._outcome import Outcome
-from accord.core._records import TaskRecord
-from accord.store._base import TaskStore
-from accord.wire._model import AgentExtension, Message, SendMessageRequest, Task
+from accord.core import Caller, Outcome, TaskRecord
+from accord.store import TaskStore
+from accord.wire import AgentExtension, Message, SendMessageRequest, Task
 
 if TYPE_CHECKING:  # (the HTTP request of an agent's own endpoint: accord.server's types)
     import asyncio
 
-    from accord.server._http import Request, Send
+    from accord.server import Request, Send
 
 
 @runtime_checkable

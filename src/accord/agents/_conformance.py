@@ -10,7 +10,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 
 from accord.agents._api import RequestContext, TaskHandle
-from accord.wire._model import Part, TaskState
+from accord.wire import Part, TaskState
 
 TCK_FILE_BYTES = b"tck"
 

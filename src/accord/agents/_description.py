@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from accord import config as check
-from accord.wire._model import AgentProvider, AgentSkill
+from accord.wire import AgentProvider, AgentSkill
 
 CARD_FIELDS = (
     "name",

@@ -1,2 +1,11 @@
 """The composition root: settings in, a running application out — the store, the bus, the
 engine, the agent and its features, and the bindings that serve them."""
+
+from accord.app._build import build_app
+from accord.app._settings import Settings, load
+
+__all__ = [
+    "Settings",
+    "build_app",
+    "load",
+]

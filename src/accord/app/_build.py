@@ -8,36 +8,31 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from accord.agents._capabilities import (
+from accord.agents import (
+    AgentLoadError,
+    CardDescription,
     CardExtensions,
     DeclaresMediaTypes,
     Endpoint,
+    LoadedAgent,
     ServesEndpoint,
     WorksBesideEngine,
+    checked_agent,
+    load_agent,
 )
-from accord.agents._description import CardDescription
-from accord.agents._loader import AgentLoadError, LoadedAgent, checked_agent, load_agent
 from accord.app._settings import Principal, Settings
 from accord.auth import PrincipalAuthenticator, parse_auth
-from accord.core._caller import Caller
-from accord.core._limits import Limits
-from accord.engine import Engine, EngineConfig
-from accord.engine._remote import Claims, RemoteAgent
+from accord.core import Caller, Limits
+from accord.engine import Claims, Engine, EngineConfig, RemoteAgent
 from accord.errors import require
 from accord.push import PushDispatcher, PushSettings
-from accord.server._app import A2AApplication
-from accord.server._browsers import BrowserPolicy
-from accord.server._metrics_endpoint import MetricsEndpoint
-from accord.service._bounds import Bounds
-from accord.service._card import CardSettings, build_card
-from accord.service._operations import Service
-from accord.store import open_store
-from accord.store._base import SharedStore
+from accord.server import A2AApplication, BrowserPolicy, MetricsEndpoint
+from accord.service import Bounds, CardSettings, Service, build_card
+from accord.store import SharedStore, open_store
 from accord.surface import SurfaceApp
+from accord.telemetry import RequestMetrics, Sources
 from accord.telemetry import _tracing as tracing
-from accord.telemetry._exposition import Sources
-from accord.telemetry._metrics import RequestMetrics
-from accord.wire._model import (
+from accord.wire import (
     AgentCard,
     APIKeySecurityScheme,
     HTTPAuthSecurityScheme,
@@ -76,7 +71,7 @@ def harness_agent(settings: Settings) -> Any:
             "agent 'harness': the settings file has no [harness] table (at least "
             'model = "scripted:PATH"; see docs/harness.md)'
         )
-    from accord.harness._build import from_settings
+    from accord.harness import from_settings
 
     return from_settings(settings.harness)
 
@@ -348,6 +343,6 @@ def _strict_modes(modes: list[str], identity: Any) -> tuple[str, ...]:
     agent makes contracts."""
     if identity is None:
         return tuple(modes)
-    from accord.contracts._wire import NOTICE_MEDIA_TYPE
+    from accord.contracts import NOTICE_MEDIA_TYPE
 
     return (*modes, NOTICE_MEDIA_TYPE)

@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from accord import config as check
-from accord.agents._description import CardDescription, parse_card
+from accord.agents import CardDescription, parse_card
 from accord.config import ConfigError
-from accord.server._listen import host_port, reachable_host
+from accord.server import host_port, reachable_host
 
 if TYPE_CHECKING:  # (imported when their tables are read: see _checked)
-    from accord.contracts._settings import ContractSettings, Identity
-    from accord.harness._settings import HarnessSettings
+    from accord.contracts import ContractSettings, Identity
+    from accord.harness import HarnessSettings
 
 ENV_PREFIX = "ACCORD_"
 HTTP_SERVERS = ("accord", "uvicorn")
@@ -224,7 +224,7 @@ def _checked(name: str, value: Any, where: str, source: str) -> Any:
     if name == "card":
         return parse_card(value, source)
     if name == "harness":
-        from accord.harness._settings import parse as parse_harness
+        from accord.harness import parse as parse_harness
 
         return parse_harness(value, source)
     if name in ("identity", "contracts"):

@@ -14,7 +14,7 @@ from typing import Any
 
 from accord.auth._config import DEFAULT_ACTORS, KNOWN_ACTORS, AuthConfig, PrincipalSpec
 from accord.auth._jwt import JwtVerifier
-from accord.core._caller import Caller
+from accord.core import Caller
 
 API_KEY_HEADER = "x-api-key"
 

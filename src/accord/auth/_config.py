@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from accord.core._caller import AGENT_ACTOR, CLIENT_ACTOR, CONTRACT_OPERATOR_ACTOR, DISCOVERY_ACTOR
+from accord.core import AGENT_ACTOR, CLIENT_ACTOR, CONTRACT_OPERATOR_ACTOR, DISCOVERY_ACTOR
 
 KNOWN_ACTORS = frozenset({CLIENT_ACTOR, AGENT_ACTOR, DISCOVERY_ACTOR, CONTRACT_OPERATOR_ACTOR})
 DEFAULT_ACTORS = (CLIENT_ACTOR, DISCOVERY_ACTOR)

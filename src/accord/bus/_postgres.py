@@ -31,7 +31,7 @@ from typing import Any
 import asyncpg
 
 from accord.bus._local import LocalBus
-from accord.telemetry._metrics import BusStats
+from accord.telemetry import BusStats
 
 log = logging.getLogger("accord.bus")
 

@@ -27,8 +27,8 @@ from textual.suggester import SuggestFromList
 from textual.widgets import Button, Input, Label, Static
 
 from accord.chat._conversation import Conversation, Line
-from accord.harness._wire import COMMANDS_URI, EVENT_MEDIA_TYPE
-from accord.wire._model import (
+from accord.harness import COMMANDS_URI, EVENT_MEDIA_TYPE
+from accord.wire import (
     UNSET,
     AgentCard,
     Message,

@@ -13,8 +13,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from accord.harness._wire import CHANNEL_MEDIA_TYPE, EVENT_MEDIA_TYPE, STATUS_KEY
-from accord.wire._model import (
+from accord.harness import CHANNEL_MEDIA_TYPE, EVENT_MEDIA_TYPE, STATUS_KEY
+from accord.wire import (
     UNSET,
     Message,
     Part,

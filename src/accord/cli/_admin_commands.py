@@ -27,11 +27,8 @@ from rich.table import Table
 from rich.text import Text
 
 from accord.cli._output import console, id_column, print_table
-from accord.push._headers import scrub
-from accord.push._ssrf import loggable_origin
-from accord.store import StoreError, TaskStore, open_store
-from accord.store._base import DeliveryState, PushDelivery
-from accord.store._sqlite import SqliteStore
+from accord.push import loggable_origin, scrub
+from accord.store import DeliveryState, PushDelivery, SqliteStore, StoreError, TaskStore, open_store
 
 EXIT_OK = 0
 EXIT_USAGE = 2
@@ -49,7 +46,7 @@ def _fail(code: int, message: str) -> NoReturn:
 
 
 def _store_url(config_path: str | None, store: str | None) -> str:
-    from accord.app._settings import load
+    from accord.app import load
 
     try:
         return load(config_path, {"store": store}).store

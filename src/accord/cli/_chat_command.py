@@ -24,8 +24,8 @@ def chat(settings: Settings, task_id: str | None) -> None:
     from accord.errors import require
 
     require("chat", "accord chat")
-    from accord.chat._app import ChatApp
-    from accord.client._urls import check_agent_url
+    from accord.chat import ChatApp
+    from accord.client import check_agent_url
 
     if settings.as_json:
         click.echo("accord: chat is interactive: --json does not apply", err=True)

@@ -31,9 +31,8 @@ import click
 from accord.cli import _render as render
 from accord.cli._message_input import build_message
 from accord.cli._output import console, exit_on_closed_pipe
-from accord.harness._wire import EVENT_MEDIA_TYPE, PARTICIPANT_HEADER
-from accord.wire import to_builtins
-from accord.wire._model import (
+from accord.harness import EVENT_MEDIA_TYPE, PARTICIPANT_HEADER
+from accord.wire import (
     AgentCard,
     AuthenticationInfo,
     ListTasksResponse,
@@ -46,6 +45,7 @@ from accord.wire._model import (
     TaskPushNotificationConfig,
     TaskState,
     TaskStatusUpdateEvent,
+    to_builtins,
 )
 
 EXIT_OK = 0
@@ -176,7 +176,7 @@ def _client_options(command: F) -> F:
         as_json: bool,
         **kwargs: Any,
     ) -> Any:
-        from accord.client._urls import expand_shorthand
+        from accord.client import expand_shorthand
 
         extra = _parse_headers(headers)
         if participant:
@@ -262,7 +262,7 @@ def _credentials_hint(settings: Settings, card: AgentCard | None) -> str:
 
 
 def _agent_error(run: Run, exc: A2AClientError) -> NoReturn:
-    from accord.wire._errors import ErrorKind
+    from accord.wire import ErrorKind
 
     name = exc.kind.error_name if exc.kind is not None else "A2AError"
     message = f"{name}: {exc.message}"
@@ -280,8 +280,7 @@ def _time_limit_reason(run: Run) -> str:
 
 def _run(run: Run, work: Callable[[Client], Awaitable[int]]) -> NoReturn:
     """Connect, run ``work``, close; turn failures into one line and an exit code."""
-    from accord.client import A2AClientError, ClientError, InvalidURLError
-    from accord.client._urls import check_agent_url
+    from accord.client import A2AClientError, ClientError, InvalidURLError, check_agent_url
 
     settings = run.settings
 
@@ -336,7 +335,7 @@ def _task_exit(task: Task) -> int:
 def card(settings: Settings, extended: bool, verify: bool) -> None:
     """Show an agent's card: interfaces, capabilities, security schemes, skills, and whether
     its signature holds."""
-    from accord.client._card import check_signature
+    from accord.client import check_signature
 
     async def work(client: Client) -> int:
         shown = await client.get_extended_card() if extended else client.card

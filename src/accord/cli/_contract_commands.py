@@ -42,7 +42,7 @@ class Api:
     def __init__(
         self, url: str, token: str | None, headers: tuple[str, ...], timeout: float, as_json: bool
     ) -> None:
-        from accord.client._urls import expand_shorthand
+        from accord.client import expand_shorthand
 
         self.base = expand_shorthand(url).rstrip("/")
         self.headers: dict[str, str] = {}
@@ -271,9 +271,8 @@ approve = _move_command("approve", "Approve the action a task under the contract
 def verify(document: str, key_files: tuple[str, ...], as_json: bool) -> None:
     """Check a contract document offline: its schema, its terms hash, every acceptance and
     signature (against the keys given)."""
-    from accord.contracts._verify import verify_document
-    from accord.signing._cards import published_keys
-    from accord.signing._keys import InvalidKeyError, KeySet
+    from accord.contracts import verify_document
+    from accord.signing import InvalidKeyError, KeySet, published_keys
 
     keys: dict[str, KeySet] = {}
     for item in key_files:
@@ -322,7 +321,7 @@ def keys() -> None:
 def generate(file: str, force: bool) -> None:
     """Write a new Ed25519 private key to FILE (PEM, readable by its owner only) and print
     its public JWK (its kid is what [identity] publishes)."""
-    from accord.signing._keys import AgentKey, generate_private_pem, load_private_pem
+    from accord.signing import AgentKey, generate_private_pem, load_private_pem
 
     pem = generate_private_pem()
     flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if force else os.O_EXCL)

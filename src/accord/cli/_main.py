@@ -99,9 +99,8 @@ def serve(config_path: str | None, **flags: Any) -> None:
 
     Exits 2 when the settings or the agent are refused, 3 when the server cannot start (a
     port in use, a store that cannot open); each says why in one line."""
-    from accord.app._build import build_app
-    from accord.app._settings import load
-    from accord.server._listen import ListenError, bind, check_free, host_port
+    from accord.app import build_app, load
+    from accord.server import ListenError, bind, check_free, host_port
     from accord.store import redact_url
 
     try:
@@ -151,7 +150,7 @@ def serve(config_path: str | None, **flags: Any) -> None:
     )
     served: Any = app
     if settings.grpc_port is not None:
-        from accord.grpc._server import WithGrpc
+        from accord.grpc import WithGrpc
 
         served = WithGrpc(app, host_port(settings.host, settings.grpc_port))
     # Everything imported and built so far lives as long as the process: keep it out of the
@@ -182,8 +181,8 @@ def serve(config_path: str | None, **flags: Any) -> None:
         if not server.started:
             sys.exit(3)  # as uvicorn.run: the application failed to start
         return
+    from accord.server import Limits
     from accord.server import _runner as runner
-    from accord.server._h1 import Limits
 
     runner.run(
         served,

@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from accord.wire._model import UNSET, Message, Part, Role
+from accord.wire import UNSET, Message, Part, Role
 
 STDIN = "-"
 DATA_MEDIA_TYPE = "application/json"

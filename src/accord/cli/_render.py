@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from accord.cli._output import id_column, print_table
-from accord.wire._model import (
+from accord.wire import (
     AgentCard,
     APIKeySecurityScheme,
     Artifact,

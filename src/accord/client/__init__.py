@@ -8,7 +8,7 @@
 See docs/client.md.
 """
 
-from accord.client._card import fetch_card, select_interface
+from accord.client._card import check_signature, fetch_card, select_interface
 from accord.client._client import Client, text_message
 from accord.client._credentials import (
     ApiKey,
@@ -18,6 +18,15 @@ from accord.client._credentials import (
     StaticHeaders,
 )
 from accord.client._errors import *  # noqa: F403
+from accord.client._errors import (
+    A2AClientError,
+    ClientError,
+    InternalError,
+    ResourceExhaustedError,
+    TaskNotCancelableError,
+    TaskNotFoundError,
+    UnsupportedOperationError,
+)
 from accord.client._errors import __all__ as _errors_all
 from accord.client._options import CallOptions, ResumePolicy, RetryPolicy, Timeouts
 from accord.client._sse import ServerSentEvent, SSEParser
@@ -29,6 +38,7 @@ from accord.client._transport import (
     TransportContext,
     register_transport,
 )
+from accord.client._urls import check_agent_url, expand_shorthand
 
 __all__ = [
     "ApiKey",
@@ -53,4 +63,14 @@ __all__ = [
     "select_interface",
     "text_message",
     *_errors_all,
+    "A2AClientError",
+    "ClientError",
+    "InternalError",
+    "ResourceExhaustedError",
+    "TaskNotCancelableError",
+    "TaskNotFoundError",
+    "UnsupportedOperationError",
+    "check_agent_url",
+    "check_signature",
+    "expand_shorthand",
 ]

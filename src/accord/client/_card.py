@@ -18,11 +18,10 @@ from accord.client._errors import (
 )
 from accord.client._http import transport_error
 from accord.client._options import Timeouts
-from accord.wire._codec import WireError, decode, encode
-from accord.wire._model import AgentCard, AgentInterface
+from accord.wire import AgentCard, AgentInterface, WireError, decode, encode
 
 if TYPE_CHECKING:  # (the check and its crypto are imported when a card is checked)
-    from accord.signing._cards import CardCheck
+    from accord.signing import CardCheck
 
 WELL_KNOWN_PATH = "/.well-known/agent-card.json"
 PROTOCOL_VERSION = "1.0"
@@ -85,8 +84,8 @@ def check_signature(
     """Whether the card's signatures hold (A2A §8.4): checked against ``keys`` (a JWKS you
     trust) or, without them, against the keys the card publishes in accord's contract
     extension. ``served`` is the card's bytes as served, tried beside accord's rendering."""
+    from accord.signing import InvalidKeyError, KeySet
     from accord.signing import _cards as cards
-    from accord.signing._keys import InvalidKeyError, KeySet
 
     alternates = []
     if served is not None:

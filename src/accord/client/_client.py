@@ -54,13 +54,13 @@ from accord.client._transport import (
 )
 from accord.client._urls import check_agent_url
 from accord.telemetry import _tracing as tracing
-from accord.wire._errors import ErrorKind
-from accord.wire._model import (
+from accord.wire import (
     UNSET,
     AgentCard,
     AuthenticationInfo,
     CancelTaskRequest,
     DeleteTaskPushNotificationConfigRequest,
+    ErrorKind,
     GetExtendedAgentCardRequest,
     GetTaskPushNotificationConfigRequest,
     GetTaskRequest,
@@ -80,7 +80,7 @@ from accord.wire._model import (
 )
 
 if TYPE_CHECKING:
-    from accord.signing._cards import CardCheck
+    from accord.signing import CardCheck
 
 _builtin.register()
 

@@ -11,7 +11,7 @@ import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Protocol, runtime_checkable
 
-from accord.wire._model import AgentCard, AgentInterface, APIKeySecurityScheme
+from accord.wire import AgentCard, AgentInterface, APIKeySecurityScheme
 
 TokenSource = str | Callable[[], str] | Callable[[], Awaitable[str]]
 

@@ -24,7 +24,7 @@ from email.utils import parsedate_to_datetime
 from typing import Any, ClassVar
 
 from accord.errors import AccordError
-from accord.wire._errors import ERROR_INFO_TYPE, RETRY_INFO_TYPE, ErrorKind
+from accord.wire import ERROR_INFO_TYPE, RETRY_INFO_TYPE, ErrorKind
 
 __all__ = [
     "ERROR_CLASSES",

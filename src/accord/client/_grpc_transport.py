@@ -29,11 +29,7 @@ from accord.client._errors import (
     error_from_grpc,
 )
 from accord.client._transport import CallMeta, MethodTransport, StreamItem, TransportContext
-from accord.wire._codec import WireError
-from accord.wire._model import (
-    StreamResponse,
-    Wire,
-)
+from accord.wire import StreamResponse, Wire, WireError
 from accord.wire._proto import a2a_pb2_grpc
 from accord.wire.protobuf import from_proto, to_proto
 

@@ -17,11 +17,7 @@ from accord.client._errors import (
 )
 from accord.client._http import HttpAnswer, answered, interface_url, request, stream_events
 from accord.client._transport import CallMeta, MethodTransport, StreamItem, TransportContext
-from accord.wire._codec import WireError, decode, encode
-from accord.wire._model import (
-    StreamResponse,
-    Wire,
-)
+from accord.wire import StreamResponse, Wire, WireError, decode, encode
 
 T = TypeVar("T")
 

@@ -24,8 +24,7 @@ from accord.client._errors import (
 )
 from accord.client._http import HttpAnswer, answered, interface_url, request, stream_events
 from accord.client._transport import CallMeta, StreamItem, Transport, TransportContext
-from accord.wire._codec import WireError, decode, decode_json, encode
-from accord.wire._model import (
+from accord.wire import (
     UNSET,
     AgentCard,
     CancelTaskRequest,
@@ -45,6 +44,10 @@ from accord.wire._model import (
     TaskPushNotificationConfig,
     TaskState,
     Wire,
+    WireError,
+    decode,
+    decode_json,
+    encode,
 )
 
 T = TypeVar("T")

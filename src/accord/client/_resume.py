@@ -38,8 +38,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from accord.wire._codec import encode
-from accord.wire._model import (
+from accord.wire import (
     Artifact,
     Message,
     StreamResponse,
@@ -48,6 +47,7 @@ from accord.wire._model import (
     TaskState,
     TaskStatus,
     TaskStatusUpdateEvent,
+    encode,
 )
 
 StatusKey = tuple[str, str, str]

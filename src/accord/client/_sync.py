@@ -16,7 +16,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
 from accord.client._client import Client
-from accord.wire._model import AgentCard
+from accord.wire import AgentCard
 
 P = ParamSpec("P")
 R = TypeVar("R")

@@ -19,7 +19,7 @@ from typing import TypeVar
 import httpx
 
 from accord.client._options import Timeouts
-from accord.wire._model import (
+from accord.wire import (
     AgentCard,
     AgentInterface,
     CancelTaskRequest,

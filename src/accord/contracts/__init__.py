@@ -10,3 +10,16 @@ each message before it is stored (``gate``), the peers it talks to with accord's
 (``peers``), the operators' HTTP API at ``/contracts`` (``api``), its settings (``settings``),
 the wiring into an application (``setup``) and its tables on each store (``tables*``).
 """
+
+from accord.contracts._schema import json_kind
+from accord.contracts._settings import ContractSettings, Identity
+from accord.contracts._verify import verify_document
+from accord.contracts._wire import NOTICE_MEDIA_TYPE
+
+__all__ = [
+    "NOTICE_MEDIA_TYPE",
+    "ContractSettings",
+    "Identity",
+    "json_kind",
+    "verify_document",
+]

@@ -27,18 +27,16 @@ from typing import TYPE_CHECKING, Any
 from accord.contracts._errors import ContractRefusal
 from accord.contracts._schema import STATUSES, UUID
 from accord.contracts._wire import MAX_REASON
-from accord.core._caller import Caller
-from accord.server._binding import Binding
-from accord.server._errors import rest_error
-from accord.server._http import JSON, Request, Send, respond
-from accord.wire._errors import (
+from accord.core import Caller
+from accord.server import JSON, Binding, Request, Send, respond, rest_error
+from accord.wire import (
     BAD_REQUEST_TYPE,
     ERROR_INFO_TYPE,
     A2AError,
     ErrorKind,
+    format_timestamp,
     invalid_params,
 )
-from accord.wire._time import format_timestamp
 
 if TYPE_CHECKING:  # the app imports this module for handles(); the service comes with it
     from accord.contracts._service import ContractService

@@ -16,9 +16,8 @@ from accord.contracts._schema import (
     SchemaError,
     parse_interaction,
 )
-from accord.signing._canonical import CanonicalError
-from accord.wire._errors import FieldViolation
-from accord.wire._time import format_timestamp
+from accord.signing import CanonicalError
+from accord.wire import FieldViolation, format_timestamp
 
 
 def transport(endpoint: str, binding: str = DEFAULT_BINDING) -> dict[str, str]:

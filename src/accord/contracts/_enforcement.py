@@ -33,8 +33,7 @@ from accord.contracts._errors import (
 )
 from accord.contracts._record import ContractRecord
 from accord.contracts._wire import Reference
-from accord.wire._model import Message
-from accord.wire._time import format_timestamp
+from accord.wire import Message, format_timestamp
 
 Decision = Literal["allow", "park"]
 ALLOW: Decision = "allow"

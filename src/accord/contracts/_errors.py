@@ -4,7 +4,7 @@ refusal uses (the A2A error's ErrorInfo metadata, the operators' API, the log li
 from __future__ import annotations
 
 from accord.errors import AccordError
-from accord.wire._errors import A2AError, ErrorKind, FieldViolation
+from accord.wire import A2AError, ErrorKind, FieldViolation
 
 # Enforcement of a message under a contract.
 CONTRACT_UNKNOWN = "contract_unknown"  # no such interaction here, or none the sender is party to

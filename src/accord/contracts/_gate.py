@@ -18,14 +18,7 @@ from __future__ import annotations
 import logging
 import uuid
 
-from accord.agents._api import (
-    Answered,
-    Divert,
-    ExecutorFunction,
-    RequestContext,
-    Screened,
-    TaskHandle,
-)
+from accord.agents import Answered, Divert, ExecutorFunction, RequestContext, Screened, TaskHandle
 from accord.contracts import _enforcement as enforcement
 from accord.contracts._errors import ContractRefusal
 from accord.contracts._service import ContractService
@@ -41,9 +34,18 @@ from accord.contracts._wire import (
     receipt_data,
     reference_of,
 )
-from accord.core._caller import Caller
-from accord.wire._errors import A2AError, ErrorKind
-from accord.wire._model import UNSET, Message, Part, Role, SendMessageRequest, Task, TaskState
+from accord.core import Caller
+from accord.wire import (
+    UNSET,
+    A2AError,
+    ErrorKind,
+    Message,
+    Part,
+    Role,
+    SendMessageRequest,
+    Task,
+    TaskState,
+)
 
 log = logging.getLogger("accord.contracts")
 

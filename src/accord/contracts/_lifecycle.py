@@ -28,7 +28,7 @@ from accord.contracts._errors import (
     ContractRefusal,
 )
 from accord.contracts._record import LIVE, Approval, ContractRecord, Ending, Event
-from accord.wire._time import format_timestamp, parse_timestamp
+from accord.wire import format_timestamp, parse_timestamp
 
 Moved = tuple[ContractRecord, Event]
 

@@ -16,8 +16,15 @@ from dataclasses import dataclass
 
 import httpx
 
-from accord.client import A2AClientError, ApiKey, BearerToken, Client, ClientError, Timeouts
-from accord.client._card import fetch_card
+from accord.client import (
+    A2AClientError,
+    ApiKey,
+    BearerToken,
+    Client,
+    ClientError,
+    Timeouts,
+    fetch_card,
+)
 from accord.contracts._errors import (
     NOT_A_PARTY,
     PEER_REFUSED,
@@ -33,10 +40,9 @@ from accord.contracts._wire import (
     Reference,
     notice_data,
 )
+from accord.signing import KeySet
 from accord.signing import _cards as cards
-from accord.signing._keys import KeySet
-from accord.wire._codec import encode
-from accord.wire._model import AgentCard, Message, Part, Role
+from accord.wire import AgentCard, Message, Part, Role, encode
 
 CARD_TTL_S = 60.0  # a peer's card (and keys) is read again after this, or on an unknown key
 

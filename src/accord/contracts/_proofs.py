@@ -29,9 +29,8 @@ from accord.contracts._errors import (
     INVALID_SIGNATURE,
     ContractRefusal,
 )
-from accord.signing._canonical import b64url, b64url_decode, canonical, canonical_hash
-from accord.signing._keys import AgentKey, KeySet
-from accord.wire._time import parse_timestamp
+from accord.signing import AgentKey, KeySet, b64url, b64url_decode, canonical, canonical_hash
+from accord.wire import parse_timestamp
 
 ACCEPTANCE_TYPE = "accord.contract-acceptance/v1"
 ALGORITHM = "Ed25519"

@@ -12,7 +12,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from accord.wire._time import parse_timestamp
+from accord.wire import parse_timestamp
 
 TERMINAL = frozenset({"rejected", "expired", "cancelled", "completed"})
 LIVE = frozenset({"pending", "active"})

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from accord.errors import AccordError
-from accord.wire._errors import A2AError, ErrorKind, FieldViolation
+from accord.wire import A2AError, ErrorKind, FieldViolation
 
 PROTOCOL_VERSION = "0.1"
 STATUSES = ("pending", "active", "rejected", "expired", "cancelled", "completed")

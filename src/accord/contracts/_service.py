@@ -19,7 +19,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from accord.agents._capabilities import ContractActions, Host
+from accord.agents import ContractActions, Host
 from accord.contracts import _documents as documents
 from accord.contracts import _enforcement as enforcement
 from accord.contracts import _lifecycle as lifecycle
@@ -44,18 +44,20 @@ from accord.contracts._schema import PROTOCOL_VERSION, SchemaError, parse_terms
 from accord.contracts._settings import ContractSettings, Identity
 from accord.contracts._tables import ContractConflict, ContractStore
 from accord.contracts._wire import Notice, Reference, asked_of, reference_of
-from accord.core._caller import Caller
+from accord.core import Caller
 from accord.core.lifecycle import TERMINAL
 from accord.errors import AccordError
-from accord.wire._errors import A2AError, FieldViolation
-from accord.wire._model import (
+from accord.wire import (
+    A2AError,
+    FieldViolation,
     Message,
     Role,
     SendMessageConfiguration,
     SendMessageRequest,
     TaskState,
+    format_timestamp,
+    parse_timestamp,
 )
-from accord.wire._time import format_timestamp, parse_timestamp
 
 log = logging.getLogger("accord.contracts")
 

@@ -40,8 +40,8 @@ from typing import Any
 
 from accord import config as check
 from accord.config import ConfigError
-from accord.signing._keys import AgentKey, InvalidKeyError, KeySet, load_private_pem
-from accord.wire._time import parse_timestamp
+from accord.signing import AgentKey, InvalidKeyError, KeySet, load_private_pem
+from accord.wire import parse_timestamp
 
 IDENTITY_KNOWN = ("agent_id", "key_file", "keys")
 KEY_KNOWN = ("file", "not_before", "not_after")

@@ -9,7 +9,7 @@ from typing import Any
 
 import msgspec
 
-from accord.agents._capabilities import Host
+from accord.agents import Host
 from accord.contracts._api import ContractApi
 from accord.contracts._gate import ContractGate
 from accord.contracts._peers import Peers
@@ -17,12 +17,10 @@ from accord.contracts._service import ContractService
 from accord.contracts._settings import ContractSettings, Identity
 from accord.contracts._tables import contract_store
 from accord.contracts._wire import CONTRACTS_URI, TRUST_URI
-from accord.server._auth import Authenticator
-from accord.server._binding import Binding
-from accord.service._operations import Service
+from accord.server import Authenticator, Binding
+from accord.service import Service
 from accord.signing import _cards as cards
-from accord.wire._codec import encode
-from accord.wire._model import AgentCard, AgentCardSignature, AgentExtension
+from accord.wire import AgentCard, AgentCardSignature, AgentExtension, encode
 
 
 def card_extensions(identity: Identity) -> list[AgentExtension]:

@@ -10,8 +10,8 @@ from typing import Any
 from accord.contracts import _documents as documents
 from accord.contracts._errors import INVALID_ACCEPTANCE, ContractRefusal
 from accord.contracts._proofs import CHANNEL_METHODS, verify_acceptance, verify_contract_signature
-from accord.signing._keys import KeySet
-from accord.wire._time import parse_timestamp
+from accord.signing import KeySet
+from accord.wire import parse_timestamp
 
 
 @dataclass(frozen=True, slots=True)

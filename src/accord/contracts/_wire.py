@@ -26,7 +26,7 @@ from typing import Any
 from accord.contracts._errors import CONTRACT_MISMATCH, INVALID_DOCUMENT, ContractRefusal
 from accord.contracts._schema import UUID
 from accord.signing import _cards as cards
-from accord.wire._model import UNSET, Message
+from accord.wire import UNSET, Message
 
 TRUST_URI = "https://openclasp.vercel.app/extensions/trust/v0.1"
 CONTRACTS_URI = cards.CONTRACTS_URI  # "urn:accord:a2a:contracts:v1"

@@ -7,13 +7,13 @@ import msgspec
 
 from accord.core._events import Event, EventKind, JournalEntry, apply
 from accord.core._records import TaskRecord
-from accord.wire._model import (
+from accord.wire import (
     Message,
     Task,
     TaskArtifactUpdateEvent,
     TaskStatusUpdateEvent,
+    format_timestamp,
 )
-from accord.wire._time import format_timestamp
 
 
 def append(

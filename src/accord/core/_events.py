@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from accord.wire._model import (
+from accord.wire import (
     UNSET,
     Artifact,
     Message,

@@ -9,14 +9,14 @@ from typing import Any
 
 from accord.core._events import Event
 from accord.core._records import PushConfigRecord, RequestKey, TaskRecord
-from accord.wire._codec import to_builtins
-from accord.wire._errors import A2AError
-from accord.wire._model import (
+from accord.wire import (
+    A2AError,
     Message,
     TaskArtifactUpdateEvent,
     TaskPushNotificationConfig,
     TaskState,
     TaskStatusUpdateEvent,
+    to_builtins,
 )
 
 

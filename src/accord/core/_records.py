@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import msgspec
 
-from accord.wire._model import Task, TaskPushNotificationConfig, TaskState
+from accord.wire import Task, TaskPushNotificationConfig, TaskState
 
 
 class TaskRecord(msgspec.Struct, gc=False):

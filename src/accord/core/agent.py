@@ -24,10 +24,11 @@ from accord.core._outcome import (
     status_published,
 )
 from accord.core._records import TaskRecord
-from accord.wire._errors import A2AError, ErrorKind, task_not_found
-from accord.wire._model import (
+from accord.wire import (
     UNSET,
+    A2AError,
     Artifact,
+    ErrorKind,
     Message,
     Role,
     Task,
@@ -35,6 +36,7 @@ from accord.wire._model import (
     TaskState,
     TaskStatus,
     TaskStatusUpdateEvent,
+    task_not_found,
 )
 
 AGENT_MOVES = ("work", "complete", "fail", "reject", "require_input", "require_auth")

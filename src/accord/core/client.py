@@ -21,9 +21,9 @@ from accord.core._limits import Limits
 from accord.core._outcome import Outcome, Published, refused
 from accord.core._records import PushConfigRecord, TaskRecord
 from accord.core.agent import move
-from accord.wire._codec import to_builtins
-from accord.wire._errors import A2AError, ErrorKind, invalid_params, task_not_found
-from accord.wire._model import (
+from accord.wire import (
+    A2AError,
+    ErrorKind,
     Message,
     Part,
     SendMessageRequest,
@@ -32,6 +32,9 @@ from accord.wire._model import (
     TaskPushNotificationConfig,
     TaskState,
     TaskStatus,
+    invalid_params,
+    task_not_found,
+    to_builtins,
 )
 
 

@@ -24,8 +24,7 @@ from accord.core import client as client_commands
 from accord.core._limits import Limits
 from accord.core._outcome import Outcome, refused
 from accord.core._records import TaskRecord
-from accord.wire._errors import A2AError, ErrorKind
-from accord.wire._model import Message, SendMessageRequest, Task
+from accord.wire import A2AError, ErrorKind, Message, SendMessageRequest, Task
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from accord.wire._model import TaskState
+from accord.wire import TaskState
 
 S = TaskState
 

@@ -6,8 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from accord.wire._errors import A2AError, ErrorKind
-from accord.wire._model import AgentExtension
+from accord.wire import A2AError, AgentExtension, ErrorKind
 
 SUPPORTED_VERSIONS = frozenset({"1.0"})
 

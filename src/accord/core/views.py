@@ -15,9 +15,7 @@ from dataclasses import dataclass
 import msgspec
 
 from accord.core._records import TaskRecord
-from accord.wire._errors import invalid_params
-from accord.wire._model import UNSET, ListTasksRequest, Task, TaskState
-from accord.wire._time import parse_timestamp
+from accord.wire import UNSET, ListTasksRequest, Task, TaskState, invalid_params, parse_timestamp
 
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 100

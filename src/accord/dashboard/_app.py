@@ -31,18 +31,21 @@ from accord.dashboard._deliveries import webhook_row
 from accord.dashboard._health import HealthReport
 from accord.dashboard._rows import STATES, Filters, row
 from accord.errors import AccordError
-from accord.server._auth import Authenticator
-from accord.server._binding import Binding
-from accord.server._event_ids import event_number
-from accord.server._failures import log_unexpected
-from accord.server._http import JSON, Request, Send, respond, until_disconnected
-from accord.server._sse import STREAM_HEADERS
+from accord.server import (
+    JSON,
+    STREAM_HEADERS,
+    Authenticator,
+    Binding,
+    Request,
+    Send,
+    event_number,
+    log_unexpected,
+    respond,
+    until_disconnected,
+)
+from accord.service import Reader, Service, search
 from accord.service import _reads as reads
-from accord.service._access import Reader
-from accord.service._operations import Service
-from accord.service._search import search
-from accord.wire._codec import encode
-from accord.wire._errors import A2AError
+from accord.wire import A2AError, encode
 
 log = logging.getLogger("accord.dashboard")
 

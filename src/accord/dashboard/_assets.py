@@ -13,7 +13,7 @@ import hashlib
 from dataclasses import dataclass
 from importlib import resources
 
-from accord.server._http import Request, Send, respond
+from accord.server import Request, Send, respond
 
 TYPES = {
     ".html": b"text/html; charset=utf-8",

@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from accord.dashboard._rows import Filters, row
-from accord.service._reads import Changes
+from accord.service import Changes
 
 ROW_KINDS = frozenset({"task", "status", "message"})  # what a row shows can change with these
 

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from accord.service._reads import Webhook
-from accord.wire._model import UNSET
-from accord.wire._time import format_timestamp
+from accord.service import Webhook
+from accord.wire import UNSET, format_timestamp
 
 
 def webhook_row(webhook: Webhook) -> dict[str, Any]:

@@ -10,11 +10,9 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from accord.dashboard._deliveries import webhook_row
-from accord.server._health import Health
-from accord.service._access import Reader
-from accord.service._operations import Service
-from accord.service._status import Backlog, Node, Recovery, checks, status
-from accord.wire._codec import encode
+from accord.server import Health
+from accord.service import Backlog, Node, Reader, Recovery, Service, checks, status
+from accord.wire import encode
 
 REFRESH_S = 5.0  # the stream looks again this often, and after every commit it hears
 

@@ -11,10 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from accord.core._records import TaskRecord
-from accord.harness._wire import STATUS_KEY, TASK_KEY
-from accord.wire._model import UNSET, Message, Task, TaskState
-from accord.wire._time import format_timestamp
+from accord.core import TaskRecord
+from accord.harness import STATUS_KEY, TASK_KEY
+from accord.wire import UNSET, Message, Task, TaskState, format_timestamp
 
 SUMMARY_CHARS = 200  # of the status message's text in a row
 # The state filter takes the short names the page and the CLI use (working, input-required).

@@ -20,11 +20,8 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
-from accord.core import views
-from accord.core._events import Event
-from accord.core._records import TaskRecord
-from accord.wire._codec import encode
-from accord.wire._time import format_timestamp
+from accord.core import Event, TaskRecord, views
+from accord.wire import encode, format_timestamp
 
 KEEPALIVE = b": keep-alive\n\n"
 

@@ -14,13 +14,11 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from accord.core._events import Event
-from accord.core._outcome import Outcome
-from accord.core._records import PushConfigRecord, RequestKey, TaskRecord
+from accord.core import Event, Outcome, PushConfigRecord, RequestKey, TaskRecord
 from accord.engine._live import LiveTask, PendingWrite
-from accord.store._base import DuplicateRequest, LimitExceeded, SeqConflict
+from accord.store import DuplicateRequest, LimitExceeded, SeqConflict
 from accord.telemetry import _tracing as tracing
-from accord.wire._codec import encode
+from accord.wire import encode
 
 if TYPE_CHECKING:
     from accord.engine._engine import Engine

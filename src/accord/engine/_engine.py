@@ -26,7 +26,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from accord.agents._api import (
+from accord.agents import (
     Access,
     AgentError,
     Answered,
@@ -37,29 +37,26 @@ from accord.agents._api import (
     ExecutorFunction,
     Gate,
     Intake,
+    Lifespan,
     RequestContext,
+    Resumable,
     Screened,
     TurnEndedError,
     Verdict,
     WrongStateError,
 )
-from accord.agents._capabilities import Lifespan, Resumable
-from accord.bus._local import LocalBus
+from accord.bus import LocalBus
+from accord.core import Caller, Limits, Outcome, RequestKey, TaskRecord, lifecycle, views
 from accord.core import agent as agent_commands
 from accord.core import client as client_commands
 from accord.core import intake as intake_rules
-from accord.core import lifecycle, views
-from accord.core._caller import Caller
-from accord.core._limits import Limits
-from accord.core._outcome import Outcome
-from accord.core._records import RequestKey, TaskRecord
 from accord.engine._commits import Commits
 from accord.engine._live import LiveHandle, LiveTask, Run, as_message, durable_record
 from accord.engine._outage import Outage
 from accord.engine._push_configs import PushConfigs
 from accord.engine._retries import First, InFlight, Recorded, Retries
 from accord.engine._streams import StreamItem, Streams
-from accord.store._base import (
+from accord.store import (
     DuplicateRequest,
     NodeLosses,
     SeqConflict,
@@ -68,12 +65,12 @@ from accord.store._base import (
     TaskSnapshots,
     TaskStore,
 )
+from accord.telemetry import EngineStats
 from accord.telemetry import _context as log_context
-from accord.telemetry._metrics import EngineStats
-from accord.wire._codec import encode
-from accord.wire._errors import A2AError, ErrorKind
-from accord.wire._model import (
+from accord.wire import (
     UNSET,
+    A2AError,
+    ErrorKind,
     ListTasksRequest,
     ListTasksResponse,
     Message,
@@ -84,6 +81,7 @@ from accord.wire._model import (
     TaskPushNotificationConfig,
     TaskState,
     TaskStatusUpdateEvent,
+    encode,
 )
 
 log = logging.getLogger("accord.engine")

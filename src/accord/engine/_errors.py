@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from accord.core import client as client_commands
-from accord.store._base import LimitExceeded, unavailable
-from accord.wire._errors import A2AError, ErrorKind
+from accord.store import LimitExceeded, unavailable
+from accord.wire import A2AError, ErrorKind
 
 if TYPE_CHECKING:
     from accord.engine._live import LiveTask

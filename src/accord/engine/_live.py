@@ -14,18 +14,16 @@ from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from accord.agents._api import AgentError, Decision, MessageLike, RequestContext
+from accord.agents import AgentError, Decision, MessageLike, RequestContext
+from accord.core import Event, JournalEntry, Outcome, PushConfigRecord, TaskRecord, leaves_work
 from accord.core import agent as agent_commands
-from accord.core._events import Event, JournalEntry, leaves_work
-from accord.core._outcome import Outcome
-from accord.core._records import PushConfigRecord, TaskRecord
 from accord.engine._errors import creation_failed
-from accord.wire._model import Artifact, Message, Part, Role, Task
+from accord.wire import Artifact, Message, Part, Role, Task
 
 if TYPE_CHECKING:
-    from accord.core._records import RequestKey
+    from accord.core import RequestKey
     from accord.engine._engine import Engine
-    from accord.store._base import TaskStore
+    from accord.store import TaskStore
 
 
 # Per live task: a turn's few events; a follower further behind reads the store (events can

@@ -32,7 +32,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from accord.engine._live import LiveTask, PendingWrite, Stall
-from accord.store._base import DuplicateRequest, LimitExceeded, SeqConflict, StoreError, TaskGone
+from accord.store import DuplicateRequest, LimitExceeded, SeqConflict, StoreError, TaskGone
 
 if TYPE_CHECKING:
     from accord.engine._commits import Commits

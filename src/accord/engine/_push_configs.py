@@ -12,14 +12,19 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
+from accord.core import Caller, PushConfigRecord, TaskRecord
 from accord.core import client as client_commands
-from accord.core._caller import Caller
-from accord.core._records import PushConfigRecord, TaskRecord
 from accord.engine._errors import limit_error
-from accord.push._headers import check_config
-from accord.store._base import LimitExceeded, TaskGone
-from accord.wire._errors import A2AError, ErrorKind, task_not_found
-from accord.wire._model import UNSET, SendMessageRequest, TaskPushNotificationConfig
+from accord.push import check_config
+from accord.store import LimitExceeded, TaskGone
+from accord.wire import (
+    UNSET,
+    A2AError,
+    ErrorKind,
+    SendMessageRequest,
+    TaskPushNotificationConfig,
+    task_not_found,
+)
 
 if TYPE_CHECKING:
     from accord.engine._engine import Engine

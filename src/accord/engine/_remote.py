@@ -26,16 +26,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from accord.agents._api import RequestContext
+from accord.agents import RequestContext
+from accord.core import Caller, Outcome, TaskRecord, lifecycle
 from accord.core import agent as agent_commands
-from accord.core import lifecycle
-from accord.core._caller import Caller
-from accord.core._outcome import Outcome
-from accord.core._records import TaskRecord
 from accord.engine._live import LiveHandle, as_message
 from accord.engine._streams import event_ends_turn
-from accord.store._claims import Claim, ClaimTable, LocalClaimTable
-from accord.wire._model import TaskState
+from accord.store import Claim, ClaimTable, LocalClaimTable
+from accord.wire import TaskState
 
 if TYPE_CHECKING:
     from accord.engine._engine import Engine

@@ -27,15 +27,23 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from accord.core import views
-from accord.core._caller import Caller
-from accord.core._records import RequestKey
+from accord.core import Caller, RequestKey, views
 from accord.engine._live import LiveTask, Run
 from accord.engine._streams import StreamItem, event_ends_turn
-from accord.store._base import DuplicateRequest, RequestLog, StoredRequest, TaskHolds
-from accord.wire._codec import WireError, decode, encode
-from accord.wire._errors import A2AError, ErrorKind, invalid_params, task_not_found
-from accord.wire._model import Message, SendMessageRequest, StreamResponse, Task
+from accord.store import DuplicateRequest, RequestLog, StoredRequest, TaskHolds
+from accord.wire import (
+    A2AError,
+    ErrorKind,
+    Message,
+    SendMessageRequest,
+    StreamResponse,
+    Task,
+    WireError,
+    decode,
+    encode,
+    invalid_params,
+    task_not_found,
+)
 
 if TYPE_CHECKING:
     from accord.engine._engine import Engine

@@ -12,16 +12,12 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from accord.bus._local import LocalBus
+from accord.bus import LocalBus
+from accord.core import Caller, Event, TaskRecord, lifecycle, views
 from accord.core import client as client_commands
-from accord.core import lifecycle, views
-from accord.core._caller import Caller
-from accord.core._events import Event
-from accord.core._records import TaskRecord
 from accord.engine._live import LiveTask, Run, durable_record
-from accord.store._base import TaskStore
-from accord.wire._errors import task_not_found
-from accord.wire._model import StreamResponse, TaskState
+from accord.store import TaskStore
+from accord.wire import StreamResponse, TaskState, task_not_found
 
 READ_BATCH = 256
 

@@ -30,20 +30,25 @@ from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-unty
 from grpc_status import rpc_status
 from opentelemetry.trace import SpanKind, Tracer
 
-from accord.server._app import A2AApplication
-from accord.server._auth import Authenticator, NoAuthentication
-from accord.server._binding import Binding
-from accord.server._errors import from_wire_error, unexpected_error
-from accord.server._failures import log_unexpected
-from accord.server._http import Receive, Request, Scope, Send
-from accord.service._operations import OPERATIONS, Call, Operation, Service
+from accord.server import (
+    A2AApplication,
+    Authenticator,
+    Binding,
+    NoAuthentication,
+    Receive,
+    Request,
+    Scope,
+    Send,
+    from_wire_error,
+    log_unexpected,
+    unexpected_error,
+)
+from accord.service import OPERATIONS, Call, Operation, Service
+from accord.telemetry import RequestMetrics, RequestStats
 from accord.telemetry import _context as log_context
 from accord.telemetry import _logs as logs
 from accord.telemetry import _tracing as tracing
-from accord.telemetry._metrics import RequestMetrics, RequestStats
-from accord.wire._codec import WireError
-from accord.wire._errors import ERROR_DOMAIN, A2AError, ErrorKind
-from accord.wire._model import ListTasksResponse, Wire
+from accord.wire import ERROR_DOMAIN, A2AError, ErrorKind, ListTasksResponse, Wire, WireError
 from accord.wire.protobuf import from_proto, proto_class, to_proto
 
 log = logging.getLogger("accord.grpc")

@@ -28,10 +28,26 @@ if TYPE_CHECKING:
     from accord.harness._build import conversation_agent, from_settings
     from accord.harness._settings import HarnessSettings, parse
     from accord.harness._transcript import Conversation, Entry
-    from accord.harness._wire import Role, SubState, TaskExtension
+    from accord.harness._wire import (
+        CHANNEL_MEDIA_TYPE,
+        COMMANDS_URI,
+        EVENT_MEDIA_TYPE,
+        PARTICIPANT_HEADER,
+        STATUS_KEY,
+        TASK_KEY,
+        Role,
+        SubState,
+        TaskExtension,
+    )
     from accord.harness.models import Model, ModelResponse, ToolCall
 
 _WHERE = {
+    "CHANNEL_MEDIA_TYPE": "accord.harness._wire",
+    "COMMANDS_URI": "accord.harness._wire",
+    "EVENT_MEDIA_TYPE": "accord.harness._wire",
+    "PARTICIPANT_HEADER": "accord.harness._wire",
+    "STATUS_KEY": "accord.harness._wire",
+    "TASK_KEY": "accord.harness._wire",
     "HarnessAgent": "accord.harness._agent",
     "conversation_agent": "accord.harness._build",
     "from_settings": "accord.harness._build",
@@ -56,6 +72,12 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "CHANNEL_MEDIA_TYPE",
+    "COMMANDS_URI",
+    "EVENT_MEDIA_TYPE",
+    "PARTICIPANT_HEADER",
+    "STATUS_KEY",
+    "TASK_KEY",
     "Conversation",
     "Entry",
     "HarnessAgent",

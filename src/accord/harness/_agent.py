@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from accord.agents._api import (
+from accord.agents import (
     Access,
     Admit,
     Divert,
@@ -40,8 +40,7 @@ from accord.agents._api import (
     TaskHandle,
     Verdict,
 )
-from accord.core import lifecycle
-from accord.core._caller import Caller
+from accord.core import Caller, lifecycle
 from accord.harness import _received as received
 from accord.harness import _usage as usage
 from accord.harness._command_run import CommandRunner
@@ -113,9 +112,9 @@ from accord.harness.tools import Tool, ToolSet
 from accord.harness.tools._intrinsic import INTRINSICS
 from accord.harness.tools._mcp import McpServer
 from accord.telemetry import agents as telemetry
-from accord.wire._errors import A2AError, task_not_found
-from accord.wire._model import (
+from accord.wire import (
     UNSET,
+    A2AError,
     AgentExtension,
     Message,
     Part,
@@ -123,10 +122,11 @@ from accord.wire._model import (
     SendMessageRequest,
     Task,
     TaskState,
+    task_not_found,
 )
 
 if TYPE_CHECKING:
-    from accord.agents._capabilities import Host
+    from accord.agents import Host
 
 INPUT_MODES = (
     "text/plain",

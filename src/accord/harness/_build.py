@@ -9,7 +9,7 @@ from accord.harness._agent import HarnessAgent
 from accord.harness._settings import HarnessSettings
 from accord.harness.models import FunctionModel, Model, TurnFunction
 from accord.harness.plugins._loader import Loading, load_plugins
-from accord.push._ssrf import AddressPolicy, Guard
+from accord.push import AddressPolicy, Guard
 
 FUNCTION_MODEL = "function"
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from accord.agents._api import TaskHandle
+from accord.agents import TaskHandle
 from accord.harness._wire import TaskExtension
 from accord.harness.core._delegation import observed, parent_of, with_seen
-from accord.wire._model import Task
+from accord.wire import Task
 
 MAX_READ = 256  # children read for their state; a task listing more keeps the rest as seen
 

@@ -16,7 +16,7 @@ from functools import partial
 
 import msgspec
 
-from accord.agents._api import AgentError, RequestContext, TaskHandle
+from accord.agents import AgentError, RequestContext, TaskHandle
 from accord.harness._children import with_children_read
 from accord.harness._moves import Moves, Who
 from accord.harness._wire import TaskExtension, TaskRef
@@ -38,7 +38,7 @@ from accord.harness.hooks._operations import (
     CommandSettings,
     TaskSnapshot,
 )
-from accord.wire._model import Task
+from accord.wire import Task
 
 
 @dataclass(frozen=True, slots=True)

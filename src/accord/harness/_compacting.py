@@ -17,10 +17,9 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from accord.agents._api import TaskHandle
+from accord.agents import TaskHandle
+from accord.core import Outcome, TaskRecord
 from accord.core import agent as moves
-from accord.core._outcome import Outcome
-from accord.core._records import TaskRecord
 from accord.harness._transcript import (
     SUMMARY_HEAD,
     SUMMARY_KEY,

@@ -15,7 +15,7 @@ from typing import Any
 
 import msgspec
 
-from accord.agents._api import ExecutorFunction, RequestContext, TaskHandle
+from accord.agents import ExecutorFunction, RequestContext, TaskHandle
 from accord.harness._children import with_children_read
 from accord.harness._moves import Moves, Who
 from accord.harness.core import _conversation as conversation

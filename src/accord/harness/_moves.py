@@ -16,16 +16,14 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, Protocol
 
-from accord.agents._api import Decision, TaskHandle
-from accord.core._events import Event
-from accord.core._outcome import Outcome
-from accord.core._records import TaskRecord
+from accord.agents import Decision, TaskHandle
+from accord.core import Event, Outcome, TaskRecord
 from accord.harness._wire import STATUS_KEY, Role, TaskExtension
 from accord.harness.core._subtasks import state_name
 from accord.harness.hooks._base import HookAbort
 from accord.harness.hooks._operations import TASK_STATE_CHANGED, TaskStateChanged
 from accord.harness.hooks._registry import Hooks
-from accord.wire._model import UNSET, Task, TaskState, TaskStatus, TaskStatusUpdateEvent
+from accord.wire import UNSET, Task, TaskState, TaskStatus, TaskStatusUpdateEvent
 
 log = logging.getLogger("accord.harness.hooks")
 

@@ -15,10 +15,9 @@ from functools import partial
 
 import msgspec
 
-from accord.agents._api import AgentError, ExecutorFunction, RequestContext, TaskHandle
+from accord.agents import AgentError, ExecutorFunction, RequestContext, TaskHandle
+from accord.core import Outcome, TaskRecord, refused
 from accord.core import agent as agent_moves
-from accord.core._outcome import Outcome, refused
-from accord.core._records import TaskRecord
 from accord.harness._moves import Moves, Who
 from accord.harness._received import refusal
 from accord.harness._wire import Participant, Role
@@ -32,7 +31,7 @@ from accord.harness.core._state import extension_of, metadata_with
 from accord.harness.hooks._base import HookAbort
 from accord.harness.hooks._operations import PARTICIPANT_CHANGED, ParticipantChanged
 from accord.harness.hooks._registry import Hooks
-from accord.wire._errors import A2AError, ErrorKind
+from accord.wire import A2AError, ErrorKind
 
 log = logging.getLogger("accord.harness.hooks")
 

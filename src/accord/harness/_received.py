@@ -28,11 +28,9 @@ from functools import partial
 
 import msgspec
 
-from accord.agents._api import Screened
+from accord.agents import Screened
+from accord.core import Caller, Outcome, TaskRecord
 from accord.core import agent as moves
-from accord.core._caller import Caller
-from accord.core._outcome import Outcome
-from accord.core._records import TaskRecord
 from accord.harness._moves import Who
 from accord.harness._wire import COMMAND_METADATA, PARTICIPANT_METADATA
 from accord.harness.core import _conversation as conversation
@@ -40,10 +38,19 @@ from accord.harness.core._state import RECEIVED_KEY
 from accord.harness.hooks._base import AbortReason, HookAbort
 from accord.harness.hooks._operations import MESSAGE_RECEIVED, MessageReceived
 from accord.harness.hooks._registry import Hooks
-from accord.store._base import TaskStore
-from accord.wire._codec import WireError, convert, to_builtins
-from accord.wire._errors import A2AError, ErrorKind
-from accord.wire._model import Message, Part, Role, SendMessageRequest, Task
+from accord.store import TaskStore
+from accord.wire import (
+    A2AError,
+    ErrorKind,
+    Message,
+    Part,
+    Role,
+    SendMessageRequest,
+    Task,
+    WireError,
+    convert,
+    to_builtins,
+)
 
 REFUSED_PREFIX = "message not accepted: "
 # What the gate judges a message as: the message as it is to be stored, and whom for.

@@ -19,7 +19,7 @@ from typing import Any
 
 import msgspec
 
-from accord.agents._api import TaskHandle
+from accord.agents import TaskHandle
 from accord.harness import _usage as usage
 from accord.harness._compacting import Compactor
 from accord.harness._journal import (

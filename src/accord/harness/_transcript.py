@@ -21,9 +21,7 @@ from accord.harness.core import _envelope as envelopes
 from accord.harness.core._delegation import TOLD_KEY
 from accord.harness.core._identity import claimed
 from accord.harness.core._state import RECEIVED_KEY
-from accord.wire._codec import WireError, convert
-from accord.wire._errors import A2AError
-from accord.wire._model import UNSET, Message, Part, Role, Task
+from accord.wire import UNSET, A2AError, Message, Part, Role, Task, WireError, convert
 
 # Message metadata the harness writes on each answer a model gave, numbered from 0: the
 # count says how many model calls the task has made (a scripted model's position).

@@ -18,7 +18,7 @@ from typing import Any
 
 from accord.harness.core._state import ACCORD_PREFIX
 from accord.harness.models import Usage
-from accord.wire._model import Task
+from accord.wire import Task
 
 USAGE_KEY = ACCORD_PREFIX + "usage"
 

@@ -25,7 +25,7 @@ from accord.errors import AccordError
 from accord.push._headers import SENDABLE, unsendable
 from accord.push._ssrf import Guard, IPAddress, RefusedTarget, Target, parse_target
 from accord.telemetry import _tracing as tracing
-from accord.wire._model import UNSET, TaskPushNotificationConfig
+from accord.wire import UNSET, TaskPushNotificationConfig
 
 CONTENT_TYPE = "application/a2a+json"
 EVENT_ID_HEADER = "X-A2A-Event-Id"

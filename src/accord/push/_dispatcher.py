@@ -37,19 +37,16 @@ from dataclasses import dataclass
 
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
-from accord.core import lifecycle
-from accord.core._events import Event
+from accord.core import Event, lifecycle
 from accord.push._delivery import DeliveryError, Sender
 from accord.push._headers import scrub
 from accord.push._ssrf import AddressPolicy, Guard, RefusedTarget, loggable_origin
 from accord.push._worker import DurableWorker, Failure, WorkerSettings, now_ms
-from accord.store._base import DeliveryState, TaskStore
+from accord.store import DeliveryState, TaskStore
+from accord.telemetry import PushStats
 from accord.telemetry import _context as log_context
 from accord.telemetry import _tracing as tracing
-from accord.telemetry._metrics import PushStats
-from accord.wire._codec import encode
-from accord.wire._errors import invalid_params
-from accord.wire._model import TaskPushNotificationConfig
+from accord.wire import TaskPushNotificationConfig, encode, invalid_params
 
 log = logging.getLogger("accord.push")
 

@@ -13,8 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from accord.wire._errors import invalid_params
-from accord.wire._model import UNSET, TaskPushNotificationConfig
+from accord.wire import UNSET, TaskPushNotificationConfig, invalid_params
 
 SENDABLE = "printable ASCII with no space at either end"
 

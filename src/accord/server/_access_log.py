@@ -23,8 +23,8 @@ from typing import Any
 from accord.engine import StreamItem
 from accord.server._http import Message, Receive, Scope, Send
 from accord.telemetry import _context as context
-from accord.wire._model import Message as A2AMessage
-from accord.wire._model import SendMessageResponse, StreamResponse, Task
+from accord.wire import Message as A2AMessage
+from accord.wire import SendMessageResponse, StreamResponse, Task
 
 log = logging.getLogger("accord.access")
 

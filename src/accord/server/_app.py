@@ -7,7 +7,7 @@ import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
-from accord.agents._capabilities import Endpoint
+from accord.agents import Endpoint
 from accord.server._access_log import AccessLogged, AccessRecord
 from accord.server._auth import Authenticator, NoAuthentication
 from accord.server._browsers import BrowserPolicy
@@ -20,13 +20,11 @@ from accord.server._jsonrpc import JsonRpcBinding, error_body
 from accord.server._log_context import LogContext
 from accord.server._request_spans import Traced
 from accord.server._rest import RestBinding, route
-from accord.service._operations import Service
-from accord.service._status import checks
-from accord.store._base import StoreError
+from accord.service import Service, checks
+from accord.store import StoreError
 from accord.telemetry import _context as log_context
 from accord.telemetry import _tracing as tracing
-from accord.wire._codec import encode
-from accord.wire._errors import A2AError, ErrorKind
+from accord.wire import A2AError, ErrorKind, encode
 
 if TYPE_CHECKING:
     from accord.server._metrics_endpoint import MetricsEndpoint

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from accord.core._caller import Caller
+from accord.core import Caller
 
 
 class Authenticator(Protocol):

@@ -10,14 +10,13 @@ from collections.abc import Coroutine
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from accord.core._caller import ANONYMOUS, OPEN, Caller
-from accord.core._grants import granted, required_actor
+from accord.core import ANONYMOUS, OPEN, Caller, granted, required_actor
 from accord.server._auth import Authenticator
 from accord.server._event_ids import event_number
 from accord.server._http import Request, until_disconnected
-from accord.service._operations import Call, Operation, Service, negotiate
-from accord.telemetry._metrics import RequestMetrics, RequestStats
-from accord.wire._errors import A2AError, ErrorKind, invalid_params
+from accord.service import Call, Operation, Service, negotiate
+from accord.telemetry import RequestMetrics, RequestStats
+from accord.wire import A2AError, ErrorKind, invalid_params
 
 
 @dataclass

@@ -7,8 +7,7 @@ import time
 from email.utils import formatdate
 
 from accord.server._http import JSON, Request, Send, respond
-from accord.wire._codec import encode
-from accord.wire._model import AgentCard
+from accord.wire import AgentCard, encode
 
 
 class CardEndpoint:

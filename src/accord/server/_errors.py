@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from accord.engine._errors import failure_error
-from accord.wire._codec import WireError
-from accord.wire._errors import A2AError, ErrorKind, FieldViolation
+from accord.engine import failure_error
+from accord.wire import A2AError, ErrorKind, FieldViolation, WireError
 
 
 def from_wire_error(error: WireError) -> A2AError:

@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Iterable, MutableMap
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl
 
-from accord.wire._errors import A2AError, ErrorKind
+from accord.wire import A2AError, ErrorKind
 
 if TYPE_CHECKING:
     from accord.server._access_log import AccessRecord

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from accord.server._access_log import AccessRecord, Handler
 from accord.server._http import Receive, Scope, Send
-from accord.telemetry._context import request_id, task_id, trace_id
-from accord.telemetry._logs import ids_from
+from accord.telemetry import ids_from, request_id, task_id, trace_id
 
 
 class LogContext:

@@ -13,13 +13,12 @@ from prometheus_client.gc_collector import GCCollector
 from prometheus_client.platform_collector import PlatformCollector
 from prometheus_client.process_collector import ProcessCollector
 
-from accord.core._caller import AGENT_ACTOR
+from accord.core import AGENT_ACTOR
 from accord.server._auth import Authenticator
 from accord.server._errors import rest_error
 from accord.server._http import JSON, Request, Send, respond
-from accord.telemetry._exposition import CONTENT_TYPE, Collector, Sources
-from accord.wire._codec import encode
-from accord.wire._errors import A2AError, ErrorKind
+from accord.telemetry import CONTENT_TYPE, Collector, Sources
+from accord.wire import A2AError, ErrorKind, encode
 
 
 class MetricsEndpoint:

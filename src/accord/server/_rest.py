@@ -16,9 +16,17 @@ from accord.server._binding import Binding
 from accord.server._errors import from_wire_error, http_answer, rest_error, unexpected_error
 from accord.server._failures import log_unexpected
 from accord.server._http import A2A_JSON, JSON, Request, Send, respond
-from accord.service._operations import OPERATIONS, Call, Operation
-from accord.wire._codec import WireError, convert, decode, decode_json, encode
-from accord.wire._errors import A2AError, ErrorKind, invalid_params
+from accord.service import OPERATIONS, Call, Operation
+from accord.wire import (
+    A2AError,
+    ErrorKind,
+    WireError,
+    convert,
+    decode,
+    decode_json,
+    encode,
+    invalid_params,
+)
 
 log = logging.getLogger("accord.server")
 

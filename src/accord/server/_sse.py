@@ -11,7 +11,7 @@ from typing import Any
 
 from accord.engine import StreamItem
 from accord.server._http import EVENT_STREAM, Send
-from accord.wire._errors import A2AError
+from accord.wire import A2AError
 
 KEEPALIVE = b": keep-alive\n\n"
 # The head of every event stream: no caching, and no buffering by a proxy (nginx).

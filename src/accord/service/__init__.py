@@ -11,3 +11,35 @@ agent card built from the settings.
 - ``feed``: reading the store's feed as it grows (``FeedHub`` wakes the readers);
 - ``bounds``, ``card``: request bounds, the agent card.
 """
+
+from accord.service._access import Reader
+from accord.service._bounds import Bounds
+from accord.service._card import CardSettings, build_card
+from accord.service._feed import FeedHub, batches
+from accord.service._operations import OPERATIONS, Call, Operation, Service, negotiate, scoped
+from accord.service._reads import Changes, Webhook
+from accord.service._search import search
+from accord.service._status import Backlog, Node, Recovery, checks, status
+
+__all__ = [
+    "OPERATIONS",
+    "Backlog",
+    "Bounds",
+    "Call",
+    "CardSettings",
+    "Changes",
+    "FeedHub",
+    "Node",
+    "Operation",
+    "Reader",
+    "Recovery",
+    "Service",
+    "Webhook",
+    "batches",
+    "build_card",
+    "checks",
+    "negotiate",
+    "scoped",
+    "search",
+    "status",
+]

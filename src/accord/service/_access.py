@@ -21,11 +21,9 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from accord.core._caller import AGENT_ACTOR, Caller
-from accord.core._grants import granted
+from accord.core import AGENT_ACTOR, Caller, granted
 from accord.engine import Engine
-from accord.wire._errors import A2AError, ErrorKind
-from accord.wire._model import Task
+from accord.wire import A2AError, ErrorKind, Task
 
 # What each read needs: any one of these grants (a client's read, or the Agent actor's read
 # of the whole tenant).

@@ -5,8 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from accord.wire._errors import invalid_params
-from accord.wire._model import UNSET, Artifact, Message
+from accord.wire import UNSET, Artifact, Message, invalid_params
 
 
 @dataclass(frozen=True, slots=True)

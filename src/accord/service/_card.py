@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from accord.wire._model import (
+from accord.wire import (
     AgentCapabilities,
     AgentCard,
     AgentExtension,

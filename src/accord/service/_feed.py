@@ -12,7 +12,7 @@ import asyncio
 from collections.abc import AsyncGenerator
 
 from accord.engine import Engine
-from accord.store._base import FeedEntry, TaskStore
+from accord.store import FeedEntry, TaskStore
 
 POLL_S = 1.0  # push-config changes wake no one; the feed looks again at least this often
 BATCH = 256  # entries read at once

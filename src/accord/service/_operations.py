@@ -13,19 +13,18 @@ from typing import Any
 
 import msgspec
 
+from accord.core import Caller, negotiation, views
 from accord.core import client as client_commands
-from accord.core import negotiation, views
-from accord.core._caller import Caller
-from accord.engine import Engine, StreamItem
-from accord.engine._engine import PAGE_TOKEN_SECRET
+from accord.engine import PAGE_TOKEN_SECRET, Engine, StreamItem
 from accord.service._access import Reader, in_tenant, reader
 from accord.service._bounds import Bounds
 from accord.service._feed import FeedHub
-from accord.wire._errors import A2AError, ErrorKind
-from accord.wire._model import (
+from accord.wire import (
+    A2AError,
     AgentCard,
     CancelTaskRequest,
     DeleteTaskPushNotificationConfigRequest,
+    ErrorKind,
     GetExtendedAgentCardRequest,
     GetTaskPushNotificationConfigRequest,
     GetTaskRequest,

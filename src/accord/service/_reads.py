@@ -22,14 +22,12 @@ from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from dataclasses import dataclass
 
-from accord.core import lifecycle
-from accord.core._events import Event, apply
-from accord.core._records import PushConfigRecord, TaskRecord
+from accord.core import Event, PushConfigRecord, TaskRecord, apply, lifecycle
 from accord.service import _feed as feed
 from accord.service._access import Reader
 from accord.service._operations import Service
-from accord.store._base import FeedEntry, PushDelivery
-from accord.wire._errors import task_not_found
+from accord.store import FeedEntry, PushDelivery
+from accord.wire import task_not_found
 
 BATCH = 256  # log events read at once
 

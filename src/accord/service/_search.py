@@ -22,11 +22,11 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Protocol
 
-from accord.core._records import TaskRecord
+from accord.core import TaskRecord
 from accord.core.views import MAX_PAGE_SIZE, Cursor, TaskQuery
 from accord.service._access import Reader
 from accord.service._operations import Service
-from accord.wire._model import Task, TaskState
+from accord.wire import Task, TaskState
 
 SCAN_LIMIT = 2000  # tasks one request may examine for a text or the access check
 

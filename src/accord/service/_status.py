@@ -13,13 +13,13 @@ import datetime
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from accord.bus._local import LocalBus
+from accord.bus import LocalBus
 from accord.core.views import TaskQuery
 from accord.service._access import Reader
 from accord.service._operations import Service
 from accord.service._reads import Webhook, seen
-from accord.store._base import PushDelivery, SharedStore, TaskStore
-from accord.wire._model import TaskState
+from accord.store import PushDelivery, SharedStore, TaskStore
+from accord.wire import TaskState
 
 SCAN_LIMIT = 10_000  # push configs read to count an outbox
 FAILING_SHOWN = 20

@@ -21,13 +21,25 @@ from urllib.parse import parse_qs
 from accord.errors import require
 from accord.store import _sqlite_lock as sqlite_lock
 from accord.store._base import (
+    DeliveryState,
+    DuplicateRequest,
+    FeedEntry,
     LimitExceeded,
+    NodeLosses,
+    PushDelivery,
+    RequestLog,
     SeqConflict,
+    SharedStore,
+    StoredRequest,
     StoreError,
     TaskGone,
+    TaskHolds,
     TaskPage,
+    TaskSnapshots,
     TaskStore,
+    unavailable,
 )
+from accord.store._claims import Claim, ClaimTable, LocalClaimTable
 from accord.store._extensions import (
     ExtensionState,
     MemoryAccess,
@@ -44,26 +56,40 @@ from accord.store._sqlite_lock import FileInUse
 
 __all__ = [
     "DEFAULT_URL",
+    "Claim",
+    "ClaimTable",
+    "DeliveryState",
+    "DuplicateRequest",
     "ExtensionState",
+    "FeedEntry",
     "FileInUse",
     "LimitExceeded",
+    "LocalClaimTable",
     "MemoryAccess",
     "MemoryStore",
     "Migrations",
+    "NodeLosses",
     "PostgresAccess",
+    "PushDelivery",
+    "RequestLog",
     "SeqConflict",
+    "SharedStore",
     "SqliteAccess",
     "SqliteStore",
     "StoreAccess",
     "StoreError",
     "StoreExtension",
+    "StoredRequest",
     "TaskGone",
+    "TaskHolds",
     "TaskPage",
     "TaskRows",
+    "TaskSnapshots",
     "TaskStore",
     "hold_store_file",
     "open_store",
     "redact_url",
+    "unavailable",
 ]
 
 DEFAULT_URL = "sqlite:///accord.db"

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from accord.core._records import RequestKey
+from accord.core import RequestKey
 from accord.store._base import DuplicateRequest, LimitExceeded, SeqConflict
 from accord.store._row_cache import Row
 

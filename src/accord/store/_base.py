@@ -25,14 +25,13 @@ from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
-from accord.core._events import Event
-from accord.core._records import PushConfigRecord, RequestKey, TaskRecord
+from accord.core import Event, PushConfigRecord, RequestKey, TaskRecord
 from accord.core.views import Cursor, TaskQuery
 from accord.errors import AccordError
-from accord.wire._model import TaskState
+from accord.wire import TaskState
 
 if TYPE_CHECKING:
-    from accord.bus._local import LocalBus
+    from accord.bus import LocalBus
     from accord.store._claims import ClaimTable
     from accord.store._extensions import S, StoreAccess, StoreExtension
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from accord.core._events import Event
-from accord.core._records import TaskRecord
+from accord.core import Event, TaskRecord
 from accord.store._base import StoreError
 
 

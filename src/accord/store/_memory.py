@@ -18,8 +18,7 @@ import heapq
 from collections.abc import Sequence
 from typing import Generic, Literal, cast
 
-from accord.core._events import Event
-from accord.core._records import PushConfigRecord, RequestKey, TaskRecord
+from accord.core import Event, PushConfigRecord, RequestKey, TaskRecord
 from accord.core.lifecycle import TERMINAL
 from accord.core.views import Cursor, TaskQuery, after_cursor, matches, sort_key
 from accord.store._base import (
@@ -42,8 +41,7 @@ from accord.store._extensions import (
     S,
     StoreExtension,
 )
-from accord.wire._codec import encode
-from accord.wire._model import TaskState
+from accord.wire import TaskState, encode
 
 
 @dataclasses.dataclass(slots=True)

@@ -27,8 +27,7 @@ import asyncpg
 from asyncpg.pool import PoolConnectionProxy
 
 from accord.bus._postgres import NODE_PREFIX
-from accord.core._events import Event
-from accord.core._records import PushConfigRecord, RequestKey, TaskRecord
+from accord.core import Event, PushConfigRecord, RequestKey, TaskRecord
 from accord.core.views import Cursor, TaskQuery
 from accord.store import _pg_migrations as pg_migrations
 from accord.store import _rows
@@ -50,11 +49,8 @@ from accord.store._checks import check_append
 from accord.store._extensions import Extensions, PostgresAccess, S, StoreExtension, TaskRows
 from accord.store._pg_holds import AdvisoryHolds
 from accord.store._pg_nodes import READ_LOCK_SESSIONS, NodeWatch
-from accord.telemetry._metrics import CommitStats
-from accord.wire._codec import encode
-from accord.wire._model import (
-    TaskState,
-)
+from accord.telemetry import CommitStats
+from accord.wire import TaskState, encode
 
 if TYPE_CHECKING:
     from accord.bus._postgres import PostgresBus

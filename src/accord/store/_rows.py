@@ -12,10 +12,9 @@ from typing import Any
 
 import msgspec
 
-from accord.core._events import Event, JournalEntry
-from accord.core._records import PushConfigRecord, TaskRecord
+from accord.core import Event, JournalEntry, PushConfigRecord, TaskRecord
 from accord.core.lifecycle import TERMINAL
-from accord.wire._model import (
+from accord.wire import (
     Message,
     Task,
     TaskArtifactUpdateEvent,

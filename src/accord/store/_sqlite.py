@@ -21,8 +21,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, NamedTuple, TypeVar
 
-from accord.core._events import Event
-from accord.core._records import PushConfigRecord, RequestKey, TaskRecord
+from accord.core import Event, PushConfigRecord, RequestKey, TaskRecord
 from accord.core.views import Cursor, TaskQuery
 from accord.store import _migrations as migrations
 from accord.store import _rows
@@ -43,11 +42,8 @@ from accord.store._checks import check_append
 from accord.store._extensions import Extensions, S, SqliteAccess, StoreExtension, TaskRows
 from accord.store._row_cache import Row, RowCache
 from accord.store._writer import Op, Write, Writer
-from accord.telemetry._metrics import CommitStats as CommitMetrics
-from accord.wire._codec import encode
-from accord.wire._model import (
-    TaskState,
-)
+from accord.telemetry import CommitStats as CommitMetrics
+from accord.wire import TaskState, encode
 
 T = TypeVar("T")
 

@@ -35,7 +35,7 @@ from typing import Any
 from accord.store._appends import APPEND_ROWS, ROWS_PER_STATEMENT, Append, statements
 from accord.store._base import DuplicateRequest, LimitExceeded, SeqConflict, StoreError, TaskGone
 from accord.store._row_cache import RowCache
-from accord.telemetry._metrics import CommitStats
+from accord.telemetry import CommitStats
 
 BATCH_MAX = 1024  # writes per transaction (roughly: hand-overs are not split)
 Op = Callable[[sqlite3.Connection], Any]

@@ -18,22 +18,16 @@ from typing import Any
 
 import msgspec
 
-from accord.agents._api import Access
-from accord.core._caller import Caller
-from accord.core._grants import granted
-from accord.engine._remote import Claims
-from accord.server._auth import Authenticator
-from accord.server._binding import Binding
-from accord.server._failures import log_unexpected
-from accord.server._http import JSON, Request, Send, respond
-from accord.service._operations import Call, Service, negotiate
+from accord.agents import Access
+from accord.core import Caller, granted
+from accord.engine import Claims
+from accord.server import JSON, Authenticator, Binding, Request, Send, log_unexpected, respond
+from accord.service import Call, Service, negotiate
 from accord.surface import _contract as contract
 from accord.surface import _views as views
 from accord.surface._feed import follow, parse_last_event_id
 from accord.surface._handlers import HANDLERS, NEGOTIATED, Context, InputError, Result, Unfinished
-from accord.wire._codec import encode
-from accord.wire._errors import A2AError, ErrorKind
-from accord.wire._model import Task
+from accord.wire import A2AError, ErrorKind, Task, encode
 
 log = logging.getLogger("accord.surface")
 

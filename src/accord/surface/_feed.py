@@ -13,14 +13,12 @@ from collections.abc import AsyncIterator
 from contextlib import aclosing
 from typing import Any
 
-from accord.core._events import Event
-from accord.core._outcome import artifact_published, status_published
+from accord.core import Event, artifact_published, status_published
 from accord.engine import Engine
-from accord.server._event_ids import event_number
-from accord.service._feed import FeedHub, batches
-from accord.store._base import FeedEntry
-from accord.wire._codec import to_builtins
-from accord.wire._model import Message, Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent
+from accord.server import event_number
+from accord.service import FeedHub, batches
+from accord.store import FeedEntry
+from accord.wire import Message, Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent, to_builtins
 
 MESSAGE_ADDED = "accord.tasks.TaskMessageAdded"
 

@@ -15,22 +15,19 @@ from typing import Any
 
 import msgspec
 
+from accord.core import Caller, Outcome, Published, TaskRecord, status_published, views
 from accord.core import agent as agent_commands
 from accord.core import client as client_commands
-from accord.core import views
-from accord.core._caller import Caller
-from accord.core._outcome import Outcome, Published, status_published
-from accord.core._records import TaskRecord
-from accord.engine._remote import Claims
+from accord.engine import Claims
 from accord.errors import AccordError
-from accord.service._operations import Call, Service, scoped
-from accord.wire._codec import WireError, decode, to_builtins
-from accord.wire._errors import A2AError, ErrorKind
-from accord.wire._model import (
+from accord.service import Call, Service, scoped
+from accord.wire import (
     UNSET,
+    A2AError,
     Artifact,
     CancelTaskRequest,
     DeleteTaskPushNotificationConfigRequest,
+    ErrorKind,
     GetExtendedAgentCardRequest,
     GetTaskPushNotificationConfigRequest,
     GetTaskRequest,
@@ -41,8 +38,11 @@ from accord.wire._model import (
     Task,
     TaskPushNotificationConfig,
     TaskStatusUpdateEvent,
+    WireError,
+    decode,
+    to_builtins,
+    too_deep_field,
 )
-from accord.wire._nesting import too_deep_field
 
 
 @dataclass(slots=True)

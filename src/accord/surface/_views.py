@@ -5,16 +5,12 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from accord.agents._api import Access
-from accord.core._caller import Caller
-from accord.core._outcome import SEED_STATE_NAMES
-from accord.core._records import PushConfigRecord, TaskRecord
+from accord.agents import Access
+from accord.core import SEED_STATE_NAMES, Caller, PushConfigRecord, TaskRecord
 from accord.core.views import TaskQuery
-from accord.store._base import TaskStore
+from accord.store import TaskStore
 from accord.surface._handlers import InputError
-from accord.wire._codec import to_builtins
-from accord.wire._model import UNSET, Task, TaskState
-from accord.wire._time import parse_timestamp
+from accord.wire import UNSET, Task, TaskState, parse_timestamp, to_builtins
 
 STATE_BY_SEED_NAME = {name: state for state, name in SEED_STATE_NAMES.items()}
 PAGE = 100

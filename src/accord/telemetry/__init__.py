@@ -11,3 +11,31 @@
 - :mod:`accord.telemetry.agents`: the small API agents (the harness) report turns, model
   calls, tokens, tool calls and hook aborts with.
 """
+
+from accord.telemetry._context import request_id, task_id, trace_id
+from accord.telemetry._exposition import CONTENT_TYPE, Collector, Sources
+from accord.telemetry._logs import ids_from
+from accord.telemetry._metrics import (
+    BusStats,
+    CommitStats,
+    EngineStats,
+    PushStats,
+    RequestMetrics,
+    RequestStats,
+)
+
+__all__ = [
+    "CONTENT_TYPE",
+    "BusStats",
+    "Collector",
+    "CommitStats",
+    "EngineStats",
+    "PushStats",
+    "RequestMetrics",
+    "RequestStats",
+    "Sources",
+    "ids_from",
+    "request_id",
+    "task_id",
+    "trace_id",
+]

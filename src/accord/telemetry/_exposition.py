@@ -34,7 +34,7 @@ from accord.telemetry._metrics import (
     PushStats,
     RequestMetrics,
 )
-from accord.wire._model import TaskState
+from accord.wire import TaskState
 
 log = logging.getLogger("accord.telemetry")
 

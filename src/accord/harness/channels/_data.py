@@ -18,10 +18,9 @@ from typing import Any, Literal
 
 import msgspec
 
-from accord.contracts._schema import json_kind
+from accord.contracts import json_kind
 from accord.harness._wire import CHANNEL_MEDIA_TYPE
-from accord.wire._errors import A2AError, invalid_params
-from accord.wire._model import UNSET, Message, Part
+from accord.wire import UNSET, A2AError, Message, Part, invalid_params
 
 Kind = Literal["message", "help_request", "help_reply"]
 KINDS: tuple[str, ...] = ("message", "help_request", "help_reply")

@@ -15,17 +15,15 @@ from collections.abc import Sequence
 from functools import partial
 from typing import Any
 
+from accord.core import Outcome, TaskRecord, refused
 from accord.core import agent as moves
-from accord.core._outcome import Outcome, refused
-from accord.core._records import TaskRecord
 from accord.harness._wire import CHANNEL_MEDIA_TYPE, STATUS_KEY, SubState, status_data
 from accord.harness.channels._data import ChannelData
 from accord.harness.channels._judge import DELIVER_KEY, Judged
 from accord.harness.channels._state import ChannelState, HelpRequest, metadata_with, state_of
 from accord.harness.core import _conversation as conversation
 from accord.harness.core._conversation import Decision
-from accord.wire._errors import task_not_found
-from accord.wire._model import Message, Part, Role, TaskState
+from accord.wire import Message, Part, Role, TaskState, task_not_found
 
 # Status-message metadata: a relay of a participant's channel message ({"relay": its id})
 # or what its sender is told ({"told": its id}); the model reads neither.

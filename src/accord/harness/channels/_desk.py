@@ -21,10 +21,8 @@ from typing import Any
 
 import msgspec
 
-from accord.agents._api import AgentError, ExecutorFunction, RequestContext, TaskHandle
-from accord.core import lifecycle
-from accord.core._outcome import Outcome, refused
-from accord.core._records import TaskRecord
+from accord.agents import AgentError, ExecutorFunction, RequestContext, TaskHandle
+from accord.core import Outcome, TaskRecord, lifecycle, refused
 from accord.errors import AccordError
 from accord.harness import _received as received
 from accord.harness._moves import Decides, Moves, Who
@@ -57,8 +55,7 @@ from accord.harness.hooks._operations import (
     HelpRequested,
 )
 from accord.harness.hooks._registry import Hooks
-from accord.wire._errors import A2AError, ErrorKind
-from accord.wire._model import Message, Part, Role, Task, TaskState
+from accord.wire import A2AError, ErrorKind, Message, Part, Role, Task, TaskState
 
 STALL_ENV = "ACCORD_TEST_STALL_CHANNEL_HANDLING"
 MAX_QUESTION = 10_000  # characters of a help request's question

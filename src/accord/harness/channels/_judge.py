@@ -41,8 +41,15 @@ from accord.harness.channels._state import (
     open_requests,
     state_of,
 )
-from accord.wire._errors import A2AError, ErrorKind, FieldViolation, invalid_params, task_not_found
-from accord.wire._model import Message, Task
+from accord.wire import (
+    A2AError,
+    ErrorKind,
+    FieldViolation,
+    Message,
+    Task,
+    invalid_params,
+    task_not_found,
+)
 
 # Message metadata: the agent participants a stored channel message goes to (the outbox
 # delivers it to each, once).

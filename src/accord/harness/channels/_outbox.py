@@ -40,16 +40,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from accord import config as check
-from accord.client._errors import ClientError
+from accord.client import ClientError
 from accord.config import ConfigError
-from accord.core._events import Event
+from accord.core import Event
 from accord.harness._roster import Roster, RosterAgent
 from accord.harness._wire import PARTICIPANT_METADATA
 from accord.harness.channels._judge import DELIVER_KEY
 from accord.harness.channels._outbox_store import ChannelOutbox, Delivery, Owed
-from accord.push._worker import DurableWorker, Failure, WorkerSettings, now_ms
-from accord.store._base import FeedEntry, TaskStore
-from accord.wire._model import Message, Role, TaskStatusUpdateEvent
+from accord.push import DurableWorker, Failure, WorkerSettings, now_ms
+from accord.store import FeedEntry, TaskStore
+from accord.wire import Message, Role, TaskStatusUpdateEvent
 
 log = logging.getLogger("accord.harness.channels")
 

@@ -34,18 +34,17 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from accord.agents._api import ExecutorFunction
-from accord.core import lifecycle
-from accord.core._records import TaskRecord
+from accord.agents import ExecutorFunction
+from accord.core import TaskRecord, lifecycle
 from accord.harness.channels._decisions import NOTE_KEY
 from accord.harness.channels._judge import OWED_KEY, OWED_TURN
 from accord.harness.channels._state import state_of
 from accord.harness.core._state import RECEIVED_KEY
-from accord.store._base import TaskHolds
-from accord.wire._model import Message, Role, Task, TaskState
+from accord.store import TaskHolds
+from accord.wire import Message, Role, Task, TaskState
 
 if TYPE_CHECKING:
-    from accord.agents._capabilities import Host
+    from accord.agents import Host
 
 log = logging.getLogger("accord.harness.channels")
 

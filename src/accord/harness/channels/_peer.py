@@ -23,7 +23,7 @@ import uuid
 from accord.harness.channels import _data as channel_data
 from accord.harness.channels._data import ChannelData
 from accord.harness.channels._outbox import TASK_REF_KEY
-from accord.wire._model import Message, Role
+from accord.wire import Message, Role
 
 
 def channel_message(message: Message) -> ChannelData | None:

@@ -22,8 +22,7 @@ from typing import Any
 import msgspec
 
 from accord.harness._wire import TaskExtension
-from accord.wire._errors import invalid_params
-from accord.wire._model import UNSET, Task
+from accord.wire import UNSET, Task, invalid_params
 
 CHANNELS_KEY = "accord.harness/channels"
 # The field of a task envelope's payload that sets a task's further channels (admin only).

@@ -22,7 +22,7 @@ from accord.harness.channels._decisions import HELP_KEY, NOTE_KEY
 from accord.harness.channels._state import HelpRequest, members, state_of
 from accord.harness.core._identity import claimed
 from accord.harness.core._state import extension_of
-from accord.wire._model import Message, Role, Task
+from accord.wire import Message, Role, Task
 
 
 class ChannelView:

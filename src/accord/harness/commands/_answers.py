@@ -14,13 +14,12 @@ from typing import get_args
 
 import msgspec
 
-from accord.core._outcome import Outcome
-from accord.core._records import TaskRecord
+from accord.core import Outcome, TaskRecord
 from accord.harness._wire import COMMAND_METADATA, TASK_REF_METADATA, Effort, TaskExtension
 from accord.harness.core import _conversation as conversation
 from accord.harness.core._state import extension_of
 from accord.harness.hooks._operations import CommandSettings
-from accord.wire._model import Message, Part, Role
+from accord.wire import Message, Part, Role
 
 Change = Callable[[TaskExtension], TaskExtension]
 

@@ -11,7 +11,7 @@ import re
 from collections.abc import Container
 from dataclasses import dataclass
 
-from accord.wire._model import Message
+from accord.wire import Message
 
 _COMMAND = re.compile(r"/([a-z][a-z0-9-]*)(?:\s+(.*))?", re.DOTALL)
 

@@ -16,17 +16,14 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+from accord.core import Event, Outcome, Published, TaskRecord, lifecycle
 from accord.core import agent as moves
-from accord.core import lifecycle
-from accord.core._events import Event
-from accord.core._outcome import Outcome, Published
-from accord.core._records import TaskRecord
 from accord.harness._wire import STATUS_KEY, SubState, TaskExtension, TaskRef, status_data
 from accord.harness.channels._state import open_requests
 from accord.harness.core import _subtasks as subtasks
 from accord.harness.core._delegation import ended_with, waits_for_children
 from accord.harness.core._state import extension_of, metadata_with, sub_state_of
-from accord.wire._model import UNSET, Message, Part, Role, TaskState
+from accord.wire import UNSET, Message, Part, Role, TaskState
 
 Decision = Callable[[TaskRecord | None, int], Outcome]
 

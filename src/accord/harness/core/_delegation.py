@@ -26,10 +26,8 @@ from typing import Any, Literal
 
 import msgspec
 
+from accord.core import Outcome, TaskRecord, lifecycle, refused
 from accord.core import agent as moves
-from accord.core import lifecycle
-from accord.core._outcome import Outcome, refused
-from accord.core._records import TaskRecord
 from accord.harness._wire import (
     PARTICIPANT_METADATA,
     AgentRef,
@@ -44,9 +42,8 @@ from accord.harness.channels._state import HelpRequest, open_requests, state_of
 from accord.harness.core import _plan as plans
 from accord.harness.core._state import extension_of, metadata_with, sub_state_of
 from accord.harness.core._subtasks import TERMINAL_NAMES, state_name
-from accord.wire._errors import A2AError, ErrorKind
-from accord.wire._model import UNSET, Message, Part, Task, TaskState
-from accord.wire._model import Role as MessageRole
+from accord.wire import UNSET, A2AError, ErrorKind, Message, Part, Task, TaskState
+from accord.wire import Role as MessageRole
 
 CHILDREN_KEY = "accord.harness/subtasks"
 CHILD_KEY = "accord.harness/subtask"

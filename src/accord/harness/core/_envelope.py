@@ -12,8 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from accord.harness._wire import EVENT_MEDIA_TYPE
-from accord.wire._errors import A2AError, invalid_params
-from accord.wire._model import UNSET, Message
+from accord.wire import UNSET, A2AError, Message, invalid_params
 
 EnvelopeKind = Literal["task", "status_update", "artifact_update", "control"]
 KINDS: tuple[str, ...] = ("task", "status_update", "artifact_update", "control")

@@ -13,12 +13,11 @@ harness itself (:data:`HARNESS_ACTOR`, an actor no authentication grants), never
 
 from __future__ import annotations
 
-from accord.core._caller import Caller
+from accord.core import Caller
 from accord.harness._wire import PARTICIPANT_METADATA
 from accord.harness.core._bounds import MAX_ID
 from accord.harness.core._fields import valid_id
-from accord.wire._errors import A2AError, ErrorKind, invalid_params, task_not_found
-from accord.wire._model import Message
+from accord.wire import A2AError, ErrorKind, Message, invalid_params, task_not_found
 
 # The actor of the requests the harness makes to its own engine (accord.harness.delegation
 # .internal): no authentication grants it (accord.auth knows a closed set).

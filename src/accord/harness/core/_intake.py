@@ -41,8 +41,7 @@ from accord.harness.core import _envelope as envelopes
 from accord.harness.core._envelope import Envelope
 from accord.harness.core._fields import FieldError, check_extension
 from accord.harness.core._state import extension_of
-from accord.wire._errors import A2AError, ErrorKind, invalid_params, task_not_found
-from accord.wire._model import UNSET, Message, Task
+from accord.wire import UNSET, A2AError, ErrorKind, Message, Task, invalid_params, task_not_found
 
 NAME_LENGTH = 60  # a task named after its first message takes this much of its first line
 # The fields of a brief, each checked (a change checks those it sets)

@@ -12,10 +12,8 @@ from functools import partial
 
 import msgspec
 
+from accord.core import Outcome, TaskRecord, lifecycle
 from accord.core import agent as moves
-from accord.core import lifecycle
-from accord.core._outcome import Outcome
-from accord.core._records import TaskRecord
 from accord.harness.core import _conversation as conversation
 from accord.harness.core._delegation import (
     ChildInfo,
@@ -25,7 +23,7 @@ from accord.harness.core._delegation import (
     info_of,
     with_info,
 )
-from accord.wire._model import Artifact
+from accord.wire import Artifact
 
 Change = Callable[[RemoteState], RemoteState]
 

@@ -19,7 +19,7 @@ from accord.harness._wire import (
     TaskExtension,
     extension_dict,
 )
-from accord.wire._model import UNSET, Task
+from accord.wire import UNSET, Task
 
 
 def extension_of(task: Task) -> TaskExtension | None:

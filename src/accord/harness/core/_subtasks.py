@@ -14,7 +14,7 @@ from __future__ import annotations
 import msgspec
 
 from accord.harness._wire import Participant, Role, TaskExtension, TaskRef
-from accord.wire._model import TaskState
+from accord.wire import TaskState
 
 NAME_LENGTH = 60
 TERMINAL_NAMES = frozenset({"COMPLETED", "FAILED", "CANCELED", "REJECTED"})

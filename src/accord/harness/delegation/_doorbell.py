@@ -26,12 +26,11 @@ import msgspec
 
 from accord.harness.core import _delegation as core
 from accord.harness.core._delegation import PushState
-from accord.server._http import JSON, Request, Send, respond
-from accord.wire._errors import A2AError, ErrorKind
-from accord.wire._model import Task
+from accord.server import JSON, Request, Send, respond
+from accord.wire import A2AError, ErrorKind, Task
 
 if TYPE_CHECKING:
-    from accord.agents._capabilities import Host
+    from accord.agents import Host
     from accord.harness.delegation._follower import Follower
 
 log = logging.getLogger("accord.harness.delegation")

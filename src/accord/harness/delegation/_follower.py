@@ -28,9 +28,8 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING
 
-from accord.agents._api import AgentError
-from accord.core import lifecycle
-from accord.core._records import TaskRecord
+from accord.agents import AgentError
+from accord.core import TaskRecord, lifecycle
 from accord.harness._moves import Who
 from accord.harness._roster import Roster
 from accord.harness.channels import _decisions as channel_decisions
@@ -42,9 +41,9 @@ from accord.harness.core._state import extension_of, sub_state_of
 from accord.harness.delegation._internal import as_harness
 from accord.harness.delegation._remote import RemoteFollow
 from accord.harness.delegation._stored import StoredTask
-from accord.store._base import TaskHolds
-from accord.wire._errors import A2AError
-from accord.wire._model import (
+from accord.store import TaskHolds
+from accord.wire import (
+    A2AError,
     Message,
     SendMessageConfiguration,
     SendMessageRequest,
@@ -53,7 +52,7 @@ from accord.wire._model import (
 )
 
 if TYPE_CHECKING:
-    from accord.agents._capabilities import Host
+    from accord.agents import Host
     from accord.harness.channels._outbox import DeliverySettings
 
 log = logging.getLogger("accord.harness.delegation")

@@ -8,7 +8,7 @@ authentication grants (accord.auth knows a closed set).
 
 from __future__ import annotations
 
-from accord.core._caller import CLIENT_ACTOR, Caller
+from accord.core import CLIENT_ACTOR, Caller
 from accord.harness.core._identity import HARNESS_ACTOR, is_harness
 
 __all__ = ["HARNESS_ACTOR", "as_harness", "is_harness"]

@@ -15,8 +15,7 @@ import secrets
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
-from accord.client import Client
-from accord.client._errors import A2AClientError, ClientError, InternalError
+from accord.client import A2AClientError, Client, ClientError, InternalError
 from accord.harness._roster import Roster
 from accord.harness.core import _delegation as core
 from accord.harness.core import _standin as standin

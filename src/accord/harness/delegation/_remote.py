@@ -38,9 +38,9 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING
 
-from accord.client import Client
-from accord.client._errors import (
+from accord.client import (
     A2AClientError,
+    Client,
     ClientError,
     InternalError,
     ResourceExhaustedError,
@@ -66,10 +66,10 @@ from accord.harness.core._subtasks import TERMINAL_NAMES, state_name
 from accord.harness.delegation import _push_config as push_config
 from accord.harness.delegation._internal import as_harness
 from accord.harness.delegation._stored import StoredTask
-from accord.push._worker import backoff_s
-from accord.wire._errors import A2AError
-from accord.wire._model import (
+from accord.push import backoff_s
+from accord.wire import (
     UNSET,
+    A2AError,
     Message,
     Part,
     Role,

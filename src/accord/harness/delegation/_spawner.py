@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from accord.agents._api import AgentError, TaskHandle
+from accord.agents import AgentError, TaskHandle
 from accord.errors import AccordError
 from accord.harness._moves import Moves, Who
 from accord.harness._wire import PARTICIPANT_METADATA, Role, SubState, TaskExtension
@@ -53,11 +53,11 @@ from accord.harness.core._subtasks import child_extension
 from accord.harness.hooks._base import HookAbort
 from accord.harness.hooks._operations import SUBTASK_SPAWNED, SubtaskSpawned
 from accord.harness.hooks._registry import Hooks
-from accord.wire._model import Message, Part, Task
-from accord.wire._model import Role as MessageRole
+from accord.wire import Message, Part, Task
+from accord.wire import Role as MessageRole
 
 if TYPE_CHECKING:
-    from accord.agents._capabilities import Host
+    from accord.agents import Host
     from accord.harness.delegation._follower import Follower
 
 log = logging.getLogger("accord.harness.delegation")

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from accord.agents._api import AgentError, Decision, WrongStateError
-from accord.core._outcome import Outcome
-from accord.wire._model import Task
+from accord.agents import AgentError, Decision, WrongStateError
+from accord.core import Outcome
+from accord.wire import Task
 
 if TYPE_CHECKING:
-    from accord.agents._capabilities import Host
+    from accord.agents import Host
 
 
 class StoredTask:

@@ -20,8 +20,7 @@ import httpx
 
 from accord.harness.hooks._base import Context, HookFailure, Registration
 from accord.harness.hooks._jsonrpc import parse_reply, request_body
-from accord.push._delivery import pinned_url
-from accord.push._ssrf import Guard, IPAddress, RefusedTarget, Target, parse_target
+from accord.push import Guard, IPAddress, RefusedTarget, Target, parse_target, pinned_url
 
 log = logging.getLogger("accord.harness.hooks")
 

@@ -32,7 +32,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, Protocol
 
-from accord.agents._loader import importable_from_working_directory
+from accord.agents import importable_from_working_directory
 from accord.config import ConfigError
 from accord.errors import AccordError
 from accord.harness.commands._registry import COMMAND_IN, CommandRegistry
@@ -50,7 +50,7 @@ from accord.harness.plugins._manifest import (
     parse_hooks,
     parse_manifest,
 )
-from accord.push._ssrf import Guard, RefusedTarget
+from accord.push import Guard, RefusedTarget
 
 log = logging.getLogger("accord.harness.plugins")
 

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from accord.agents._api import TaskHandle
+from accord.agents import TaskHandle
 from accord.harness._transcript import ToolSpec
 from accord.harness._wire import Role
 from accord.harness.models._base import Usage

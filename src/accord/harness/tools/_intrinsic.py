@@ -13,9 +13,8 @@ from typing import Any
 
 import msgspec
 
+from accord.core import Outcome, TaskRecord
 from accord.core import agent as moves
-from accord.core._outcome import Outcome
-from accord.core._records import TaskRecord
 from accord.harness._transcript import ToolSpec
 from accord.harness._wire import Participant, Role, TaskExtension
 from accord.harness.core import _plan as plans
