@@ -18,6 +18,8 @@ from tests.cuttable_proxy import CuttableProxy
 from tests.harness.fake_openai import FakeOpenAI, Reply
 from tests.harness.harness_proc import HarnessServer, start
 
+pytestmark = pytest.mark.processes  # accord serve nodes
+
 HEADERS = {"A2A-Version": "1.0", "Content-Type": "application/json", "X-Participant-Id": "alice"}
 PG_ADDRESS = "127.0.0.1:5432"
 WORDS = 10  # chunks of each answer, 0.2 s apart

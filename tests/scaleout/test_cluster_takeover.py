@@ -9,8 +9,11 @@ import uuid
 from pathlib import Path
 
 import httpx
+import pytest
 from cluster import cluster
 from test_cluster_recovery import rpc, wait_for_state
+
+pytestmark = pytest.mark.processes  # accord serve nodes
 
 # Generous, against a shared CI machine; the sweep alone would take until 30 s after the
 # surviving node started (the kill comes a few seconds after it).

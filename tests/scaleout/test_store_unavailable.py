@@ -27,6 +27,8 @@ from accord.client._errors import UnavailableError
 from accord.client._options import RetryPolicy
 from accord.wire._model import UNSET, Role, Task, TaskState
 
+pytestmark = pytest.mark.processes  # accord serve nodes
+
 BINDINGS = ["JSONRPC", "HTTP+JSON", "GRPC"]
 METRIC_BINDING = {"JSONRPC": "jsonrpc", "HTTP+JSON": "http+json", "GRPC": "grpc"}
 HEADERS = {"A2A-Version": "1.0"}
