@@ -10,9 +10,38 @@ from __future__ import annotations
 import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
+from accord.errors import AccordError
 from accord.harness._transcript import Conversation, Entry, ToolCall
+
+# What kind of failure ended a model call (the status metadata of a parked turn says it):
+# the endpoint could not be reached or answered 5xx; it refused for the rate (429, after
+# honouring Retry-After up to a bound); the conversation is longer than the model takes; the
+# model refused to answer (a content filter); anything else.
+ModelFailure = Literal[
+    "model_unavailable", "rate_limited", "context_too_long", "model_refused", "model_error"
+]
+
+
+class ModelError(AccordError):
+    """A model call failed after the retries its adapter allows. ``reason`` is the kind of
+    failure, ``model`` the model as the settings name it (``openai:gpt-4.1-mini``), the message
+    says how in one line; ``retry_after_s`` is what the provider last asked to wait, if it
+    did."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        reason: ModelFailure = "model_error",
+        model: str = "",
+        retry_after_s: float | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.reason: ModelFailure = reason
+        self.model = model
+        self.retry_after_s = retry_after_s
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +115,9 @@ __all__ = [
     "Entry",
     "FunctionModel",
     "Model",
+    "ModelError",
     "ModelEvent",
+    "ModelFailure",
     "ModelResponse",
     "StreamingModel",
     "TextDelta",

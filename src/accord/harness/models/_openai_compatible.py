@@ -29,9 +29,8 @@ from openai.types.responses import (
     ResponseTextDeltaEvent,
 )
 
-from accord.errors import AccordError
 from accord.harness._transcript import Conversation, ToolCall
-from accord.harness.models._base import ModelEvent, ModelResponse, TextDelta, Usage
+from accord.harness.models._base import ModelError, ModelEvent, ModelResponse, TextDelta, Usage
 from accord.harness.models._prompt import (
     chat_messages,
     chat_tools,
@@ -43,10 +42,6 @@ from accord.harness.models._prompt import (
 log = logging.getLogger("accord.harness.model")
 
 Api = Literal["chat", "responses"]
-
-
-class ModelError(AccordError):
-    """The model endpoint failed (after the retries it allows); the message says how."""
 
 
 @dataclass(frozen=True, slots=True)
