@@ -22,8 +22,7 @@ from accord.harness._transcript import (
     ToolSpec,
 )
 from accord.harness._wire import Participant, Role, TaskExtension
-from accord.harness.models import ModelResponse, TextDelta, Usage
-from accord.harness.models import ModelError
+from accord.harness.models import ModelError, ModelResponse, TextDelta, Usage
 from accord.harness.models._openai_compatible import OpenAIModel, Retry
 from accord.wire._model import Task, TaskState, TaskStatus
 
