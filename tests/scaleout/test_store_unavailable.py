@@ -19,7 +19,7 @@ import asyncpg
 import httpx
 import pytest
 from cluster import Node, start_node, stop_node, wait_ready
-from tests.outage_proxy import OutageProxy
+from tests.cuttable_proxy import CuttableProxy
 from tests.processes import free_port
 
 from accord.client import Client, text_message
@@ -37,7 +37,7 @@ HEADERS = {"A2A-Version": "1.0"}
 @dataclass
 class Served:
     node: Node
-    proxy: OutageProxy
+    proxy: CuttableProxy
     dsn: str  # the database, reached directly (not through the proxy)
 
 
@@ -53,7 +53,7 @@ def _through(dsn: str, port: int) -> tuple[str, int]:
 def served(pg_module_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     workdir = tmp_path_factory.mktemp("unavailable")
     _, upstream = _through(pg_module_url, 0)
-    with OutageProxy(upstream) as proxy:
+    with CuttableProxy(upstream) as proxy:
         store, _ = _through(pg_module_url, proxy.port)
         node = start_node(
             "node", store, workdir, "scaleout_agents:agent", f"grpc_port = {free_port()}\n"
@@ -69,7 +69,7 @@ def served(pg_module_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iter
 async def store_back(served: Served) -> AsyncIterator[None]:
     """Whatever a test did to the database, it answers and takes writes after it."""
     yield
-    served.proxy.up()
+    served.proxy.restore()
     await _set_read_only(served, False)
 
 
@@ -143,7 +143,7 @@ async def _sent_through_an_outage(
         try:
             await wait_for_unavailable(node, binding, before)
         finally:
-            served.proxy.up()
+            served.proxy.restore()
             if read_only:
                 await _set_read_only(served, False)
         answer = await asyncio.wait_for(sending, 30)
@@ -172,7 +172,7 @@ async def _read_only_for_writes(served: Served) -> None:
 async def test_with_the_database_down_the_client_retries_until_it_is_back(
     served: Served, store_back: None, binding: str
 ) -> None:
-    served.proxy.down()
+    served.proxy.cut()
     await _sent_through_an_outage(served, binding)
 
 
@@ -225,7 +225,7 @@ async def test_a_stream_whose_message_cannot_be_stored_is_sent_again_until_it_ca
 async def test_each_binding_says_unavailable_and_when_to_try_again(
     served: Served, store_back: None, binding: str
 ) -> None:
-    served.proxy.down()
+    served.proxy.cut()
     async with await _client(served, binding, RetryPolicy(max_attempts=0)) as client:
         with pytest.raises(UnavailableError) as raised:
             await client.send("anyone there?")
@@ -239,7 +239,7 @@ async def test_each_binding_says_unavailable_and_when_to_try_again(
 async def test_the_http_bindings_answer_503_with_retry_after(
     served: Served, store_back: None
 ) -> None:
-    served.proxy.down()
+    served.proxy.cut()
     message = {"messageId": "m-503", "role": "ROLE_USER", "parts": [{"text": "hello"}]}
     async with httpx.AsyncClient(timeout=30) as http:
         jsonrpc = await http.post(
