@@ -113,7 +113,14 @@ def make_card(host: str, port: int, grpc_port: int) -> AgentCard:
     )
 
 
-async def serve(host: str, port: int, grpc_port: int, push_sender: bool = False) -> None:
+async def serve(
+    host: str,
+    port: int,
+    grpc_port: int,
+    push_sender: bool = False,
+    executor: AgentExecutor | None = None,
+) -> None:
+    """The SDK's servers for ``executor`` (default: the echo agent) until cancelled."""
     card = make_card(host, port, grpc_port)
     extended = AgentCard()
     extended.CopyFrom(card)
@@ -122,7 +129,7 @@ async def serve(host: str, port: int, grpc_port: int, push_sender: bool = False)
     # With --push-sender, the SDK's own sender POSTs each event to the configs registered.
     push_client = httpx.AsyncClient(timeout=10) if push_sender else None
     handler = DefaultRequestHandler(
-        agent_executor=EchoAgent(),
+        agent_executor=executor or EchoAgent(),
         task_store=InMemoryTaskStore(),
         agent_card=card,
         push_config_store=push_configs,
