@@ -27,7 +27,6 @@ from a2a.types import (
     SendMessageRequest,
     StreamResponse,
     SubscribeToTaskRequest,
-    Task,
     TaskPushNotificationConfig,
     TaskState,
     TaskStatus,
@@ -35,7 +34,7 @@ from a2a.types import (
 from google.protobuf import json_format
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sdk_servers"))
-from echo_server import serve
+from echo_server import serve, start_working
 from traversal_hops import TRAVERSAL, Trace, hop, trace_in
 
 
@@ -123,17 +122,7 @@ class TraversalExecutor(AgentExecutor):
         self.canceled: dict[str, asyncio.Event] = {}
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
-        if context.current_task is None:  # the SDK wants the Task as the first event
-            await event_queue.enqueue_event(
-                Task(
-                    id=context.task_id,
-                    context_id=context.context_id,
-                    status=TaskStatus(state=TaskState.TASK_STATE_SUBMITTED),
-                    history=[context.message] if context.message else [],
-                )
-            )
-        updater = TaskUpdater(event_queue, context.task_id, context.context_id)
-        await updater.start_work()
+        updater = await start_working(context, event_queue)
         instruction = None
         for part in context.message.parts if context.message else []:
             if part.media_type == TRAVERSAL and part.WhichOneof("content") == "data":

@@ -66,20 +66,26 @@ def _delay(text: str) -> float:
         return SLOW_DEFAULT_SECONDS
 
 
+async def start_working(context: RequestContext, event_queue: EventQueue) -> TaskUpdater:
+    """The task created (the SDK wants the Task as the first event) and WORKING; its updater."""
+    if context.current_task is None:
+        await event_queue.enqueue_event(
+            Task(
+                id=context.task_id,
+                context_id=context.context_id,
+                status=TaskStatus(state=TaskState.TASK_STATE_SUBMITTED),
+                history=[context.message] if context.message else [],
+            )
+        )
+    updater = TaskUpdater(event_queue, context.task_id, context.context_id)
+    await updater.start_work()
+    return updater
+
+
 class EchoAgent(AgentExecutor):
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         text = _text(context)
-        if context.current_task is None:  # the SDK wants the Task as the first event
-            await event_queue.enqueue_event(
-                Task(
-                    id=context.task_id,
-                    context_id=context.context_id,
-                    status=TaskStatus(state=TaskState.TASK_STATE_SUBMITTED),
-                    history=[context.message] if context.message else [],
-                )
-            )
-        updater = TaskUpdater(event_queue, context.task_id, context.context_id)
-        await updater.start_work()
+        updater = await start_working(context, event_queue)
         delay = _delay(text)
         if delay:
             await asyncio.sleep(delay)
