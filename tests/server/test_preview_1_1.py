@@ -65,7 +65,8 @@ class Running:
 async def running(**settings: Any) -> AsyncIterator[Running]:
     """The app on accord's HTTP server and its gRPC server, both on free loopback ports."""
     port, grpc_port = free_port(), free_port()
-    config = Settings(store="memory://", port=port, grpc_port=grpc_port, **settings)
+    settings.setdefault("store", "memory://")
+    config = Settings(port=port, grpc_port=grpc_port, **settings)
     app = build_app(config, agent)
     stop = asyncio.Event()
     listening: asyncio.Future[int] = asyncio.get_running_loop().create_future()
@@ -135,6 +136,19 @@ async def test_generation_in_a_stored_snapshot_and_a_resumed_subscription(previe
     async with httpx.AsyncClient(base_url=preview.url, headers={"A2A-Version": "1.0"}) as http:
         raw = await http.get(f"/tasks/{done.id}")
         assert raw.json()["generation"] == 5
+
+
+async def test_generations_go_on_after_a_restart(tmp_path: Any) -> None:
+    """The count is the task's, in its log: a server started again on the same store goes on
+    from where the first one stopped."""
+    store = f"sqlite:///{tmp_path / 'tasks.db'}"
+    async with running(**PREVIEW, store=store) as first, Client.connect(first.url) as client:
+        waiting = await client.send("ask")
+        assert isinstance(waiting, Task) and waiting.generation == 2
+    async with running(**PREVIEW, store=store) as again, Client.connect(again.url) as client:
+        assert (await client.get_task(waiting.id)).generation == 2
+        turn = [e async for e in client.stream("now", task_id=waiting.id)]
+        assert [generation_of(e) for e in turn] == [2, 3, 4, 5]
 
 
 # --- long-polling --------------------------------------------------------------------------
