@@ -12,11 +12,13 @@ import os
 import uuid
 from collections.abc import Generator, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import asyncpg
 import pytest
 from hypothesis import settings as hypothesis_settings
 from tests import processes
+from tests.js.install import npm_ci
 
 # A shared 2-core machine makes wall-clock deadlines meaningless: no test fails for being slow.
 hypothesis_settings.register_profile("accord", deadline=None)
@@ -45,6 +47,13 @@ def pytest_runtest_makereport(
             report.sections.append((f"log of {server.log_path.name}", tail))
     if call.when == "teardown":
         processes.started.clear()
+
+
+@pytest.fixture(scope="session")
+def js_sdk() -> Path:
+    """tests/js with the official JS SDK installed from its lock file (``npm ci``, run once,
+    and only when node_modules is missing or older than the lock file)."""
+    return npm_ci()
 
 
 ADMIN_DSN = os.environ.get("ACCORD_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")

@@ -38,6 +38,7 @@ BY_FIXTURE = {
     "pg_url": "postgres",
     "accord_server": "processes",  # tests/client and tests/interop: `accord serve`
     "sdk_server": "processes",  # tests/client: the a2a-sdk echo server
+    "js_sdk": "processes",  # the official JS SDK: `npm ci`, node (tests/js)
     "playwright": "browser",  # tests/dashboard (its `browser` and `page` use it)
 }
 

@@ -37,10 +37,13 @@ class AccordServer:
         return self.log_path.read_text(errors="replace")
 
 
-def serve_command(workdir: Path, port: int, agent: str = "accord_test_agents:agent") -> list[str]:
-    """``accord serve`` on ``port`` with the SQLite file and settings file of ``workdir``."""
+def serve_command(
+    workdir: Path, port: int, agent: str = "accord_test_agents:agent", settings: str = ""
+) -> list[str]:
+    """``accord serve`` on ``port`` with the SQLite file and settings file of ``workdir``
+    (``settings``: more lines before the settings' tables)."""
     config = workdir / "accord.toml"
-    config.write_text(CONFIG)
+    config.write_text(settings + CONFIG)
     return [
         str(ACCORD),
         "serve",
@@ -75,11 +78,13 @@ def accord_serve(
     cwd: Path | None = None,
     python_path: tuple[str, ...] = (),
     args: tuple[str, ...] = (),
+    settings: str = "",
 ) -> Iterator[AccordServer]:
     """``accord serve`` with a SQLite store in ``workdir``, the test agents importable, and the
-    extended card configured (``args``: more flags); stopped (and waited for) on exit."""
+    extended card configured (``args``: more flags, ``settings``: more settings); stopped (and
+    waited for) on exit."""
     port = free_port()
-    command = [*serve_command(workdir, port, agent), *args]
+    command = [*serve_command(workdir, port, agent, settings), *args]
     log_path = workdir / "server.log"
     env = serve_env(python_path)
     with log_path.open("wb") as log:  # a file, not a pipe: a full pipe would block the server

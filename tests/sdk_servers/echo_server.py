@@ -66,20 +66,26 @@ def _delay(text: str) -> float:
         return SLOW_DEFAULT_SECONDS
 
 
+async def start_working(context: RequestContext, event_queue: EventQueue) -> TaskUpdater:
+    """The task created (the SDK wants the Task as the first event) and WORKING; its updater."""
+    if context.current_task is None:
+        await event_queue.enqueue_event(
+            Task(
+                id=context.task_id,
+                context_id=context.context_id,
+                status=TaskStatus(state=TaskState.TASK_STATE_SUBMITTED),
+                history=[context.message] if context.message else [],
+            )
+        )
+    updater = TaskUpdater(event_queue, context.task_id, context.context_id)
+    await updater.start_work()
+    return updater
+
+
 class EchoAgent(AgentExecutor):
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         text = _text(context)
-        if context.current_task is None:  # the SDK wants the Task as the first event
-            await event_queue.enqueue_event(
-                Task(
-                    id=context.task_id,
-                    context_id=context.context_id,
-                    status=TaskStatus(state=TaskState.TASK_STATE_SUBMITTED),
-                    history=[context.message] if context.message else [],
-                )
-            )
-        updater = TaskUpdater(event_queue, context.task_id, context.context_id)
-        await updater.start_work()
+        updater = await start_working(context, event_queue)
         delay = _delay(text)
         if delay:
             await asyncio.sleep(delay)
@@ -113,7 +119,14 @@ def make_card(host: str, port: int, grpc_port: int) -> AgentCard:
     )
 
 
-async def serve(host: str, port: int, grpc_port: int, push_sender: bool = False) -> None:
+async def serve(
+    host: str,
+    port: int,
+    grpc_port: int,
+    push_sender: bool = False,
+    executor: AgentExecutor | None = None,
+) -> None:
+    """The SDK's servers for ``executor`` (default: the echo agent) until cancelled."""
     card = make_card(host, port, grpc_port)
     extended = AgentCard()
     extended.CopyFrom(card)
@@ -122,7 +135,7 @@ async def serve(host: str, port: int, grpc_port: int, push_sender: bool = False)
     # With --push-sender, the SDK's own sender POSTs each event to the configs registered.
     push_client = httpx.AsyncClient(timeout=10) if push_sender else None
     handler = DefaultRequestHandler(
-        agent_executor=EchoAgent(),
+        agent_executor=executor or EchoAgent(),
         task_store=InMemoryTaskStore(),
         agent_card=card,
         push_config_store=push_configs,

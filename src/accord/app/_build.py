@@ -27,7 +27,7 @@ from accord.engine import Claims, Engine, EngineConfig, RemoteAgent
 from accord.errors import require
 from accord.push import PushDispatcher, PushSettings
 from accord.server import A2AApplication, BrowserPolicy, MetricsEndpoint
-from accord.service import Bounds, CardSettings, Service, build_card
+from accord.service import Bounds, CardSettings, Preview, Service, build_card
 from accord.store import SharedStore, open_store
 from accord.surface import SurfaceApp
 from accord.telemetry import RequestMetrics, Sources
@@ -136,6 +136,11 @@ def build_app(settings: Settings, agent: Any = None) -> A2AApplication:
             max_depth=settings.max_depth,
         ),
         heartbeat_s=settings.heartbeat_s,
+        preview=Preview(
+            generations="1.1" in settings.a2a_preview,
+            long_poll_max_s=settings.long_poll_max_s,
+            long_poll_max_waiting=settings.long_poll_max_waiting,
+        ),
     )
     if settings.access_log:
         # Asked for explicitly: shown whatever log_level says of the rest.
@@ -262,6 +267,7 @@ def _engine_config(
         idempotency_window_ms=int(settings.idempotency_window_s * 1000),
         retry_by_message_id=settings.retry_by_message_id,
         store_outage_s=settings.store_outage_s,
+        generations="1.1" in settings.a2a_preview,
     )
 
 

@@ -136,6 +136,12 @@ class Settings:
     retry_by_message_id: bool = True
     # --- the dashboard (accord.dashboard, docs/dashboard.md): served at /ui unless false
     ui: bool = True
+    # --- previews of A2A versions not yet released (docs/preview-1.1.md): ["1.1"] turns on
+    # what the specification's dev-1.1 branch adds (Task.generation, long-polling GetTask,
+    # ifGenerationMatch); empty, accord is A2A 1.0 exactly.
+    a2a_preview: list[str] = field(default_factory=list)
+    long_poll_max_s: float = 30.0  # a long-polling GetTask answers after this at the latest
+    long_poll_max_waiting: int = 1000  # held at once; past it, GetTask answers at once
 
     @property
     def advertised_url(self) -> str:
@@ -207,6 +213,7 @@ CHOICES = {
     "tracing": TRACING,
     "log_format": LOG_FORMATS,
 }
+PREVIEWS = ("1.1",)  # a2a_preview: the versions whose preview accord has
 NOT_NEGATIVE = (  # 0 turns them off
     "body_timeout_s",
     "body_min_rate",
@@ -269,6 +276,12 @@ def _checked(name: str, value: Any, where: str, source: str) -> Any:
         raise ConfigError(f"{where}: expected a path such as /metrics, got {check.shown(checked)}")
     elif name == "idempotency_window_s" and checked <= 0:
         raise ConfigError(f"{where}: expected a positive number of seconds, got {checked}")
+    elif name == "a2a_preview" and (unknown := [v for v in checked if v not in PREVIEWS]):
+        raise ConfigError(
+            f"{where}: expected versions among {', '.join(PREVIEWS)}, got {check.shown(unknown[0])}"
+        )
+    elif name in ("long_poll_max_s", "long_poll_max_waiting") and checked < 0:
+        raise ConfigError(f"{where}: expected 0 or more, got {check.shown(checked)}")
     return checked
 
 

@@ -448,12 +448,17 @@ class Client:
         task_id: str,
         *,
         history_length: int | None = None,
+        current_generation: int | None = None,
         options: CallOptions | None = None,
     ) -> Task:
+        """GetTask. ``current_generation`` (A2A 1.1 preview): a server that has the preview
+        answers once the task's generation is past it (long-polling), or after its own
+        timeout; others answer at once."""
         request = GetTaskRequest(
             id=task_id,
             tenant=self.tenant,
             history_length=UNSET if history_length is None else history_length,
+            current_generation=UNSET if current_generation is None else current_generation,
         )
         return await self._call(lambda meta: self._transport.get_task(request, meta), options)
 

@@ -52,6 +52,7 @@ __all__ = [
     "RequestTimeoutError",
     "ResourceExhaustedError",
     "StreamBrokenError",
+    "TaskGenerationMismatchError",
     "TaskNotCancelableError",
     "TaskNotFoundError",
     "TaskStateConflictError",
@@ -193,6 +194,12 @@ class ResourceExhaustedError(A2AClientError):
 
 class TaskStateConflictError(A2AClientError):
     kind_for_class = ErrorKind.TASK_STATE_CONFLICT
+
+
+class TaskGenerationMismatchError(A2AClientError):
+    """A2A 1.1 preview: ``ifGenerationMatch`` was not the task's generation."""
+
+    kind_for_class = ErrorKind.TASK_GENERATION_MISMATCH
 
 
 class ContextMismatchError(A2AClientError):

@@ -178,6 +178,8 @@ class RestTransport(Transport):
         params = {}
         if request.history_length is not UNSET:
             params["historyLength"] = str(request.history_length)
+        if request.current_generation is not UNSET:  # (the A2A 1.1 preview)
+            params["currentGeneration"] = str(request.current_generation)
         url = self._url(request.tenant, f"/tasks/{_seg(request.id)}")
         return _decode(await self._do("GET", url, meta, params=params), Task)
 

@@ -92,9 +92,18 @@ def apply(task: Task | None, event: Event) -> Task:
         metadata = task.metadata
         if metadata is not UNSET or body.metadata is not UNSET:
             metadata = _with_status_scoped(metadata, body.metadata)
-        return msgspec.structs.replace(task, status=body.status, history=history, metadata=metadata)
+        return msgspec.structs.replace(
+            task,
+            status=body.status,
+            history=history,
+            metadata=metadata,
+            generation=body.generation if body.generation is not UNSET else task.generation,
+        )
     if isinstance(body, TaskArtifactUpdateEvent):
-        return msgspec.structs.replace(task, artifacts=_merge_artifact(task.artifacts, body))
+        artifacts = _merge_artifact(task.artifacts, body)
+        if body.generation is not UNSET:
+            return msgspec.structs.replace(task, artifacts=artifacts, generation=body.generation)
+        return msgspec.structs.replace(task, artifacts=artifacts)
     if isinstance(body, Message):
         return msgspec.structs.replace(task, history=[*task.history, body])
     if isinstance(body, JournalEntry):

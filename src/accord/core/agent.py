@@ -154,10 +154,11 @@ def open_task(
     now_ms: int,
     metadata: dict[str, Any] | None = None,
     message: Message | None = None,
+    generations: bool = False,
 ) -> Outcome:
     """A task the agent opens itself (a sub-task, say), not a client's message: SUBMITTED,
     with ``metadata`` as its Task.metadata and ``message``, if any, as its first history
-    message."""
+    message; counting generations from 1 with ``generations`` (the A2A 1.1 preview)."""
     history = []
     if message is not None:
         history.append(msgspec.structs.replace(message, task_id=task_id, context_id=context_id))
@@ -167,6 +168,7 @@ def open_task(
         status=TaskStatus(state=TaskState.SUBMITTED, timestamp=timestamp(now_ms)),
         history=history,
         metadata=metadata if metadata is not None else UNSET,
+        generation=1 if generations else UNSET,
     )
     event = Event(task_id=task_id, seq=1, kind="task", body=task, at_ms=now_ms)
     record = TaskRecord(task=task, tenant=tenant, seq=1, created_ms=now_ms, updated_ms=now_ms)

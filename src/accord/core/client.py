@@ -22,6 +22,7 @@ from accord.core._outcome import Outcome, Published, refused
 from accord.core._records import PushConfigRecord, TaskRecord
 from accord.core.agent import move
 from accord.wire import (
+    UNSET,
     A2AError,
     ErrorKind,
     Message,
@@ -86,6 +87,7 @@ def send_message(
     streaming_supported: bool = True,
     message: Message | None = None,
     task_metadata: dict[str, Any] | None = None,
+    generations: bool = False,
 ) -> Outcome:
     """SendMessage / SendStreamingMessage up to the agent's answer.
 
@@ -98,6 +100,10 @@ def send_message(
     message as it is to be stored (default: the request's), and ``task_metadata``, the
     task's metadata with it: a new task's own, or an existing task's replacement, logged
     after the message as a task snapshot.
+
+    ``generations`` (the A2A 1.1 preview): a new task counts generations from 1. A message
+    whose configuration carries ``ifGenerationMatch`` is refused unless the task it continues
+    is at that generation (the binding leaves the field out without the preview).
     """
     if streaming and not streaming_supported:
         error = A2AError(ErrorKind.UNSUPPORTED_OPERATION, "this agent does not stream")
@@ -134,6 +140,9 @@ def send_message(
                 invalid_params("message.contextId", "differs from the task's").violations[0]
             )
             return refused("context-mismatch", error)
+        mismatch = _generation_mismatch(request, task)
+        if mismatch is not None:
+            return refused("generation-mismatch", mismatch)
         limit = limits.messages_per_task
         if limit is not None and len(task.task.history) >= limit:
             error = A2AError(
@@ -170,6 +179,7 @@ def send_message(
         status=TaskStatus(state=TaskState.SUBMITTED, timestamp=timestamp(now_ms)),
         history=[bound],
         metadata=request.metadata if task_metadata is None else task_metadata,
+        generation=1 if generations else UNSET,
     )
     event = Event(task_id=new_task_id, seq=1, kind="task", body=created, at_ms=now_ms)
     record = TaskRecord(task=created, tenant=tenant, seq=1, created_ms=now_ms, updated_ms=now_ms)
@@ -177,6 +187,23 @@ def send_message(
     if streaming:
         published.append(stream_published(StreamResponse(task=created)))
     return Outcome("task-created", events=[event], record=record, published=published)
+
+
+def _generation_mismatch(request: SendMessageRequest, task: TaskRecord) -> A2AError | None:
+    """TaskGenerationMismatchError when the request's ifGenerationMatch is not the task's
+    generation (a task that counts none is at 0)."""
+    configuration = request.configuration
+    if configuration is UNSET or configuration.if_generation_match is UNSET:
+        return None
+    expected = configuration.if_generation_match
+    current = task.task.generation if task.task.generation is not UNSET else 0
+    if expected == current:
+        return None
+    return A2AError(
+        ErrorKind.TASK_GENERATION_MISMATCH,
+        f"task {task.id!r} is at generation {current}, not {expected}",
+        {"taskId": task.id, "expectedGeneration": str(expected), "currentGeneration": str(current)},
+    )
 
 
 def task_limit_error(limit: int) -> A2AError:

@@ -86,6 +86,7 @@ def admit(
     limits: Limits,
     accept_client_context_ids: bool = True,
     input_modes: Sequence[str] | None = None,
+    generations: bool = False,
 ) -> Admission:
     """Judge ``request`` against ``record`` (the task it names, None for a new one or one the
     caller cannot see) and decide its SendMessage (see the module's rules)."""
@@ -127,5 +128,6 @@ def admit(
         input_modes=input_modes,
         message=verdict.message if verdict is not None else None,
         task_metadata=verdict.task_metadata if verdict is not None else None,
+        generations=generations,
     )
     return Admission(outcome, verdict)

@@ -144,6 +144,8 @@ class EngineConfig:
     # failed as soon as the store answers (accord.engine._outage). 0: at the first retry
     # that fails.
     store_outage_s: float = 60.0
+    # The A2A 1.1 preview: new tasks count generations (Task.generation, on their events).
+    generations: bool = False
 
 
 def _as_executor(agent: Executor | ExecutorFunction) -> tuple[ExecutorFunction, Any]:
@@ -640,7 +642,13 @@ class Engine:
             raise AgentError(f"the tenant already holds {limit} tasks")
         now = self.clock()
         outcome = agent_commands.open_task(
-            task_id or self.new_id(), context_id, tenant, now, metadata, message
+            task_id or self.new_id(),
+            context_id,
+            tenant,
+            now,
+            metadata,
+            message,
+            generations=self.config.generations,
         )
         if then is not None:
             following = then(outcome.record, now)
@@ -794,6 +802,7 @@ class Engine:
                 limits=limits,
                 accept_client_context_ids=self.config.accept_client_context_ids,
                 input_modes=self.config.input_modes,
+                generations=self.config.generations,
             )
             verdicts[0] = admission.verdict
             outcome = admission.outcome

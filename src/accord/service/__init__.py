@@ -17,6 +17,7 @@ from accord.service._bounds import Bounds
 from accord.service._card import CardSettings, build_card
 from accord.service._feed import FeedHub, batches
 from accord.service._operations import OPERATIONS, Call, Operation, Service, negotiate, scoped
+from accord.service._preview import Preview
 from accord.service._reads import Changes, Webhook
 from accord.service._search import search
 from accord.service._status import Backlog, Node, Recovery, checks, status
@@ -31,6 +32,7 @@ __all__ = [
     "FeedHub",
     "Node",
     "Operation",
+    "Preview",
     "Reader",
     "Recovery",
     "Service",

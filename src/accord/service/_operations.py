@@ -19,7 +19,9 @@ from accord.engine import PAGE_TOKEN_SECRET, Engine, StreamItem
 from accord.service._access import Reader, in_tenant, reader
 from accord.service._bounds import Bounds
 from accord.service._feed import FeedHub
+from accord.service._preview import Preview, long_poll, without_preview
 from accord.wire import (
+    UNSET,
     A2AError,
     AgentCard,
     CancelTaskRequest,
@@ -50,6 +52,7 @@ class Service:
     extended_card: AgentCard | None = None
     bounds: Bounds = field(default_factory=Bounds)
     heartbeat_s: float = 15.0
+    preview: Preview = field(default_factory=Preview)  # the A2A 1.1 preview (off by default)
     _hub: FeedHub | None = field(default=None, init=False, repr=False, compare=False)
     _token_key: bytes | None = field(default=None, init=False, repr=False, compare=False)
 
@@ -118,6 +121,8 @@ def scoped(call: Call, tenant: str) -> Caller:
 
 async def send_message(service: Service, request: SendMessageRequest, call: Call) -> Any:
     service.bounds.check_message(request.message)
+    if not service.preview.generations:
+        request = without_preview(request)
     result = await service.engine.send_message(
         request, scoped(call, request.tenant), call.extensions, call.idempotency_key
     )
@@ -132,6 +137,8 @@ async def send_streaming_message(
     if not service.streaming:
         raise A2AError(ErrorKind.UNSUPPORTED_OPERATION, "this agent does not stream")
     service.bounds.check_message(request.message)
+    if not service.preview.generations:
+        request = without_preview(request)
     return await service.engine.send_streaming_message(
         request,
         scoped(call, request.tenant),
@@ -144,6 +151,8 @@ async def send_streaming_message(
 async def get_task(service: Service, request: GetTaskRequest, call: Call) -> Any:
     history_length = views.history_length(request.history_length)
     caller = scoped(call, request.tenant)
+    if service.preview.generations and request.current_generation is not UNSET:
+        return await long_poll(service.preview, service.engine, request, caller, history_length)
     if call.json_out and history_length is None:
         return msgspec.Raw(await service.engine.get_task_json(request.id, caller))
     return await service.engine.get_task(request.id, caller, history_length)

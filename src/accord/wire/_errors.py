@@ -108,6 +108,12 @@ class ErrorKind(enum.Enum):
     RESOURCE_EXHAUSTED = ErrorRow(
         "ResourceExhaustedError", -32010, "RESOURCE_EXHAUSTED", 429, "RESOURCE_EXHAUSTED"
     )
+    # A2A 1.1 preview (dev-1.1 branch): SendMessageConfiguration.ifGenerationMatch is not the
+    # task's generation. Its JSON-RPC code is the seed's ResourceExhausted's too: a code alone
+    # still means ResourceExhausted (the first row), the ErrorInfo reason tells them apart.
+    TASK_GENERATION_MISMATCH = ErrorRow(
+        "TaskGenerationMismatchError", -32010, "ABORTED", 409, "TASK_GENERATION_MISMATCH"
+    )
     TASK_STATE_CONFLICT = ErrorRow(
         "TaskStateConflictError", -32011, "FAILED_PRECONDITION", 409, "TASK_STATE_CONFLICT"
     )

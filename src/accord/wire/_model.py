@@ -234,6 +234,9 @@ class Task(Wire):
     artifacts: list[Artifact] = []
     history: list[Message] = []
     metadata: dict[str, Any] | UnsetType = UNSET
+    # A2A 1.1 preview (a2a_preview = ["1.1"]; docs/preview-1.1.md): 1 at creation, +1 per
+    # streamed change. Unset, and so never on the wire, without the preview.
+    generation: int | UnsetType = UNSET
 
 
 class TaskStatusUpdateEvent(Wire):
@@ -241,6 +244,7 @@ class TaskStatusUpdateEvent(Wire):
     context_id: str
     status: TaskStatus
     metadata: dict[str, Any] | UnsetType = UNSET
+    generation: int | UnsetType = UNSET  # 1.1 preview: the task's, after this change
 
 
 class TaskArtifactUpdateEvent(Wire):
@@ -250,6 +254,7 @@ class TaskArtifactUpdateEvent(Wire):
     append: bool = False
     last_chunk: bool = False
     metadata: dict[str, Any] | UnsetType = UNSET
+    generation: int | UnsetType = UNSET  # 1.1 preview: the task's, after this change
 
 
 class _Oneof(Wire):
@@ -344,6 +349,8 @@ class SendMessageConfiguration(Wire):
     task_push_notification_config: TaskPushNotificationConfig | UnsetType = UNSET
     history_length: int | UnsetType = UNSET
     return_immediately: bool = False
+    # 1.1 preview: refuse a message to a task whose generation is another one.
+    if_generation_match: int | UnsetType = UNSET
 
 
 class SendMessageRequest(Wire):
@@ -357,6 +364,8 @@ class GetTaskRequest(Wire):
     id: str
     tenant: str = ""
     history_length: int | UnsetType = UNSET
+    # 1.1 preview: answer once the task's generation is past this one (long-polling).
+    current_generation: int | UnsetType = UNSET
 
 
 class ListTasksRequest(Wire):

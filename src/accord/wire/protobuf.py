@@ -276,11 +276,24 @@ def _fill_lines(name: str, field: Any, namespace: dict[str, Any]) -> list[str]:
 @cache
 def _reader(cls: type[w.Wire]) -> Read:
     descriptor = proto_class(cls).DESCRIPTOR
-    required = {f.name for f in msgspec.structs.fields(cls) if f.required}
+    fields = msgspec.structs.fields(cls)
+    required = {f.name for f in fields if f.required}
+    # Scalars without presence whose model default is UNSET (Task.generation, the 1.1
+    # preview's): the proto's zero reads back as UNSET, "not known", as the model wants it.
+    unset_when_zero = {f.name for f in fields if f.default is UNSET}
     namespace: dict[str, Any] = {"cls": cls}
     lines = ["def read(message):", "    values = {}"]
     for name in cls.__struct_fields__:
         field = descriptor.fields_by_name[name]
+        if (
+            name in unset_when_zero
+            and not field.has_presence
+            and field.message_type is None
+            and field.enum_type is None
+            and not _is_repeated(field)
+        ):
+            lines += [f"    if message.{name}:", f"        values[{name!r}] = message.{name}"]
+            continue
         lines += _read_lines(name, field, name in required, namespace)
     lines += [
         "    try:",
