@@ -11,11 +11,8 @@ reason.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-import random
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from typing import Any, Literal
 
 import openai
@@ -30,6 +27,7 @@ from openai.types.responses import (
 )
 
 from accord.harness._transcript import Conversation, ToolCall
+from accord.harness.models._adapter import Retry, tool_call
 from accord.harness.models._base import ModelError, ModelEvent, ModelResponse, TextDelta, Usage
 from accord.harness.models._prompt import (
     chat_messages,
@@ -42,17 +40,6 @@ from accord.harness.models._prompt import (
 log = logging.getLogger("accord.harness.model")
 
 Api = Literal["chat", "responses"]
-
-
-@dataclass(frozen=True, slots=True)
-class Retry:
-    attempts: int = 3  # calls in all, while nothing of the answer has come
-    base_s: float = 0.5
-    max_s: float = 8.0
-
-    def delay(self, attempt: int) -> float:
-        backoff: float = min(self.max_s, self.base_s * 2.0**attempt)
-        return backoff * (0.5 + random.random() / 2)
 
 
 def _retryable(error: BaseException) -> bool:
@@ -140,7 +127,7 @@ class OpenAIModel:
         yield ModelResponse(
             text="".join(text),
             tool_calls=tuple(
-                _tool_call(c["id"], c["name"], c["arguments"]) for _, c in sorted(calls.items())
+                tool_call(c["id"], c["name"], c["arguments"]) for _, c in sorted(calls.items())
             ),
             usage=usage,
         )
@@ -173,7 +160,7 @@ class OpenAIModel:
                 event.item, ResponseFunctionToolCall
             ):
                 item = event.item
-                calls.append(_tool_call(item.call_id, item.name, item.arguments))
+                calls.append(tool_call(item.call_id, item.name, item.arguments))
             elif isinstance(event, ResponseCompletedEvent) and event.response.usage is not None:
                 used = event.response.usage
                 details = used.input_tokens_details
@@ -185,18 +172,6 @@ class OpenAIModel:
             elif isinstance(event, ResponseFailedEvent | ResponseErrorEvent):
                 raise ModelError(f"model {self.name}: the response failed: {_event_error(event)}")
         yield ModelResponse(text="".join(text), tool_calls=tuple(calls), usage=usage)
-
-
-def _tool_call(call_id: str, name: str, arguments: str) -> ToolCall:
-    """A tool call as the model wrote it; arguments that are not a JSON object are kept for
-    the tool to refuse (``{"_raw": …}``), not a failed turn."""
-    try:
-        parsed = json.loads(arguments) if arguments.strip() else {}
-    except json.JSONDecodeError:
-        parsed = None
-    if not isinstance(parsed, dict):
-        parsed = {"_raw": arguments}
-    return ToolCall(name=name, arguments=parsed, id=call_id)
 
 
 def _describe(error: BaseException) -> str:
