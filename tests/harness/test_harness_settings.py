@@ -180,3 +180,12 @@ def test_anthropic_models_share_one_client_of_the_endpoint(
     assert first.client.api_key == "sk-ant-1"
     assert first.client.max_retries == 0  # accord retries, only before an answer has begun
     assert str(first.client.base_url).rstrip("/") == "https://api.anthropic.com"
+
+
+def test_prompt_cache_key_can_be_left_out_for_servers_that_refuse_it() -> None:
+    assert parse({"model": "openai:a"}).openai.prompt_cache_key is True
+    gemini = {"base_url": "https://generativelanguage.googleapis.com/v1beta/openai"}
+    settings = parse({"model": "openai:a", "openai": {**gemini, "prompt_cache_key": False}})
+    assert ModelFactory(settings)("openai:a").cache_key is False  # type: ignore[attr-defined]
+    with pytest.raises(ConfigError, match=r"harness\.openai\.prompt_cache_key: expected"):
+        parse({"model": "openai:a", "openai": {"prompt_cache_key": "sometimes"}})

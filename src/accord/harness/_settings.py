@@ -243,6 +243,7 @@ class ModelFactory:
                 self._openai_client(),
                 api=self.endpoint.api,
                 retry=Retry(attempts=self.endpoint.attempts),
+                cache_key=self.endpoint.prompt_cache_key,
             )
         if kind == "anthropic":
             from accord.harness.models._anthropic import AnthropicModel

@@ -9,6 +9,7 @@ and ``anthropic:NAME`` models use.
     api_key_env = "OPENAI_API_KEY"           # the key is read from this variable only
     timeout_s = 120                          # per model call
     attempts = 3                             # while nothing of an answer has come
+    prompt_cache_key = true                  # false for a server that refuses it (Gemini's)
 
     [harness.anthropic]
     base_url = "https://api.anthropic.com"   # the server root, as the anthropic package takes it
@@ -36,7 +37,7 @@ from accord import config as check
 from accord.config import ConfigError
 
 CONNECTION = ("base_url", "api_key_env", "timeout_s", "attempts")
-KNOWN = (*CONNECTION, "api")
+KNOWN = (*CONNECTION, "api", "prompt_cache_key")
 ANTHROPIC_KNOWN = (*CONNECTION, "max_tokens", "thinking")
 APIS = ("chat", "responses")
 ANTHROPIC_URL = "https://api.anthropic.com"
@@ -61,6 +62,7 @@ class Endpoint(_Keyed):
     api_key_env: str = "OPENAI_API_KEY"
     timeout_s: float = 120.0
     attempts: int = 3
+    prompt_cache_key: bool = True  # sent (the task id); a server may refuse fields it lacks
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +85,10 @@ def parse(value: Any, where: str) -> Endpoint:
         if api not in APIS:
             raise check.refuse(f"{where}.api", " or ".join(repr(a) for a in APIS), api)
         read["api"] = api
+    if "prompt_cache_key" in fields:
+        read["prompt_cache_key"] = check.boolean(
+            fields["prompt_cache_key"], f"{where}.prompt_cache_key"
+        )
     endpoint = Endpoint(**read)
     refuse_key_in_clear(endpoint, where)
     return endpoint

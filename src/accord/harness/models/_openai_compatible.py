@@ -54,9 +54,16 @@ class OpenAIModel:
     """One model name on one endpoint. ``client`` is shared by every model of the endpoint."""
 
     def __init__(
-        self, name: str, client: AsyncOpenAI, *, api: Api = "chat", retry: Retry | None = None
+        self,
+        name: str,
+        client: AsyncOpenAI,
+        *,
+        api: Api = "chat",
+        retry: Retry | None = None,
+        cache_key: bool = True,  # send prompt_cache_key (a server may refuse fields it lacks)
     ) -> None:
         self.name = name
+        self.cache_key = cache_key
         # (Any: the package's overloads cannot type a call whose options vary per request)
         self.client: Any = client
         self.api = api
@@ -86,6 +93,9 @@ class OpenAIModel:
                 log.info("model %s: %s; trying again in %.1f s", self.name, _describe(exc), delay)
                 await asyncio.sleep(delay)
 
+    def _cache_key(self, conversation: Conversation) -> dict[str, Any]:
+        return {"prompt_cache_key": conversation.task_id} if self.cache_key else {}
+
     # --- Chat Completions ------------------------------------------------------------------
 
     async def _chat(self, conversation: Conversation) -> AsyncIterator[ModelEvent]:
@@ -99,8 +109,8 @@ class OpenAIModel:
             messages=chat_messages(conversation),
             stream=True,
             stream_options={"include_usage": True},
-            prompt_cache_key=conversation.task_id,
             **options,
+            **self._cache_key(conversation),
         )
         text: list[str] = []
         calls: dict[int, dict[str, str]] = {}
@@ -146,8 +156,8 @@ class OpenAIModel:
             input=responses_input(conversation),
             stream=True,
             store=False,
-            prompt_cache_key=conversation.task_id,
             **options,
+            **self._cache_key(conversation),
         )
         text: list[str] = []
         calls: list[ToolCall] = []
