@@ -29,7 +29,6 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import anthropic
-import httpx2
 from anthropic import AsyncAnthropic
 
 from accord.harness._transcript import Conversation, ToolCall
@@ -41,6 +40,7 @@ log = logging.getLogger("accord.harness.model")
 
 CACHED = {"type": "ephemeral"}
 THOUGHTS_KEPT = 256  # answers whose thinking is kept for the tool results that follow them
+HTTP_CLIENTS = ("httpx", "httpx2", "httpcore")
 TOO_LONG = ("prompt is too long", "exceed context limit", "context window", "too many tokens")
 
 
@@ -257,16 +257,19 @@ def _failure(error: Exception) -> Failure | None:
         return Failure("model_unavailable", f"cannot reach the endpoint ({cause})", True)
     if isinstance(error, anthropic.APIStatusError):
         return _status_failure(error)
-    if isinstance(error, httpx2.TransportError):  # the stream broke once it had begun
-        return Failure("model_unavailable", f"the stream broke ({error or type(error)})", True)
+    if type(error).__module__.partition(".")[0] in HTTP_CLIENTS:
+        # (a stream that broke, where the package lets its HTTP client's error through)
+        return Failure("model_unavailable", f"the stream broke ({error!r})", True)
     if isinstance(error, anthropic.AnthropicError):
         return Failure("model_error", str(error) or type(error).__name__)
     return None
 
 
 def _status_failure(error: anthropic.APIStatusError) -> Failure:
-    status, kind = error.status_code, str(error.type or "")
-    message = error.api_message or error.message
+    status, kind, message = error.status_code, "", error.message
+    said = error.body.get("error") if isinstance(error.body, dict) else None
+    if isinstance(said, dict):  # {"type": "error", "error": {"type": …, "message": …}}
+        kind, message = str(said.get("type") or ""), str(said.get("message") or message)
     # (an error sent on the stream comes with the stream's 200)
     says = f"HTTP {status}" if status >= 400 else "an error on the stream"
     says += f" ({kind}): {message}" if kind else f": {message}"
