@@ -5,9 +5,9 @@ The providers' adapters (:class:`OpenAIModel`, :class:`AnthropicModel`, and the
 :class:`Retry` policy they share) are imported when first named, so that the package needs
 neither provider's package until a model of it is used."""
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from accord.harness import _lazy
 from accord.harness.models._base import (
     Entry,
     FunctionModel,
@@ -36,11 +36,7 @@ _ADAPTERS = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _ADAPTERS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'accord.harness.models' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__getattr__ = _lazy.exports(__name__, _ADAPTERS)
 
 
 __all__ = [
