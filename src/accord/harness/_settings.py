@@ -36,6 +36,7 @@ Every error names the setting (and the file, when there is one).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -228,8 +229,7 @@ class ModelFactory:
     def __init__(self, settings: HarnessSettings) -> None:
         self.endpoint = settings.openai
         self.anthropic = settings.anthropic
-        self._client: Any = None
-        self._anthropic_client: Any = None
+        self._clients: dict[str, Any] = {}
 
     def __call__(self, spec: str) -> Model:
         kind, _, argument = spec.partition(":")
@@ -240,7 +240,7 @@ class ModelFactory:
 
             return OpenAIModel(
                 argument,
-                self._openai_client(),
+                self._client(kind),
                 api=self.endpoint.api,
                 retry=Retry(attempts=self.endpoint.attempts),
                 cache_key=self.endpoint.prompt_cache_key,
@@ -250,35 +250,32 @@ class ModelFactory:
 
             return AnthropicModel(
                 argument,
-                self._claude_client(),
+                self._client(kind),
                 max_tokens=self.anthropic.max_tokens,
                 thinking=self.anthropic.thinking,
                 retry=Retry(attempts=self.anthropic.attempts),
             )
         raise ValueError(f"model {spec!r}: unknown kind {kind!r}")
 
-    def _openai_client(self) -> Any:
-        if self._client is None:
-            from openai import AsyncOpenAI
+    def _client(self, kind: str) -> Any:
+        """The one client of the kind's endpoint, made when a model first needs it."""
+        if kind not in self._clients:
+            endpoint: Endpoint | AnthropicEndpoint
+            make: Callable[..., Any]
+            if kind == "openai":
+                from openai import AsyncOpenAI
 
-            self._client = AsyncOpenAI(
-                # (a local server may want none; the client wants something)
-                api_key=self.endpoint.api_key() or "unused",
-                base_url=self.endpoint.base_url,
-                timeout=self.endpoint.timeout_s,
+                endpoint, make = self.endpoint, AsyncOpenAI
+            else:
+                from anthropic import AsyncAnthropic
+
+                endpoint, make = self.anthropic, AsyncAnthropic
+            self._clients[kind] = make(
+                # The key given, never looked for elsewhere (the anthropic package would read
+                # its own files); a local server may want none, the client wants something.
+                api_key=endpoint.api_key() or "unused",
+                base_url=endpoint.base_url,
+                timeout=endpoint.timeout_s,
                 max_retries=0,  # accord retries, and only before an answer has begun
             )
-        return self._client
-
-    def _claude_client(self) -> Any:
-        if self._anthropic_client is None:
-            from anthropic import AsyncAnthropic
-
-            self._anthropic_client = AsyncAnthropic(
-                # (given, never looked for elsewhere: the package would read its own files)
-                api_key=self.anthropic.api_key() or "unused",
-                base_url=self.anthropic.base_url,
-                timeout=self.anthropic.timeout_s,
-                max_retries=0,  # accord retries, and only before an answer has begun
-            )
-        return self._anthropic_client
+        return self._clients[kind]

@@ -26,7 +26,7 @@ from datetime import UTC, datetime
 from typing import TypeVar
 
 from accord.harness._transcript import ToolCall
-from accord.harness.models._base import ModelError, ModelFailure
+from accord.harness.models._base import ModelError, ModelEvent, ModelFailure, ModelResponse
 
 log = logging.getLogger("accord.harness.model")
 
@@ -109,6 +109,16 @@ async def retried(
                 ) from exc
             log.info("model %s: %s; trying again in %.1f s", model, failure.says, wait)
             await asyncio.sleep(wait)
+
+
+async def whole(events: AsyncIterator[ModelEvent]) -> ModelResponse:
+    """The response a model's stream of events ends with."""
+    final: ModelResponse | None = None
+    async for event in events:
+        if isinstance(event, ModelResponse):
+            final = event
+    assert final is not None, "a model stream ends with its response"
+    return final
 
 
 def tool_call(call_id: str, name: str, arguments: str) -> ToolCall:

@@ -32,7 +32,7 @@ import anthropic
 from anthropic import AsyncAnthropic
 
 from accord.harness._transcript import Conversation, ToolCall
-from accord.harness.models._adapter import Failure, Retry, retried, retry_after, tool_call
+from accord.harness.models._adapter import Failure, Retry, retried, retry_after, tool_call, whole
 from accord.harness.models._base import ModelError, ModelEvent, ModelResponse, TextDelta, Usage
 from accord.harness.models._prompt import anthropic_messages, anthropic_tools
 
@@ -71,12 +71,7 @@ class AnthropicModel:
         return f"anthropic:{self.name}"
 
     async def respond(self, conversation: Conversation) -> ModelResponse:
-        final: ModelResponse | None = None
-        async for event in self.stream(conversation):
-            if isinstance(event, ModelResponse):
-                final = event
-        assert final is not None
-        return final
+        return await whole(self.stream(conversation))
 
     def stream(self, conversation: Conversation) -> AsyncIterator[ModelEvent]:
         return retried(

@@ -27,7 +27,7 @@ from openai.types.responses import (
 )
 
 from accord.harness._transcript import Conversation, ToolCall
-from accord.harness.models._adapter import Retry, tool_call
+from accord.harness.models._adapter import Retry, tool_call, whole
 from accord.harness.models._base import ModelError, ModelEvent, ModelResponse, TextDelta, Usage
 from accord.harness.models._prompt import (
     chat_messages,
@@ -70,12 +70,7 @@ class OpenAIModel:
         self.retry = retry or Retry()
 
     async def respond(self, conversation: Conversation) -> ModelResponse:
-        final: ModelResponse | None = None
-        async for event in self.stream(conversation):
-            if isinstance(event, ModelResponse):
-                final = event
-        assert final is not None
-        return final
+        return await whole(self.stream(conversation))
 
     async def stream(self, conversation: Conversation) -> AsyncIterator[ModelEvent]:
         call = self._chat if self.api == "chat" else self._responses
