@@ -10,7 +10,8 @@ pieces), each opened by ``content_block_start`` and closed by ``content_block_st
 ``message_delta`` (the stop reason and the usage, as running totals) and ``message_stop``.
 A reply with a status answers it with an error as the API shapes them (``{"type": "error",
 "error": {"type": "rate_limit_error", …}}``, the ``retry-after`` header if asked); one with
-``fail_after`` sends an ``error`` event (``overloaded_error``) on the stream.
+``fail_after`` sends an ``error`` event (``overloaded_error``) on the stream; one
+``unfinished`` ends the stream before its ``message_delta``.
 
     with FakeAnthropic() as fake:
         fake.replies.append(Reply(["Hel", "lo"], usage=(10, 2, 4)))
@@ -113,15 +114,18 @@ class FakeAnthropic(FakeModelServer):
             yield event("content_block_stop", index=index)
             index += 1
         for call_id, name, arguments in reply.tool_calls:
-            block = {"type": "tool_use", "id": call_id, "name": name, "input": {}}
+            whole = arguments if reply.input_at_start else {}
+            block = {"type": "tool_use", "id": call_id, "name": name, "input": whole}
             yield event("content_block_start", index=index, content_block=block)
-            encoded = json.dumps(arguments)
+            encoded = "" if reply.input_at_start else json.dumps(arguments)
             half = len(encoded) // 2
             for piece in ("", encoded[:half], encoded[half:]):
                 delta = {"type": "input_json_delta", "partial_json": piece}
                 yield event("content_block_delta", index=index, delta=delta)
             yield event("content_block_stop", index=index)
             index += 1
+        if reply.unfinished:
+            return
         stop = reply.stop_reason or ("tool_use" if reply.tool_calls else "end_turn")
         ended = {"stop_reason": stop, "stop_sequence": None}
         yield event("message_delta", delta=ended, usage={**usage, "output_tokens": used_out})

@@ -41,11 +41,14 @@ class Reply:
     held_until: threading.Event | None = None
     # Anthropic's: of the input, the tokens written to the cache; a thinking block before the
     # text; the stop reason ("": end_turn, or tool_use with tool calls); an `error` event
-    # (overloaded) on the stream after this many text chunks.
+    # (overloaded) on the stream after this many text chunks; tool inputs whole in their
+    # block's start (not in pieces); a stream that ends, cleanly, before its message_delta.
     cache_write: int = 0
     thinking: str = ""
     stop_reason: str = ""
     fail_after: int | None = None
+    input_at_start: bool = False
+    unfinished: bool = False
 
 
 def sse(data: dict[str, Any], event: str | None = None) -> bytes:

@@ -79,6 +79,13 @@ async def test_parallel_tool_calls_come_back_with_their_ids_and_arguments(
     )
 
 
+async def test_a_tool_input_given_whole_at_its_block_start_is_read(fake: FakeAnthropic) -> None:
+    call = ("toolu_1", "get_order", {"id": 48213})
+    fake.replies.append(Reply([], tool_calls=[call], input_at_start=True))
+    final = (await events_of(model(fake)))[-1]
+    assert final.tool_calls == (ToolCall("get_order", {"id": 48213}, "toolu_1"),)
+
+
 async def test_tokens_arrive_as_the_model_writes_them(fake: FakeAnthropic) -> None:
     fake.replies.append(Reply(["a", "b", "c"], pause_s=0.3))
     arrived: list[float] = []
@@ -228,6 +235,16 @@ async def test_an_error_on_the_stream_before_any_text_is_tried_again(fake: FakeA
     fake.replies.extend([Reply(["never"], fail_after=0), Reply(["fine"])])
     events = await events_of(model(fake))
     assert events == [TextDelta("fine"), ModelResponse("fine", usage=Usage(10, 5, 0))]
+
+
+async def test_a_stream_that_ends_before_the_answer_does_is_a_failure(
+    fake: FakeAnthropic,
+) -> None:
+    fake.replies.extend([Reply([], unfinished=True), Reply(["par", "tial"], unfinished=True)])
+    failed = await failure(model(fake))
+    assert failed.reason == "model_unavailable"
+    assert "the stream ended before the answer did (after the answer had begun" in str(failed)
+    assert len(fake.requests) == 2  # (nothing had come of the first: asked again)
 
 
 async def test_rate_limited_past_the_retries(fake: FakeAnthropic) -> None:

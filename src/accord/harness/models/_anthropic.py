@@ -22,6 +22,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from collections import OrderedDict
 from collections.abc import AsyncGenerator, AsyncIterator
@@ -133,6 +134,8 @@ class AnthropicModel:
                 text = answer.read(event)
                 if text:
                     yield TextDelta(text)
+        if answer.stop_reason is None:
+            raise _Unfinished
         if answer.stop_reason == "refusal":
             raise ModelError(
                 f"model {self.label}: the model refused to answer",
@@ -208,8 +211,14 @@ class _Answer:
         return "".join(b.get("text", "") for b in self._ordered() if b.get("type") == "text")
 
     def tool_calls(self) -> tuple[ToolCall, ...]:
+        # (the input streamed in pieces; or whole at the block's start, as some servers that
+        # speak the Messages API send it)
         return tuple(
-            tool_call(str(b.get("id", "")), str(b.get("name", "")), b.get("partial_json", ""))
+            tool_call(
+                str(b.get("id", "")),
+                str(b.get("name", "")),
+                b.get("partial_json") or json.dumps(b.get("input") or {}),
+            )
             for b in self._ordered()
             if b.get("type") == "tool_use"
         )
@@ -243,8 +252,14 @@ class _Answer:
         )
 
 
+class _Unfinished(Exception):
+    """The stream ended before the answer did (no stop reason came)."""
+
+
 def _failure(error: Exception) -> Failure | None:
     """What an error of the anthropic package (or of its HTTP client) means."""
+    if isinstance(error, _Unfinished):
+        return Failure("model_unavailable", "the stream ended before the answer did", True)
     if isinstance(error, anthropic.APITimeoutError):
         return Failure("model_unavailable", "the endpoint did not answer in time", True)
     if isinstance(error, anthropic.APIConnectionError):
