@@ -32,6 +32,7 @@ from typing import Any, Literal
 import anthropic
 from anthropic import AsyncAnthropic
 
+from accord.errors import AccordError
 from accord.harness._transcript import Conversation, ToolCall
 from accord.harness.models._adapter import Failure, Retry, retried, retry_after, tool_call, whole
 from accord.harness.models._base import ModelError, ModelEvent, ModelResponse, TextDelta, Usage
@@ -252,7 +253,7 @@ class _Answer:
         )
 
 
-class _Unfinished(Exception):
+class _Unfinished(AccordError):
     """The stream ended before the answer did (no stop reason came)."""
 
 
