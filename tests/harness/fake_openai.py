@@ -4,7 +4,8 @@ format of both Chat Completions and the Responses API, scripted answers.
 A test queues :class:`Reply` objects; each request takes the next one (an empty queue answers
 "ok"). A reply streams its text in chunks (with a pause between them if asked), then its tool
 calls, then usage; or fails with an HTTP status before streaming; or cuts its stream after some
-chunks. Every request's JSON body is kept in ``requests`` for the test to inspect.
+chunks. Every request's JSON body is kept in ``requests`` for the test to inspect (the
+plumbing, and :class:`Reply`, are tests/harness/fake_model_server.py's).
 
     with FakeOpenAI() as fake:
         fake.replies.append(Reply(["Hel", "lo"], usage=(10, 2, 4)))
@@ -13,100 +14,37 @@ chunks. Every request's JSON body is kept in ``requests`` for the test to inspec
 
 from __future__ import annotations
 
-import asyncio
 import json
-import socket
-import threading
-import time
-from collections import deque
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
 from typing import Any
 
-import uvicorn
-from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
+from tests.harness.fake_model_server import FakeModelServer, Reply, sse
+
+__all__ = ["FakeOpenAI", "Reply"]
 
 
-@dataclass
-class Reply:
-    chunks: list[str] = field(default_factory=lambda: ["ok"])
-    tool_calls: list[tuple[str, str, dict[str, Any]]] = field(
-        default_factory=list
-    )  # id, name, args
-    usage: tuple[int, int, int] = (10, 5, 0)  # in, out, cached
-    status: int = 200  # not 200: answer this status (and a JSON error) instead of a stream
-    pause_s: float = 0.0  # between chunks
-    cut_after: int | None = None  # end the connection after this many text chunks
-    # Set by the test: the chunks after the first wait for it (the client saw the first one)
-    held_until: threading.Event | None = None
+class FakeOpenAI(FakeModelServer):
+    name = "OpenAI"
 
-
-def _sse(data: dict[str, Any], event: str | None = None) -> bytes:
-    head = f"event: {event}\n" if event else ""
-    return f"{head}data: {json.dumps(data)}\n\n".encode()
-
-
-class FakeOpenAI:
     def __init__(self) -> None:
-        self.replies: deque[Reply] = deque()
-        self.requests: list[dict[str, Any]] = []
-        self.sent_at: list[float] = []  # time.monotonic() as each text chunk was written
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            self.port = int(sock.getsockname()[1])
-        app = Starlette(
-            routes=[
+        super().__init__(
+            [
                 Route("/v1/chat/completions", self._chat, methods=["POST"]),
                 Route("/v1/responses", self._responses, methods=["POST"]),
             ]
         )
-        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning")
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
+        return f"{self.root}/v1"
 
-    def __enter__(self) -> FakeOpenAI:
-        self.thread.start()
-        deadline = time.monotonic() + 10
-        while not self.server.started:
-            if time.monotonic() > deadline:
-                raise RuntimeError("the fake OpenAI server did not start")
-            time.sleep(0.01)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.should_exit = True
-        self.thread.join(10)
-
-    async def _take(self, request: Request) -> tuple[dict[str, Any], Reply]:
-        body = await request.json()
-        self.requests.append(body)
-        reply = self.replies.popleft() if self.replies else Reply()
-        return body, reply
-
-    @staticmethod
-    def _refusal(reply: Reply) -> Response:
-        error = {"error": {"message": f"fake failure {reply.status}", "type": "server_error"}}
-        return JSONResponse(error, status_code=reply.status)
-
-    async def _text(self, reply: Reply) -> AsyncIterator[str | None]:
-        """The reply's text chunks, paced; None where the stream must be cut."""
-        for index, chunk in enumerate(reply.chunks):
-            if reply.cut_after is not None and index >= reply.cut_after:
-                yield None
-                return
-            if index == 1 and reply.held_until is not None:
-                await asyncio.to_thread(reply.held_until.wait, 30)
-            if index and reply.pause_s:
-                await asyncio.sleep(reply.pause_s)
-            self.sent_at.append(time.monotonic())
-            yield chunk
+    def _refusal(self, reply: Reply) -> Response:
+        message = reply.error or f"fake failure {reply.status}"
+        error = {"error": {"message": message, "type": "server_error"}}
+        return JSONResponse(error, status_code=reply.status, headers=self.refusal_headers(reply))
 
     # --- Chat Completions ------------------------------------------------------------------
 
@@ -117,7 +55,7 @@ class FakeOpenAI:
         model = body.get("model", "fake")
 
         def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
-            return _sse(
+            return sse(
                 {
                     "id": "chatcmpl-fake",
                     "object": "chat.completion.chunk",
@@ -153,7 +91,7 @@ class FakeOpenAI:
                 )
             yield chunk({}, "tool_calls" if reply.tool_calls else "stop")
             used_in, used_out, cached = reply.usage
-            yield _sse(
+            yield sse(
                 {
                     "id": "chatcmpl-fake",
                     "object": "chat.completion.chunk",
@@ -183,7 +121,7 @@ class FakeOpenAI:
         sequence = iter(range(1_000_000))
 
         def event(kind: str, **fields: Any) -> bytes:
-            return _sse({"type": kind, "sequence_number": next(sequence), **fields}, kind)
+            return sse({"type": kind, "sequence_number": next(sequence), **fields}, kind)
 
         async def events() -> AsyncIterator[bytes]:
             yield event(

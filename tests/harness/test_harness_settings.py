@@ -8,6 +8,7 @@ import pytest
 
 from accord.config import ConfigError
 from accord.harness._settings import HarnessSettings, ModelFactory, parse
+from accord.harness.models import AnthropicModel
 
 
 def test_a_minimal_table(tmp_path: Path) -> None:
@@ -105,3 +106,86 @@ def test_openai_models_share_one_client_of_the_endpoint() -> None:
     assert first.client is second.client  # type: ignore[attr-defined]
     assert first.api == "responses"  # type: ignore[attr-defined]
     assert str(first.client.base_url).rstrip("/") == "https://api.openai.com/v1"  # type: ignore[attr-defined]
+
+
+def test_the_anthropic_endpoint_and_its_defaults() -> None:
+    default = parse({"model": "anthropic:claude-sonnet-4-5"}, "h.toml").anthropic
+    assert (default.base_url, default.api_key_env) == (
+        "https://api.anthropic.com",
+        "ANTHROPIC_API_KEY",
+    )
+    assert (default.max_tokens, default.thinking, default.attempts) == (8192, 0, 3)
+    table = {"base_url": "https://gw.example.com/anthropic/", "max_tokens": 4096, "thinking": 2048}
+    given = parse({"model": "anthropic:m", "anthropic": table}, "h.toml").anthropic
+    assert given.base_url == "https://gw.example.com/anthropic"
+    assert (given.max_tokens, given.thinking) == (4096, 2048)
+    adaptive = parse({"model": "anthropic:m", "anthropic": {"thinking": "adaptive"}}).anthropic
+    assert adaptive.thinking == "adaptive"
+
+
+@pytest.mark.parametrize(
+    ("table", "says"),
+    [
+        ({"colour": 1}, "h.toml: harness.anthropic.colour: unknown field"),
+        ({"api": "chat"}, "h.toml: harness.anthropic.api: unknown field"),
+        (
+            {"base_url": "https://api.anthropic.com/v1"},
+            "h.toml: harness.anthropic.base_url: the server's root, without /v1",
+        ),
+        ({"max_tokens": 0}, "h.toml: harness.anthropic.max_tokens: at least 1"),
+        ({"attempts": 0}, "h.toml: harness.anthropic.attempts: at least 1"),
+        ({"thinking": 512}, 'h.toml: harness.anthropic.thinking: 0 (off), "adaptive", or a budget'),
+        (
+            {"thinking": 8192},
+            'h.toml: harness.anthropic.thinking: 0 (off), "adaptive", or a budget from 1024 to '
+            "less than max_tokens (8192), got 8192",
+        ),
+        ({"thinking": "lots"}, "h.toml: harness.anthropic.thinking: expected 0 (off)"),
+        ({"thinking": True}, "h.toml: harness.anthropic.thinking: expected 0 (off)"),
+    ],
+)
+def test_anthropic_refusals_name_the_setting(table: dict[str, object], says: str) -> None:
+    with pytest.raises(ConfigError) as refused:
+        parse({"model": "anthropic:m", "anthropic": table}, "h.toml")
+    assert str(refused.value).startswith(says), str(refused.value)
+
+
+def test_the_anthropic_key_is_never_sent_in_clear_to_another_machine(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-secret")
+    remote = {"base_url": "http://claude.example.com"}
+    with pytest.raises(ConfigError) as refused:
+        parse({"model": "anthropic:m", "anthropic": remote}, "h.toml")
+    message = str(refused.value)
+    assert message.startswith("h.toml: harness.anthropic.base_url: refusing to send the key")
+    assert "sk-ant-secret" not in message
+    parse({"model": "anthropic:m", "anthropic": {"base_url": "http://localhost:8080"}}, "h.toml")
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    parse({"model": "anthropic:m", "anthropic": remote}, "h.toml")
+
+
+def test_anthropic_models_share_one_client_of_the_endpoint(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("CLAUDE_KEY", "sk-ant-1")
+    table = {"api_key_env": "CLAUDE_KEY", "attempts": 5, "max_tokens": 4096, "thinking": 1024}
+    settings = parse({"model": "anthropic:a", "models": ["anthropic:b"], "anthropic": table})
+    factory = ModelFactory(settings)
+    first, second = factory("anthropic:a"), factory("anthropic:b")
+    assert isinstance(first, AnthropicModel) and isinstance(second, AnthropicModel)
+    assert first.client is second.client
+    assert (first.name, first.label) == ("a", "anthropic:a")
+    assert (first.max_tokens, first.thinking, first.retry.attempts) == (4096, 1024, 5)
+    assert first.client.api_key == "sk-ant-1"
+    assert first.client.max_retries == 0  # accord retries, only before an answer has begun
+    assert str(first.client.base_url).rstrip("/") == "https://api.anthropic.com"
+
+
+def test_prompt_cache_key_can_be_left_out_for_servers_that_refuse_it() -> None:
+    assert parse({"model": "openai:a"}).openai.prompt_cache_key is True
+    gemini = {"base_url": "https://generativelanguage.googleapis.com/v1beta/openai"}
+    settings = parse({"model": "openai:a", "openai": {**gemini, "prompt_cache_key": False}})
+    assert ModelFactory(settings)("openai:a").cache_key is False  # type: ignore[attr-defined]
+    with pytest.raises(ConfigError, match=r"harness\.openai\.prompt_cache_key: expected"):
+        parse({"model": "openai:a", "openai": {"prompt_cache_key": "sometimes"}})

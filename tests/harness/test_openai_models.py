@@ -165,6 +165,18 @@ async def test_tokens_arrive_as_the_model_writes_them(fake: FakeOpenAI, api: str
     assert arrived[0] < fake.sent_at[1] and arrived[1] < fake.sent_at[2]
 
 
+@pytest.mark.parametrize("api", APIS)
+async def test_prompt_cache_key_is_left_out_for_a_server_that_refuses_it(
+    fake: FakeOpenAI, api: str
+) -> None:
+    await events_of(model(fake, api), conversation())
+    client = AsyncOpenAI(api_key="test-key", base_url=fake.base_url, max_retries=0)
+    gemini_like = OpenAIModel("fake-model", client, api=api, cache_key=False)  # type: ignore[arg-type]
+    await events_of(gemini_like, conversation())
+    assert fake.requests[0]["prompt_cache_key"] == "t1"
+    assert "prompt_cache_key" not in fake.requests[1]
+
+
 LIVE_URL = os.environ.get("ACCORD_TEST_OPENAI_BASE_URL", "")
 
 

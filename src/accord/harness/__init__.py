@@ -20,8 +20,9 @@ constants (``accord.harness._wire``) does not load the agent.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from accord.harness import _lazy
 
 if TYPE_CHECKING:
     from accord.harness._agent import HarnessAgent
@@ -64,11 +65,7 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'accord.harness' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__getattr__ = _lazy.exports(__name__, _WHERE)
 
 
 __all__ = [

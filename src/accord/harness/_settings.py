@@ -16,6 +16,9 @@
     [harness.openai]                               # the endpoint of "openai:NAME" models
     base_url = "https://api.openai.com/v1"         # (accord.harness.models._endpoint)
 
+    [harness.anthropic]                            # the endpoint of "anthropic:NAME" models
+    base_url = "https://api.anthropic.com"         # (accord.harness.models._endpoint)
+
     [[harness.agents]]                             # the agent roster (accord.harness._roster)
     id = "helper"
     card = "https://helper.example.com"
@@ -33,6 +36,7 @@ Every error names the setting (and the file, when there is one).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,12 +49,13 @@ from accord.harness.channels._outbox import DeliverySettings, parse_delivery
 from accord.harness.core._delegation import Bounds
 from accord.harness.models import Model, ScriptedModel
 from accord.harness.models import _endpoint as endpoints
-from accord.harness.models._endpoint import Endpoint, is_loopback
+from accord.harness.models._adapter import Retry
+from accord.harness.models._endpoint import AnthropicEndpoint, Endpoint, is_loopback
 from accord.harness.plugins._manifest import is_path
 from accord.harness.tools._mcp import McpServerSettings
 from accord.harness.tools._mcp import parse as mcp_settings
 
-MODEL_KINDS = ("scripted", "openai")
+MODEL_KINDS = ("scripted", "openai", "anthropic")
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +66,8 @@ class HarnessSettings:
     system_prompt: str = ""
     delegators: tuple[str, ...] = ()
     openai: Endpoint = field(default_factory=Endpoint)  # where openai:NAME models are served
+    # where anthropic:NAME models are served
+    anthropic: AnthropicEndpoint = field(default_factory=AnthropicEndpoint)
     plugins: tuple[str, ...] = ()
     # A plugin component that cannot load stops the start (False: it is skipped, logged).
     plugins_strict: bool = True
@@ -97,6 +104,7 @@ KNOWN = (
     "system_prompt_file",
     "delegators",
     "openai",
+    "anthropic",
     "plugins",
     "plugins_strict",
     "hook_timeout_s",
@@ -176,6 +184,7 @@ def parse(value: Any, source: str = "") -> HarnessSettings:
         system_prompt=prompt,
         delegators=texts("delegators"),
         openai=endpoints.parse(fields.get("openai", {}), f"{where}.openai"),
+        anthropic=endpoints.parse_anthropic(fields.get("anthropic", {}), f"{where}.anthropic"),
         plugins=plugins,
         plugins_strict=check.boolean(fields.get("plugins_strict", True), f"{where}.plugins_strict"),
         hook_timeout_s=timeout,
@@ -214,36 +223,59 @@ def push_url(value: Any, where: str) -> str:
 
 class ModelFactory:
     """Builds the model a ``kind:argument`` spec names (ValueError when it cannot be);
-    ``openai:NAME`` models share one client of the settings' endpoint."""
+    ``openai:NAME`` models share one client of the settings' endpoint, and
+    ``anthropic:NAME`` models one of theirs."""
 
     def __init__(self, settings: HarnessSettings) -> None:
         self.endpoint = settings.openai
-        self._client: Any = None
+        self.anthropic = settings.anthropic
+        self._clients: dict[str, Any] = {}
 
     def __call__(self, spec: str) -> Model:
         kind, _, argument = spec.partition(":")
         if kind == "scripted":
             return ScriptedModel.from_file(argument)
         if kind == "openai":
-            from accord.harness.models._openai_compatible import OpenAIModel, Retry
+            from accord.harness.models._openai_compatible import OpenAIModel
 
             return OpenAIModel(
                 argument,
-                self._openai_client(),
+                self._client(kind),
                 api=self.endpoint.api,
                 retry=Retry(attempts=self.endpoint.attempts),
+                cache_key=self.endpoint.prompt_cache_key,
+            )
+        if kind == "anthropic":
+            from accord.harness.models._anthropic import AnthropicModel
+
+            return AnthropicModel(
+                argument,
+                self._client(kind),
+                max_tokens=self.anthropic.max_tokens,
+                thinking=self.anthropic.thinking,
+                retry=Retry(attempts=self.anthropic.attempts),
             )
         raise ValueError(f"model {spec!r}: unknown kind {kind!r}")
 
-    def _openai_client(self) -> Any:
-        if self._client is None:
-            from openai import AsyncOpenAI
+    def _client(self, kind: str) -> Any:
+        """The one client of the kind's endpoint, made when a model first needs it."""
+        if kind not in self._clients:
+            endpoint: Endpoint | AnthropicEndpoint
+            make: Callable[..., Any]
+            if kind == "openai":
+                from openai import AsyncOpenAI
 
-            self._client = AsyncOpenAI(
-                # (a local server may want none; the client wants something)
-                api_key=self.endpoint.api_key() or "unused",
-                base_url=self.endpoint.base_url,
-                timeout=self.endpoint.timeout_s,
+                endpoint, make = self.endpoint, AsyncOpenAI
+            else:
+                from anthropic import AsyncAnthropic
+
+                endpoint, make = self.anthropic, AsyncAnthropic
+            self._clients[kind] = make(
+                # The key given, never looked for elsewhere (the anthropic package would read
+                # its own files); a local server may want none, the client wants something.
+                api_key=endpoint.api_key() or "unused",
+                base_url=endpoint.base_url,
+                timeout=endpoint.timeout_s,
                 max_retries=0,  # accord retries, and only before an answer has begun
             )
-        return self._client
+        return self._clients[kind]

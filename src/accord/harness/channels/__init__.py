@@ -5,8 +5,9 @@ modules directly, and loading them all with the package would go round in a circ
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from accord.harness import _lazy
 
 if TYPE_CHECKING:
     from accord.harness.channels._peer import channel_message, reply
@@ -19,11 +20,7 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'accord.harness.channels' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__getattr__ = _lazy.exports(__name__, _WHERE)
 
 
 __all__ = [

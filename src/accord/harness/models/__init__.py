@@ -1,6 +1,13 @@
 """Models: what answers a conversation's turn. A model gets the :class:`Conversation` and
-returns a :class:`ModelResponse`; the harness agent stores it and parks the task."""
+returns a :class:`ModelResponse`; the harness agent stores it and parks the task.
 
+The providers' adapters (:class:`OpenAIModel`, :class:`AnthropicModel`, and the
+:class:`Retry` policy they share) are imported when first named, so that the package needs
+neither provider's package until a model of it is used."""
+
+from typing import TYPE_CHECKING
+
+from accord.harness import _lazy
 from accord.harness.models._base import (
     Entry,
     FunctionModel,
@@ -17,7 +24,23 @@ from accord.harness.models._base import (
 )
 from accord.harness.models._scripted import ScriptedModel, load_script
 
+if TYPE_CHECKING:
+    from accord.harness.models._adapter import Retry
+    from accord.harness.models._anthropic import AnthropicModel
+    from accord.harness.models._openai_compatible import OpenAIModel
+
+_ADAPTERS = {
+    "AnthropicModel": "accord.harness.models._anthropic",
+    "OpenAIModel": "accord.harness.models._openai_compatible",
+    "Retry": "accord.harness.models._adapter",
+}
+
+
+__getattr__ = _lazy.exports(__name__, _ADAPTERS)
+
+
 __all__ = [
+    "AnthropicModel",
     "Entry",
     "FunctionModel",
     "Model",
@@ -25,6 +48,8 @@ __all__ = [
     "ModelEvent",
     "ModelFailure",
     "ModelResponse",
+    "OpenAIModel",
+    "Retry",
     "ScriptedModel",
     "StreamingModel",
     "TextDelta",

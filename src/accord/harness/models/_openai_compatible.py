@@ -11,11 +11,8 @@ reason.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-import random
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from typing import Any, Literal
 
 import openai
@@ -30,6 +27,7 @@ from openai.types.responses import (
 )
 
 from accord.harness._transcript import Conversation, ToolCall
+from accord.harness.models._adapter import Retry, tool_call, whole
 from accord.harness.models._base import ModelError, ModelEvent, ModelResponse, TextDelta, Usage
 from accord.harness.models._prompt import (
     chat_messages,
@@ -44,17 +42,6 @@ log = logging.getLogger("accord.harness.model")
 Api = Literal["chat", "responses"]
 
 
-@dataclass(frozen=True, slots=True)
-class Retry:
-    attempts: int = 3  # calls in all, while nothing of the answer has come
-    base_s: float = 0.5
-    max_s: float = 8.0
-
-    def delay(self, attempt: int) -> float:
-        backoff: float = min(self.max_s, self.base_s * 2.0**attempt)
-        return backoff * (0.5 + random.random() / 2)
-
-
 def _retryable(error: BaseException) -> bool:
     if isinstance(error, openai.APIConnectionError | openai.APITimeoutError):
         return True
@@ -67,21 +54,23 @@ class OpenAIModel:
     """One model name on one endpoint. ``client`` is shared by every model of the endpoint."""
 
     def __init__(
-        self, name: str, client: AsyncOpenAI, *, api: Api = "chat", retry: Retry | None = None
+        self,
+        name: str,
+        client: AsyncOpenAI,
+        *,
+        api: Api = "chat",
+        retry: Retry | None = None,
+        cache_key: bool = True,  # send prompt_cache_key (a server may refuse fields it lacks)
     ) -> None:
         self.name = name
+        self.cache_key = cache_key
         # (Any: the package's overloads cannot type a call whose options vary per request)
         self.client: Any = client
         self.api = api
         self.retry = retry or Retry()
 
     async def respond(self, conversation: Conversation) -> ModelResponse:
-        final: ModelResponse | None = None
-        async for event in self.stream(conversation):
-            if isinstance(event, ModelResponse):
-                final = event
-        assert final is not None
-        return final
+        return await whole(self.stream(conversation))
 
     async def stream(self, conversation: Conversation) -> AsyncIterator[ModelEvent]:
         call = self._chat if self.api == "chat" else self._responses
@@ -99,6 +88,9 @@ class OpenAIModel:
                 log.info("model %s: %s; trying again in %.1f s", self.name, _describe(exc), delay)
                 await asyncio.sleep(delay)
 
+    def _cache_key(self, conversation: Conversation) -> dict[str, Any]:
+        return {"prompt_cache_key": conversation.task_id} if self.cache_key else {}
+
     # --- Chat Completions ------------------------------------------------------------------
 
     async def _chat(self, conversation: Conversation) -> AsyncIterator[ModelEvent]:
@@ -112,8 +104,8 @@ class OpenAIModel:
             messages=chat_messages(conversation),
             stream=True,
             stream_options={"include_usage": True},
-            prompt_cache_key=conversation.task_id,
             **options,
+            **self._cache_key(conversation),
         )
         text: list[str] = []
         calls: dict[int, dict[str, str]] = {}
@@ -140,7 +132,7 @@ class OpenAIModel:
         yield ModelResponse(
             text="".join(text),
             tool_calls=tuple(
-                _tool_call(c["id"], c["name"], c["arguments"]) for _, c in sorted(calls.items())
+                tool_call(c["id"], c["name"], c["arguments"]) for _, c in sorted(calls.items())
             ),
             usage=usage,
         )
@@ -159,8 +151,8 @@ class OpenAIModel:
             input=responses_input(conversation),
             stream=True,
             store=False,
-            prompt_cache_key=conversation.task_id,
             **options,
+            **self._cache_key(conversation),
         )
         text: list[str] = []
         calls: list[ToolCall] = []
@@ -173,7 +165,7 @@ class OpenAIModel:
                 event.item, ResponseFunctionToolCall
             ):
                 item = event.item
-                calls.append(_tool_call(item.call_id, item.name, item.arguments))
+                calls.append(tool_call(item.call_id, item.name, item.arguments))
             elif isinstance(event, ResponseCompletedEvent) and event.response.usage is not None:
                 used = event.response.usage
                 details = used.input_tokens_details
@@ -185,18 +177,6 @@ class OpenAIModel:
             elif isinstance(event, ResponseFailedEvent | ResponseErrorEvent):
                 raise ModelError(f"model {self.name}: the response failed: {_event_error(event)}")
         yield ModelResponse(text="".join(text), tool_calls=tuple(calls), usage=usage)
-
-
-def _tool_call(call_id: str, name: str, arguments: str) -> ToolCall:
-    """A tool call as the model wrote it; arguments that are not a JSON object are kept for
-    the tool to refuse (``{"_raw": …}``), not a failed turn."""
-    try:
-        parsed = json.loads(arguments) if arguments.strip() else {}
-    except json.JSONDecodeError:
-        parsed = None
-    if not isinstance(parsed, dict):
-        parsed = {"_raw": arguments}
-    return ToolCall(name=name, arguments=parsed, id=call_id)
 
 
 def _describe(error: BaseException) -> str:

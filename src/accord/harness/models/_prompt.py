@@ -129,3 +129,72 @@ def responses_tools(tools: tuple[ToolSpec, ...]) -> list[dict[str, Any]]:
         }
         for tool in tools
     ]
+
+
+# --- Anthropic Messages --------------------------------------------------------------------
+
+
+def anthropic_messages(conversation: Conversation) -> tuple[str, list[dict[str, Any]]]:
+    """The system prompt and the messages of the Messages API.
+
+    The same messages as Chat Completions', in the same order (one order for every
+    provider), in Anthropic's shape: the system prompt apart; a tool call a ``tool_use`` block
+    of the assistant's message; a tool's result a ``tool_result`` block of a user message.
+    Text that is only whitespace is left out (the API refuses empty text blocks)."""
+    errors = {s.call_id for s in conversation.steps if isinstance(s, ToolResult) and s.error}
+    system: list[str] = []
+    turns: list[tuple[str, list[dict[str, Any]]]] = []
+    for message in chat_messages(conversation):
+        role, content = message["role"], message.get("content")
+        if role == "system":
+            system.append(str(content))
+            continue
+        if role == "tool":
+            call_id = message["tool_call_id"]
+            result = {"type": "tool_result", "tool_use_id": call_id, "content": content}
+            blocks = [{**result, "is_error": True} if call_id in errors else result]
+        else:
+            blocks = [_text(content)] if isinstance(content, str) and content.strip() else []
+            blocks += [
+                {
+                    "type": "tool_use",
+                    "id": call["id"],
+                    "name": call["function"]["name"],
+                    "input": json.loads(call["function"]["arguments"]),
+                }
+                for call in message.get("tool_calls", ())
+            ]
+        turns.append(("assistant" if role == "assistant" else "user", blocks))
+    return "\n".join(system), alternating(turns)
+
+
+def alternating(turns: list[tuple[str, list[dict[str, Any]]]]) -> list[dict[str, Any]]:
+    """Messages whose roles alternate from a user message, as the Messages API wants them:
+    consecutive turns of one role merged into one message (the results of parallel tool
+    calls in one user message, before any text in it), turns without content left out, a
+    user message first when the agent spoke first."""
+    messages: list[dict[str, Any]] = []
+    for role, blocks in turns:
+        if not blocks:
+            continue
+        if messages and messages[-1]["role"] == role:
+            messages[-1]["content"].extend(blocks)
+        else:
+            messages.append({"role": role, "content": list(blocks)})
+    if messages and messages[0]["role"] == "assistant":
+        # (a conversation the agent began, or one whose start is a summary)
+        messages.insert(0, {"role": "user", "content": [_text("[the conversation so far]")]})
+    for message in messages:
+        message["content"].sort(key=lambda block: block["type"] != "tool_result")
+    return messages
+
+
+def _text(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text}
+
+
+def anthropic_tools(tools: tuple[ToolSpec, ...]) -> list[dict[str, Any]]:
+    return [
+        {"name": tool.name, "description": tool.description, "input_schema": tool.parameters}
+        for tool in tools
+    ]

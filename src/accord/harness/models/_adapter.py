@@ -1,0 +1,151 @@
+"""What every provider's adapter shares: retrying a model call while nothing of its answer
+has come, and reading the tool calls the model wrote.
+
+A call is made again only before the first event of its answer reached the harness (a
+refused connection, a 429, a 5xx or an overloaded server before the stream starts, or an
+error the stream sends before any of the answer): once an event is out, its tokens may already
+be on clients' streams, and asking again would write a second answer after the first. Between
+attempts the wait is the provider's ``Retry-After`` when it names one — up to a bound, past
+which the call fails at once, saying how long it asked — else a jittered exponential backoff.
+
+An adapter says what an error of its package means (:class:`Failure`); :func:`retried` turns
+the last one into a :class:`ModelError` naming the model and the kind of failure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import logging
+import random
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
+from contextlib import aclosing
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TypeVar
+
+from accord.harness._transcript import ToolCall
+from accord.harness.models._base import ModelError, ModelEvent, ModelFailure, ModelResponse
+
+log = logging.getLogger("accord.harness.model")
+
+Event = TypeVar("Event")
+
+
+@dataclass(frozen=True, slots=True)
+class Retry:
+    attempts: int = 3  # calls in all, while nothing of the answer has come
+    base_s: float = 0.5
+    max_s: float = 8.0
+    max_wait_s: float = 60.0  # the longest Retry-After honoured; a longer one fails the call
+
+    def delay(self, attempt: int) -> float:
+        """The backoff before the attempt after ``attempt`` (from 0), jittered."""
+        backoff: float = min(self.max_s, self.base_s * 2.0**attempt)
+        return backoff * (0.5 + random.random() / 2)
+
+    def wait(self, attempt: int, asked_s: float | None) -> float | None:
+        """The wait before the attempt after ``attempt``: what the provider asked, if it did
+        and within the bound (None: it asked for more), else the backoff."""
+        if asked_s is None:
+            return self.delay(attempt)
+        return max(0.0, asked_s) if asked_s <= self.max_wait_s else None
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """What an error of a provider's package means: the kind, one line saying it, whether
+    asking again may help, and the wait the provider asked for."""
+
+    reason: ModelFailure
+    says: str
+    retryable: bool = False
+    retry_after_s: float | None = None
+
+
+async def retried(
+    call: Callable[[], AsyncGenerator[Event]],
+    *,
+    model: str,
+    retry: Retry,
+    read: Callable[[Exception], Failure | None],
+) -> AsyncIterator[Event]:
+    """``call()``'s events, the call made again (up to ``retry.attempts`` in all) while it
+    failed before its first event. ``read`` says what an error means (None: not a model
+    failure, raised as it is); ``model`` is the model as the settings name it."""
+    started = False
+    for attempt in range(retry.attempts):
+        try:
+            async with aclosing(call()) as events:
+                async for event in events:
+                    started = True
+                    yield event
+            return
+        except ModelError:
+            raise
+        except Exception as exc:
+            failure = read(exc)
+            if failure is None:
+                raise
+            says, wait = failure.says, None
+            if started:
+                says += " (after the answer had begun: not asked again)"
+            elif failure.retryable and attempt + 1 < retry.attempts:
+                wait = retry.wait(attempt, failure.retry_after_s)
+                if wait is None:
+                    says += (
+                        f" (it asked to wait {failure.retry_after_s:g} s, more than the "
+                        f"{retry.max_wait_s:g} s accord waits)"
+                    )
+            elif failure.retryable and attempt:
+                says += f" ({attempt + 1} attempts)"
+            if wait is None:
+                raise ModelError(
+                    f"model {model}: {says}",
+                    reason=failure.reason,
+                    model=model,
+                    retry_after_s=failure.retry_after_s,
+                ) from exc
+            log.info("model %s: %s; trying again in %.1f s", model, failure.says, wait)
+            await asyncio.sleep(wait)
+
+
+async def whole(events: AsyncIterator[ModelEvent]) -> ModelResponse:
+    """The response a model's stream of events ends with."""
+    final: ModelResponse | None = None
+    async for event in events:
+        if isinstance(event, ModelResponse):
+            final = event
+    assert final is not None, "a model stream ends with its response"
+    return final
+
+
+def tool_call(call_id: str, name: str, arguments: str) -> ToolCall:
+    """A tool call as the model wrote it; arguments that are not a JSON object are kept for
+    the tool to refuse (``{"_raw": …}``), not a failed turn."""
+    try:
+        parsed = json.loads(arguments) if arguments.strip() else {}
+    except json.JSONDecodeError:
+        parsed = None
+    if not isinstance(parsed, dict):
+        parsed = {"_raw": arguments}
+    return ToolCall(name=name, arguments=parsed, id=call_id)
+
+
+def retry_after(headers: Mapping[str, str]) -> float | None:
+    """The wait an HTTP answer asks for, in seconds: ``retry-after-ms``, else ``Retry-After``
+    (seconds, or an HTTP date); None if it asks none (or says it unreadably)."""
+    try:
+        if "retry-after-ms" in headers:
+            return max(0.0, float(headers["retry-after-ms"]) / 1000)
+        asked = headers.get("retry-after")
+        if asked is None:
+            return None
+        try:
+            return max(0.0, float(asked))
+        except ValueError:
+            when = email.utils.parsedate_to_datetime(asked)
+            return max(0.0, (when - datetime.now(UTC)).total_seconds())
+    except (ValueError, TypeError):
+        return None

@@ -1,0 +1,294 @@
+"""Claude through Anthropic's Messages API, with the official ``anthropic`` package, streamed.
+
+- **Streaming**: each ``text_delta`` goes to the turn as it comes; tool calls (``tool_use``
+  blocks, their input streamed as ``input_json_delta`` pieces, several in one answer) come
+  with the whole response.
+- **Prompt caching**: the static prefix — the tools and the system prompt — and the
+  conversation so far are marked ``cache_control`` (ephemeral), so that the next call of the
+  turn, and the next turn, read them from the cache.
+- **Usage**, once per call: the input of ``message_start`` (the fresh tokens, plus those read
+  from and written to the cache) and the output of the last ``message_delta`` (a running
+  total, never added up).
+- **Extended thinking** is off unless the settings set it (a budget of tokens, or
+  ``adaptive``). Thinking is never shown; its blocks, signed, go back to the API with the
+  tool calls they led to, as the API requires within a turn. They are kept in memory only: a
+  turn resumed after a restart goes on without thinking until its next tool-free answer.
+- **Failures**: the retries of :mod:`accord.harness.models._adapter` (never once any of an
+  answer has come), then :class:`ModelError` with the kind of failure — a connection error,
+  a 5xx or 529 ``overloaded_error`` ``model_unavailable``; a 429 ``rate_limited`` (its
+  ``retry-after`` honoured up to a bound); a prompt longer than the model's window
+  ``context_too_long``; a ``refusal`` stop ``model_refused``; anything else ``model_error``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import OrderedDict
+from collections.abc import AsyncGenerator, AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import anthropic
+from anthropic import AsyncAnthropic
+
+from accord.errors import AccordError
+from accord.harness._transcript import Conversation, ToolCall
+from accord.harness.models._adapter import Failure, Retry, retried, retry_after, tool_call, whole
+from accord.harness.models._base import ModelError, ModelEvent, ModelResponse, TextDelta, Usage
+from accord.harness.models._prompt import anthropic_messages, anthropic_tools
+
+log = logging.getLogger("accord.harness.model")
+
+CACHED = {"type": "ephemeral"}
+THOUGHTS_KEPT = 256  # answers whose thinking is kept for the tool results that follow them
+HTTP_CLIENTS = ("httpx", "httpx2", "httpcore")
+TOO_LONG = ("prompt is too long", "exceed context limit", "context window", "too many tokens")
+
+
+class AnthropicModel:
+    """One Claude model. ``client`` is shared by every model of the endpoint."""
+
+    def __init__(
+        self,
+        name: str,
+        client: AsyncAnthropic,
+        *,
+        max_tokens: int = 8_192,
+        thinking: int | Literal["adaptive"] = 0,
+        retry: Retry | None = None,
+    ) -> None:
+        self.name = name
+        # (Any: the package's overloads cannot type a call whose options vary per request)
+        self.client: Any = client
+        self.max_tokens = max_tokens
+        self.thinking = thinking
+        self.retry = retry or Retry()
+        # The thinking blocks of recent answers that called tools, by their first call's id
+        self._thoughts: OrderedDict[str, list[dict[str, Any]]] = OrderedDict()
+
+    @property
+    def label(self) -> str:
+        """The model as the settings name it."""
+        return f"anthropic:{self.name}"
+
+    async def respond(self, conversation: Conversation) -> ModelResponse:
+        return await whole(self.stream(conversation))
+
+    def stream(self, conversation: Conversation) -> AsyncIterator[ModelEvent]:
+        return retried(
+            lambda: self._call(conversation), model=self.label, retry=self.retry, read=_failure
+        )
+
+    def request(self, conversation: Conversation) -> dict[str, Any]:
+        """The Messages API request for the conversation (streamed)."""
+        system, messages = anthropic_messages(conversation)
+        request: dict[str, Any] = {
+            "model": self.name,
+            "max_tokens": self.max_tokens,
+            "messages": messages,
+            "stream": True,
+        }
+        if system:
+            request["system"] = [{"type": "text", "text": system, "cache_control": CACHED}]
+        if conversation.tools:
+            tools = anthropic_tools(conversation.tools)
+            tools[-1]["cache_control"] = CACHED
+            request["tools"] = tools
+        if messages:
+            last = messages[-1]["content"]
+            last[-1] = {**last[-1], "cache_control": CACHED}
+        if self.thinking and self._recall_thinking(messages):
+            request["thinking"] = (
+                {"type": "adaptive"}
+                if self.thinking == "adaptive"
+                else {"type": "enabled", "budget_tokens": self.thinking}
+            )
+        return request
+
+    def _recall_thinking(self, messages: list[dict[str, Any]]) -> bool:
+        """Puts each tool-calling answer's thinking back before its calls; False when the
+        turn is in a tool loop whose last answer's thinking is not known (the call then goes
+        without thinking: the API refuses a loop's answer without its thinking)."""
+        known = True
+        for message in messages:
+            if message["role"] != "assistant":
+                continue
+            calls = [block["id"] for block in message["content"] if block["type"] == "tool_use"]
+            thoughts = self._thoughts.get(calls[0]) if calls else None
+            if thoughts:
+                message["content"][:0] = thoughts
+            known = not calls or bool(thoughts)
+        in_loop = bool(messages) and messages[-1]["content"][0]["type"] == "tool_result"
+        return known or not in_loop
+
+    def _remember_thinking(self, call_id: str, thoughts: list[dict[str, Any]]) -> None:
+        self._thoughts[call_id] = thoughts
+        while len(self._thoughts) > THOUGHTS_KEPT:
+            self._thoughts.popitem(last=False)
+
+    async def _call(self, conversation: Conversation) -> AsyncGenerator[ModelEvent]:
+        answer = _Answer()
+        stream = await self.client.messages.create(**self.request(conversation))
+        async with stream:
+            async for event in stream:
+                text = answer.read(event)
+                if text:
+                    yield TextDelta(text)
+        if answer.stop_reason is None:
+            raise _Unfinished
+        if answer.stop_reason == "refusal":
+            raise ModelError(
+                f"model {self.label}: the model refused to answer",
+                reason="model_refused",
+                model=self.label,
+            )
+        if answer.stop_reason in ("max_tokens", "model_context_window_exceeded"):
+            log.warning("model %s: the answer was cut (%s)", self.label, answer.stop_reason)
+        calls = answer.tool_calls()
+        if calls and answer.thoughts:
+            self._remember_thinking(calls[0].id, answer.thoughts)
+        yield ModelResponse(text=answer.text(), tool_calls=calls, usage=answer.usage())
+
+
+@dataclass
+class _Answer:
+    """One streamed answer as its events build it: its content blocks by index, its stop
+    reason, its usage (running totals: the last value of each counter stands)."""
+
+    blocks: dict[int, dict[str, Any]] = field(default_factory=dict)
+    stop_reason: str | None = None
+    used: dict[str, int] = field(default_factory=dict)
+
+    def read(self, event: Any) -> str:
+        """Takes one event in; returns the text it adds to the answer ("" if none)."""
+        kind = event.type
+        if kind == "message_start":
+            self._count(event.message.usage)
+        elif kind == "content_block_start":
+            block = event.content_block.to_dict()
+            if block.get("type") == "tool_use":
+                block["partial_json"] = ""
+            self.blocks[event.index] = block
+            return str(block.get("text", "")) if block.get("type") == "text" else ""
+        elif kind == "content_block_delta":
+            return self._delta(self.blocks.setdefault(event.index, {}), event.delta)
+        elif kind == "message_delta":
+            self.stop_reason = event.delta.stop_reason or self.stop_reason
+            self._count(event.usage)
+        return ""
+
+    @staticmethod
+    def _delta(block: dict[str, Any], delta: Any) -> str:
+        kind = delta.type
+        if kind == "text_delta":
+            block["text"] = block.get("text", "") + delta.text
+            return str(delta.text)
+        if kind == "input_json_delta":
+            block["partial_json"] = block.get("partial_json", "") + delta.partial_json
+        elif kind == "thinking_delta":
+            block["thinking"] = block.get("thinking", "") + delta.thinking
+        elif kind == "signature_delta":
+            block["signature"] = block.get("signature", "") + delta.signature
+        return ""
+
+    def _count(self, usage: Any) -> None:
+        if usage is None:
+            return
+        for name in (
+            "input_tokens",
+            "output_tokens",
+            "cache_read_input_tokens",
+            "cache_creation_input_tokens",
+        ):
+            value = getattr(usage, name, None)
+            if isinstance(value, int):
+                self.used[name] = value
+
+    def _ordered(self) -> list[dict[str, Any]]:
+        return [self.blocks[index] for index in sorted(self.blocks)]
+
+    def text(self) -> str:
+        return "".join(b.get("text", "") for b in self._ordered() if b.get("type") == "text")
+
+    def tool_calls(self) -> tuple[ToolCall, ...]:
+        # (the input streamed in pieces; or whole at the block's start, as some servers that
+        # speak the Messages API send it)
+        return tuple(
+            tool_call(
+                str(b.get("id", "")),
+                str(b.get("name", "")),
+                b.get("partial_json") or json.dumps(b.get("input") or {}),
+            )
+            for b in self._ordered()
+            if b.get("type") == "tool_use"
+        )
+
+    @property
+    def thoughts(self) -> list[dict[str, Any]]:
+        """The answer's thinking blocks, as the API wants them back."""
+        kept: list[dict[str, Any]] = []
+        for block in self._ordered():
+            if block.get("type") == "thinking":
+                kept.append(
+                    {
+                        "type": "thinking",
+                        "thinking": block.get("thinking", ""),
+                        "signature": block.get("signature", ""),
+                    }
+                )
+            elif block.get("type") == "redacted_thinking":
+                kept.append({"type": "redacted_thinking", "data": block.get("data", "")})
+        return kept
+
+    def usage(self) -> Usage | None:
+        if not self.used:
+            return None
+        read = self.used.get("cache_read_input_tokens", 0)
+        written = self.used.get("cache_creation_input_tokens", 0)
+        return Usage(
+            input_tokens=self.used.get("input_tokens", 0) + read + written,
+            output_tokens=self.used.get("output_tokens", 0),
+            cached_tokens=read,
+        )
+
+
+class _Unfinished(AccordError):
+    """The stream ended before the answer did (no stop reason came)."""
+
+
+def _failure(error: Exception) -> Failure | None:
+    """What an error of the anthropic package (or of its HTTP client) means."""
+    if isinstance(error, _Unfinished):
+        return Failure("model_unavailable", "the stream ended before the answer did", True)
+    if isinstance(error, anthropic.APITimeoutError):
+        return Failure("model_unavailable", "the endpoint did not answer in time", True)
+    if isinstance(error, anthropic.APIConnectionError):
+        cause = error.__cause__ or error
+        return Failure("model_unavailable", f"cannot reach the endpoint ({cause})", True)
+    if isinstance(error, anthropic.APIStatusError):
+        return _status_failure(error)
+    if type(error).__module__.partition(".")[0] in HTTP_CLIENTS:
+        # (a stream that broke, where the package lets its HTTP client's error through)
+        return Failure("model_unavailable", f"the stream broke ({error!r})", True)
+    if isinstance(error, anthropic.AnthropicError):
+        return Failure("model_error", str(error) or type(error).__name__)
+    return None
+
+
+def _status_failure(error: anthropic.APIStatusError) -> Failure:
+    status, kind, message = error.status_code, "", error.message
+    said = error.body.get("error") if isinstance(error.body, dict) else None
+    if isinstance(said, dict):  # {"type": "error", "error": {"type": …, "message": …}}
+        kind, message = str(said.get("type") or ""), str(said.get("message") or message)
+    # (an error sent on the stream comes with the stream's 200)
+    says = f"HTTP {status}" if status >= 400 else "an error on the stream"
+    says += f" ({kind}): {message}" if kind else f": {message}"
+    asked = retry_after(error.response.headers) if status >= 400 else None
+    if status == 429 or kind == "rate_limit_error":
+        return Failure("rate_limited", says, True, asked)
+    if status >= 500 or kind in ("overloaded_error", "api_error"):
+        return Failure("model_unavailable", says, True, asked)
+    if status == 413 or any(words in message.lower() for words in TOO_LONG):
+        return Failure("context_too_long", says)
+    return Failure("model_error", says)
