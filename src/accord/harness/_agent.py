@@ -137,6 +137,9 @@ INPUT_MODES = (
 )
 OUTPUT_MODES = ("text/plain", "application/json", TASK_MEDIA_TYPE, CHANNEL_MEDIA_TYPE)
 STALL_TURN_ENV = "ACCORD_TEST_STALL_TURN_START"
+# SubscribeToTask on a harness task replays the streamed events among the newest this many
+# events of its log after the Task (tiny-harness's clients render events, not the Task).
+SUBSCRIBE_REPLAY = 1000
 TURN_REFUSED = "turn refused: "
 ANSWER_WITHHELD = "answer withheld: "
 
@@ -387,6 +390,11 @@ class HarnessAgent:
             extension = started.extension
         message = verdict.message if verdict.message is not None else request.message
         return message, Who.on(extension, sender, message.message_id)
+
+    def subscribe_replay(self, task: Task) -> int:
+        """How much of a task's log SubscribeToTask replays after the Task (the engine's
+        ReplaysOnSubscribe): a harness task's, as tiny-harness's server replays it."""
+        return SUBSCRIBE_REPLAY if extension_of(task) is not None else 0
 
     def access(self, operation: Access, task: Task, caller: Caller) -> None:
         extension = extension_of(task)
