@@ -14,8 +14,8 @@ from typing import Any
 
 import httpx
 import pytest
-from a2a.client.errors import A2AClientError
 from a2a.types import a2a_pb2 as pb
+from a2a.utils.errors import UnsupportedOperationError
 from google.protobuf import json_format, struct_pb2
 from tests.harness.harness_proc import HarnessServer, start, write_settings
 from tests.harness.test_harness_sdk import as_, client_for
@@ -197,8 +197,8 @@ async def test_the_card_lists_the_commands_and_the_example_plugin_runs(
         [opened] = [e async for e in client.send_message(request(text("hello")),
                                                          context=as_("alice"))]  # fmt: skip
         task_id = opened.task.id
-        # (refused before it is stored: the official client gets the error)
-        with pytest.raises(A2AClientError, match="-32013: message not accepted: please do not"):
+        # (refused before it is stored: the official client gets the error, typed)
+        with pytest.raises(UnsupportedOperationError, match="message not accepted: please do not"):
             await ask(client, "alice", "PLEASE LISTEN", task_id)
         shouted = await ask(client, "alice", "/shout listen", task_id)
         assert answer(shouted) == ("LISTEN!", {"command": "shout"})
