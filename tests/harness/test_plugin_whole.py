@@ -182,3 +182,25 @@ def test_loaded_skills_survive_kill_9_and_are_there_on_another_node(
     finally:
         a.stop()
         b.stop()
+
+
+def test_the_support_desk_example_runs_as_documented(tmp_path: Path) -> None:
+    # The example as it is, its paths made absolute so that it runs here (its plugin data
+    # directory is then in the working directory).
+    text = (ROOT / "examples/harness/support-desk.toml").read_text()
+    text = text.replace('"examples/', f'"{ROOT}/examples/').replace(
+        "scripted:examples/", f"scripted:{ROOT}/examples/"
+    )
+    settings = tmp_path / "support-desk.toml"
+    settings.write_text(text.replace('plugin_data = "plugin-data"', f'plugin_data = "{tmp_path}"'))
+    server = start(tmp_path, "memory://", settings, grpc=False)
+    try:
+        first = send(server, "my blender order 48213 arrived cracked")
+        assert said(first).endswith("full refund or a replacement: which would you like?")
+        assert first["metadata"]["accord.harness/skills"] == {"loaded": ["refunds"]}
+        done = send(server, "a refund please", first["id"])
+        assert said(done) == "Done: order 48213 is refunded in full."
+    finally:
+        server.stop()
+    ledger = (tmp_path / "support-desk/orders-ledger.jsonl").read_text().splitlines()
+    assert [json.loads(line)["tool"] for line in ledger] == ["get_order", "refund"]
