@@ -167,13 +167,20 @@ async def test_a_change_is_an_event_followers_see_after_the_answer(
         kinds = [e.WhichOneof("payload") for e in streamed]
         assert kinds == ["task", "status_update"]  # the sender's stream ends with the answer
         assert streamed[1].status_update.status.state == pb.TASK_STATE_INPUT_REQUIRED
-        # (the task's log is replayed after the Task: the answer and the snapshot follow it)
+        # The task's log is replayed after the Task (the conversation so far: its first
+        # turn's answer), then the command's answer and the snapshot follow, live.
+        replayed = []
         reply = await anext(following)
         while [p.text for p in reply.status_update.status.message.parts] != [
             "Effort set to medium."
         ]:
+            replayed.append(reply)
             reply = await anext(following)
         snapshot = await anext(following)
+        answers = [e.status_update.status.message.parts[0].text for e in replayed
+                   if e.status_update.status.message.parts]  # fmt: skip
+        assert answers == [parked.status_update.status.message.parts[0].text]
+        assert replayed[0].HasField("task")  # (the task as it was made, its log's first event)
         await following.aclose()
         assert reply.status_update.status.message.parts[0].text == "Effort set to medium."
         assert as_dict(snapshot.task.metadata)[TASK_KEY]["reasoning_effort"] == "medium"
