@@ -19,9 +19,10 @@ from typing import Any
 
 import pytest
 from tests.harness.engine_kit import ALICE, said, send, serving
+from tests.harness.test_turn_tools import Script
 
 from accord.config import ConfigError
-from accord.harness import Conversation, HarnessAgent, ModelResponse, ToolCall
+from accord.harness import HarnessAgent, ToolCall
 from accord.harness._build import from_settings
 from accord.harness._settings import HarnessSettings
 from accord.harness.hooks import HookAbort, HookFailure, MessageReceived
@@ -131,18 +132,8 @@ def test_a_skill_whose_directory_leads_out_of_the_plugin_cannot_load(tmp_path: P
     assert lenient.skills.names == ()
 
 
-class Turns:
-    """A model answering each call with the next of ``answers`` (a text, or tool calls),
-    keeping every conversation it was asked."""
-
-    def __init__(self, *answers: str | list[ToolCall]) -> None:
-        self.answers = list(answers)
-        self.asked: list[Conversation] = []
-
-    async def __call__(self, conversation: Conversation) -> str | ModelResponse:
-        self.asked.append(conversation)
-        answer = self.answers.pop(0) if self.answers else "done"
-        return answer if isinstance(answer, str) else ModelResponse("", tuple(answer))
+class Turns(Script):
+    """A scripted model (test_turn_tools's) that tells each call's tool results."""
 
     def results(self, index: int) -> list[tuple[str, bool]]:
         return [(s.content, s.error) for s in self.asked[index].steps if hasattr(s, "content")]

@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from accord.harness._front_matter import FrontMatterError, split_front_matter
+from accord.harness._front_matter import FrontMatterError, read_markdown
 from accord.harness.plugins._servers import ComponentError
 
 MAX_PROMPT_BYTES = 256 * 1024
@@ -41,18 +41,9 @@ class Prompt:
 def read_prompt(path: Path, plugin: str = "", *, system: bool = False) -> Prompt:
     """The prompt in ``path`` (ComponentError naming the file and what is wrong)."""
     try:
-        with path.open("rb") as file:
-            raw = file.read(MAX_PROMPT_BYTES + 1)
-    except OSError as exc:
-        raise ComponentError(f"{path}: cannot read it ({exc.strerror})") from None
-    if len(raw) > MAX_PROMPT_BYTES:
-        raise ComponentError(f"{path}: larger than {MAX_PROMPT_BYTES} bytes")
-    try:
-        front, body = split_front_matter(raw.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise ComponentError(f"{path}: not UTF-8 text") from None
+        front, body = read_markdown(path, MAX_PROMPT_BYTES)
     except FrontMatterError as exc:
-        raise ComponentError(f"{path}: {exc}") from None
+        raise ComponentError(str(exc)) from None
     front = front or {}
     for key in front:
         if key not in ("id", "extends"):

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from accord.errors import AccordError
-from accord.harness._front_matter import FrontMatterError, split_front_matter
+from accord.harness._front_matter import FrontMatterError, read_markdown
 from accord.harness.tools._mcp import McpServerSettings
 
 ResourceKind = Literal["scripts", "references", "assets"]
@@ -95,18 +95,9 @@ def read_skill(directory: Path, plugin: str = "") -> Skill:
     """The skill in ``directory`` (SkillError naming the file and what is wrong)."""
     where = directory / SKILL_FILE
     try:
-        with where.open("rb") as file:
-            raw = file.read(MAX_SKILL_BYTES + 1)
-    except OSError as exc:
-        raise SkillError(f"{where}: cannot read it ({exc.strerror})") from None
-    if len(raw) > MAX_SKILL_BYTES:
-        raise SkillError(f"{where}: larger than {MAX_SKILL_BYTES} bytes")
-    try:
-        front, body = split_front_matter(raw.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise SkillError(f"{where}: not UTF-8 text") from None
+        front, body = read_markdown(where, MAX_SKILL_BYTES)
     except FrontMatterError as exc:
-        raise SkillError(f"{where}: {exc}") from None
+        raise SkillError(str(exc)) from None
     if front is None:
         raise SkillError(f"{where}: no front matter (a --- block with name and description)")
     for key in front:
