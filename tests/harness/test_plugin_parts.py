@@ -310,6 +310,17 @@ def test_an_mcp_json_that_is_not_one_refuses_the_plugin(
     assert reason.startswith(str(tmp_path / "p" / "mcp.json") + ": ") and error in reason
 
 
+def test_an_mcp_json_that_leads_out_of_the_plugin_refuses_it(tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere.json"
+    outside.write_text(json.dumps(mcp(s={"type": "stdio", "command": "x"})))
+    root = plugin(tmp_path / "p", {})
+    (root / "mcp.json").symlink_to(outside)
+    with pytest.raises(ConfigError) as refused:
+        built(tmp_path, root)
+    assert str(refused.value).startswith(f"{root / 'mcp.json'}: ")
+    assert "is outside" in str(refused.value)
+
+
 def test_a_plugin_server_may_not_take_a_name_in_use(tmp_path: Path) -> None:
     first = plugin(tmp_path / "a", {"mcp.json": mcp(s={"type": "stdio", "command": "x"})})
     second = plugin(tmp_path / "b", {"mcp.json": mcp(s={"type": "stdio", "command": "y"})})

@@ -227,6 +227,10 @@ def _servers(
     cannot load is skipped into ``report`` (None: a skill's, which cannot load then)."""
     if not path.is_file():
         return []
+    try:
+        contained(path, place.root)
+    except ComponentError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
     declared = parse_mcp(_read_json(path), str(path))
     origin = f"plugin {place.plugin}: " + (f"skill {skill}: mcp.json" if skill else "mcp.json")
     found: list[McpServerSettings] = []
