@@ -10,7 +10,9 @@ server whose request log shows what the model was given:
   the next request on), which works; the plugin's server writes to ``${PLUGIN_DATA}``;
 - the MCP hook refuses a message before it is stored (UnsupportedOperation);
 - which skills a task loaded is in its log: after ``kill -9``, and on another node on the
-  same PostgreSQL database, the next turn's request carries the body and offers the tool.
+  same PostgreSQL database, the next turn's request carries the body and offers the tool;
+- the example's own configuration runs as documented; a plugin's streamable-HTTP server (with
+  its headers) connects and its tool works.
 """
 
 from __future__ import annotations
@@ -23,8 +25,14 @@ from typing import Any
 
 import httpx
 import pytest
+from tests.harness.engine_kit import serving
 from tests.harness.fake_openai import FakeOpenAI, Reply
 from tests.harness.harness_proc import HarnessServer, start
+from tests.harness.orders_mcp import orders_over_http
+
+from accord.harness import HarnessSettings, from_settings
+from accord.harness.models import FunctionModel
+from accord.harness.tools import ToolContext
 
 pytestmark = pytest.mark.processes
 
@@ -33,6 +41,8 @@ EXAMPLE = ROOT / "examples/harness/plugins/support-desk"
 HEADERS = {"A2A-Version": "1.0", "Content-Type": "application/json", "X-Participant-Id": "alice"}
 BODY = "# Refunds"  # the skill's body begins so
 SKILL_TOOL = "refunds_policy_lookup"
+PLUGIN_SCHEMA = "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json"
+MCP_SCHEMA = "https://agent-plugins.org/schemas/1.0.0/mcp.schema.json"
 
 
 def config(tmp: Path, base_url: str) -> Path:
@@ -204,3 +214,22 @@ def test_the_support_desk_example_runs_as_documented(tmp_path: Path) -> None:
         server.stop()
     ledger = (tmp_path / "support-desk/orders-ledger.jsonl").read_text().splitlines()
     assert [json.loads(line)["tool"] for line in ledger] == ["get_order", "refund"]
+
+
+async def test_a_plugins_streamable_http_server_connects_with_its_headers(tmp_path: Path) -> None:
+    ledger = tmp_path / "ledger.jsonl"
+    with orders_over_http(ledger) as url:
+        root = tmp_path / "web"
+        root.mkdir()
+        (root / "plugin.json").write_text(json.dumps({"$schema": PLUGIN_SCHEMA, "name": "web"}))
+        server = {"type": "streamable-http", "url": url, "headers": {"X-Shop": "north"}}
+        servers = {"$schema": MCP_SCHEMA, "mcpServers": {"shop": server}}
+        (root / "mcp.json").write_text(json.dumps(servers))
+        settings = HarnessSettings(model="main", plugins=(str(root),), plugin_data=str(tmp_path))
+        agent = from_settings(settings, {"main": FunctionModel(lambda c: "ok")})
+        async with serving(agent):
+            tool = agent._turn_tools().get("shop_get_order")
+            assert tool is not None and tool.idempotent is False  # (no annotation says so)
+            outcome = await tool.call({"order_id": 48213}, ToolContext(task_id="t"))
+    assert '"item": "blender"' in outcome.content
+    assert [json.loads(line)["tool"] for line in ledger.read_text().splitlines()] == ["get_order"]
