@@ -27,7 +27,7 @@ class MissingExtra(AccordError, ImportError):
 EXTRAS: dict[str, tuple[str, ...]] = {
     "grpc": ("grpc", "grpc_status", "google.protobuf"),
     "postgres": ("asyncpg",),
-    "harness": ("openai", "anthropic", "mcp"),
+    "harness": ("openai", "anthropic", "mcp", "yaml"),
     "chat": ("textual",),
     "uvicorn": ("uvicorn",),
     "otel": ("opentelemetry.sdk",),

@@ -14,8 +14,8 @@ from typing import Any
 
 import httpx
 import pytest
-from a2a.client.errors import A2AClientError
 from a2a.types import a2a_pb2 as pb
+from a2a.utils.errors import UnsupportedOperationError
 from google.protobuf import json_format, struct_pb2
 from tests.harness.harness_proc import HarnessServer, start, write_settings
 from tests.harness.test_harness_sdk import as_, client_for
@@ -167,7 +167,20 @@ async def test_a_change_is_an_event_followers_see_after_the_answer(
         kinds = [e.WhichOneof("payload") for e in streamed]
         assert kinds == ["task", "status_update"]  # the sender's stream ends with the answer
         assert streamed[1].status_update.status.state == pb.TASK_STATE_INPUT_REQUIRED
-        reply, snapshot = await anext(following), await anext(following)
+        # The task's log is replayed after the Task (the conversation so far: its first
+        # turn's answer), then the command's answer and the snapshot follow, live.
+        replayed = []
+        reply = await anext(following)
+        while [p.text for p in reply.status_update.status.message.parts] != [
+            "Effort set to medium."
+        ]:
+            replayed.append(reply)
+            reply = await anext(following)
+        snapshot = await anext(following)
+        answers = [e.status_update.status.message.parts[0].text for e in replayed
+                   if e.status_update.status.message.parts]  # fmt: skip
+        assert answers == [parked.status_update.status.message.parts[0].text]
+        assert replayed[0].HasField("task")  # (the task as it was made, its log's first event)
         await following.aclose()
         assert reply.status_update.status.message.parts[0].text == "Effort set to medium."
         assert as_dict(snapshot.task.metadata)[TASK_KEY]["reasoning_effort"] == "medium"
@@ -191,8 +204,8 @@ async def test_the_card_lists_the_commands_and_the_example_plugin_runs(
         [opened] = [e async for e in client.send_message(request(text("hello")),
                                                          context=as_("alice"))]  # fmt: skip
         task_id = opened.task.id
-        # (refused before it is stored: the official client gets the error)
-        with pytest.raises(A2AClientError, match="-32013: message not accepted: please do not"):
+        # (refused before it is stored: the official client gets the error, typed)
+        with pytest.raises(UnsupportedOperationError, match="message not accepted: please do not"):
             await ask(client, "alice", "PLEASE LISTEN", task_id)
         shouted = await ask(client, "alice", "/shout listen", task_id)
         assert answer(shouted) == ("LISTEN!", {"command": "shout"})

@@ -210,7 +210,7 @@ def test_any_sequence_keeps_the_conversation_rules(script: list[Step]) -> None:
             elif (role == "watcher" and action in ("complete", "cancel")) or (
                 action in ("promote", "demote") and role != "admin"
             ):
-                assert refusal.kind is ErrorKind.PERMISSION_DENIED
+                assert refusal.kind is ErrorKind.UNSUPPORTED_OPERATION
             else:
                 assert terminal, f"{who} ({role}) refused {action}: {refusal}"
             continue

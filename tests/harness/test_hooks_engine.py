@@ -149,7 +149,7 @@ async def test_each_abort_reason_at_each_phase_refuses_the_message(phase: str, r
         task = await send(engine, ALICE, "hello")
         with pytest.raises(A2AError) as refused:
             await send(engine, ALICE, "the secret is 42", task.id)
-        assert refused.value.kind is ErrorKind.PERMISSION_DENIED
+        assert refused.value.kind is ErrorKind.UNSUPPORTED_OPERATION
         assert refused.value.message == "message not accepted: no secrets here"
         assert refused.value.metadata == {"reason": reason}
         # Refused before it was stored: the task is as it was, its history without it.
@@ -417,7 +417,7 @@ async def test_a_refused_message_is_stored_nowhere_whichever_way_it_comes() -> N
         async def refused(parts: list[Part] | str, task_id: str = "") -> None:
             with pytest.raises(A2AError) as error:
                 await send(engine, ALICE, parts, task_id)
-            assert error.value.kind is ErrorKind.PERMISSION_DENIED
+            assert error.value.kind is ErrorKind.UNSUPPORTED_OPERATION
             assert error.value.message == "message not accepted: no card numbers"
 
         await refused(f"pay with {CARD}")  # a new task

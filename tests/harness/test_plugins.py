@@ -96,7 +96,7 @@ TINY_HOOKS = {
         {"name": "lint", "points": ["tool.invoked.pre"], "url": "https://hooks.example.com/"},
     ]
 }  # fmt: skip
-MCP_HOOK = {"name": "mcp-policy", "mcp": {"type": "stdio", "command": "policy-server"}}
+MCP_HOOK = {"name": "mcp-policy", "mcp": {"type": "stdio", "command": "${PLUGIN_ROOT}/srv"}}
 TINY_COMMANDS = {
     "commands": [
         {"name": "deploy", "description": "Deploy", "argument_hint": "<env>",
@@ -141,18 +141,16 @@ async def test_a_plugin_written_for_tiny_harness_loads_unchanged(
         TINY_COMMANDS,
     )  # fmt: skip
     (root / "skills/s").mkdir(parents=True)
-    (root / "skills/s/SKILL.md").write_text("# s")
+    (root / "skills/s/SKILL.md").write_text("---\nname: s\ndescription: a skill\n---\n# s")
     caplog.set_level(logging.INFO, "accord.harness.plugins")
     agent = built(root)
     logged = [r.getMessage() for r in caplog.records]
-    assert "plugin tiny loaded from " + str(root) + ": /deploy, hook audit, hook lint" in logged
+    assert (
+        "plugin tiny loaded from " + str(root) + ": /deploy, hook audit, hook lint, skill s"
+    ) in logged
     assert not any("skipped" in line for line in logged)
-    # What accord does not load yet is said as a warning, not as part of what loaded.
-    [warned] = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
-    assert warned == (
-        "plugin tiny: skills (skills) not loaded: accord's harness does not load skills yet "
-        "(only hooks and commands); it serves without them"
-    )
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert agent.skills.names == ("s",)
     assert "deploy" in agent.commands.names
     async with serving(agent) as engine:
         task = await send(engine, ALICE, "/deploy prod")
@@ -280,7 +278,7 @@ def test_bad_components_are_skipped_with_a_logged_reason_when_not_strict(
     )
     assert "cannot import plugin_hooks:nothing" in reasons["plugin faulty: hook gone"]
     assert reasons["plugin faulty: hook mcp-policy"] == (
-        "MCP hook executors are not supported yet; use url or import_path"
+        "command '${PLUGIN_ROOT}/srv': variables do not expand in command"
     )
     assert reasons["plugin faulty: command Deploy"].endswith(
         "commands[0].name: expected [a-z][a-z0-9-]*, got 'Deploy'"
@@ -374,9 +372,9 @@ UNLOADABLE: list[tuple[str, dict[str, Any], Any, str]] = [
      {"name": "dlp", "points": ["message.received.pre"], "import_path": "plugin_hooks:audit"},
      {"name": "deploy", "description": "d", "hook": "deploy-body"},
      "plugin 'strict': command 'deploy' cannot load: no hook 'deploy-body' in hooks.json"),
-    ("an MCP hook", MCP_HOOK, None,
-     "plugin 'strict': hook 'mcp-policy' cannot load: MCP hook executors are not supported "
-     "yet; use url or import_path"),
+    ("an MCP hook whose command expands a variable", MCP_HOOK, None,
+     "plugin 'strict': hook 'mcp-policy' cannot load: command '${PLUGIN_ROOT}/srv': variables "
+     "do not expand in command"),
     ("an entry of hooks.json that is wrong",
      {"name": "dlp", "points": ["message.received.pre"], "url": "https://a.example/",
       "import_path": "plugin_hooks:audit"},

@@ -112,7 +112,7 @@ async def test_a_refused_message_is_in_nothing_a_client_reads(server: HarnessSer
 
         # A new task whose first message carries a card number: refused, no task made.
         refused = await send(f"pay with {CARD}")
-        assert refused.status_code == 403
+        assert refused.status_code == 400
         assert refused.json()["error"]["message"] == REFUSAL
         listed = (await http.get("/tasks", headers=as_("alice"))).json()
         assert listed.get("tasks", []) == []
@@ -131,11 +131,11 @@ async def test_a_refused_message_is_in_nothing_a_client_reads(server: HarnessSer
 
         # The card number to the parked conversation, blocking and streaming: refused.
         refused = await send(f"my card is {CARD}", task_id)
-        assert refused.status_code == 403
+        assert refused.status_code == 400
         assert refused.json()["error"]["message"] == REFUSAL
         body = {"message": message(f"again: {CARD}", task_id)}
         streamed = await http.post("/message:stream", json=body, headers=as_("alice"))
-        assert streamed.status_code == 403
+        assert streamed.status_code == 400
         assert streamed.json()["error"]["message"] == REFUSAL
         # The conversation goes on; then it completes (its streams end).
         answered = (await send("fine", task_id)).json()["task"]

@@ -19,6 +19,7 @@ EXTRA_MODULES = (
     "openai",
     "anthropic",
     "mcp",
+    "yaml",
     "textual",
     "uvicorn",
     "opentelemetry.sdk",

@@ -42,6 +42,18 @@ class Lifespan(Protocol):
 
 
 @runtime_checkable
+class ReplaysOnSubscribe(Protocol):
+    """SubscribeToTask on one of the agent's tasks answers the Task, then replays the task's
+    log before following it live, so that a client rendering events sees what happened
+    (tiny-harness's clients do): the streamed events among the newest
+    ``subscribe_replay(task)`` events of its log (0: none, the stream follows from the
+    Task). A subscription resumed from a ``Last-Event-ID`` replays nothing: it goes on after
+    that event."""
+
+    def subscribe_replay(self, task: Task) -> int: ...
+
+
+@runtime_checkable
 class DeclaresMediaTypes(Protocol):
     """The media types the agent takes and gives, for its card (under the settings' [card]
     and its module's ``card``)."""

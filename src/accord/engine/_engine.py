@@ -38,6 +38,7 @@ from accord.agents import (
     Gate,
     Intake,
     Lifespan,
+    ReplaysOnSubscribe,
     RequestContext,
     Resumable,
     Screened,
@@ -201,6 +202,8 @@ class Engine:
             agent.resume if isinstance(agent, Resumable) else None
         )
         self._lifespan: Lifespan | None = agent if isinstance(agent, Lifespan) else None
+        # (SubscribeToTask replays the log of the agent's tasks that ask for it)
+        self._replay = agent.subscribe_replay if isinstance(agent, ReplaysOnSubscribe) else None
         self._gates: list[Gate] = []
         self._live: dict[str, LiveTask] = {}
         self._background: set[asyncio.Task[Any]] = set()
@@ -1046,12 +1049,18 @@ class Engine:
         after_seq: int | None = None,
         heartbeat: float | None = None,
     ) -> AsyncIterator[StreamItem | None]:
-        """SubscribeToTask: decided here (errors raise), then the current task and every
-        update until the task is terminal. With ``after_seq`` (SSE Last-Event-ID) the stream
-        resumes after that event instead of starting with the task."""
+        """SubscribeToTask: decided here (errors raise), then the current task (and, for an
+        agent that asks for it, its log replayed: ReplaysOnSubscribe) and every update until
+        the task is terminal. With ``after_seq`` (SSE Last-Event-ID) the stream resumes after
+        that event instead of starting with the task."""
         await self._guard("subscribe", task_id, caller)
         return await self._streams.subscribe(
-            task_id, caller, after_seq, heartbeat, streaming=self.config.streaming
+            task_id,
+            caller,
+            after_seq,
+            heartbeat,
+            streaming=self.config.streaming,
+            replay=self._replay,
         )
 
     async def get_task(

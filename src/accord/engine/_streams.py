@@ -8,7 +8,7 @@ read there; everything else comes from the store.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,7 +17,7 @@ from accord.core import Caller, Event, TaskRecord, lifecycle, views
 from accord.core import client as client_commands
 from accord.engine._live import LiveTask, Run, durable_record
 from accord.store import TaskStore
-from accord.wire import StreamResponse, TaskState, task_not_found
+from accord.wire import StreamResponse, Task, TaskState, task_not_found
 
 READ_BATCH = 256
 
@@ -149,10 +149,13 @@ class Streams:
         heartbeat: float | None,
         *,
         streaming: bool,
+        replay: Callable[[Task], int] | None = None,
     ) -> AsyncIterator[StreamItem | None]:
-        """SubscribeToTask: decided here (errors raise), then the current task and every
-        update until the task is terminal. With ``after_seq`` (SSE Last-Event-ID) the stream
-        resumes after that event instead of starting with the task."""
+        """SubscribeToTask: decided here (errors raise), then the current task, the streamed
+        events among the newest ``replay(task)`` events of its log (each under its own
+        sequence number), and every update until the task is terminal. With ``after_seq``
+        (SSE Last-Event-ID) the stream resumes after that event instead of starting with the
+        task (and replays nothing)."""
         record = await self.store.get_task(task_id, caller.tenant)
         if after_seq is None:
             outcome = client_commands.subscribe(
@@ -163,15 +166,30 @@ class Streams:
         elif record is None:
             raise task_not_found(task_id)
         assert record is not None
-        return self._stream_task(record, after_seq, heartbeat)
+        replayed = replay(record.task) if replay is not None and after_seq is None else 0
+        return self._stream_task(record, after_seq, heartbeat, replayed)
 
     async def _stream_task(
-        self, record: TaskRecord, after_seq: int | None, heartbeat: float | None
+        self,
+        record: TaskRecord,
+        after_seq: int | None,
+        heartbeat: float | None,
+        replayed: int = 0,
     ) -> AsyncIterator[StreamItem | None]:
         with self.bus.subscribe(record.id) as sub:
             if after_seq is None:
                 yield StreamItem(StreamResponse(task=record.task), record.seq)
                 after_seq = record.seq
+                cursor = max(0, record.seq - replayed)
+                while cursor < record.seq:  # (the log up to the Task, in bounded batches)
+                    batch = min(READ_BATCH, record.seq - cursor)
+                    events = await self.store.read_events(record.id, cursor, batch)
+                    if not events:
+                        break
+                    for logged in events:
+                        cursor = logged.seq
+                        if logged.streamed and logged.seq <= record.seq:
+                            yield StreamItem(logged.stream_response(), logged.seq)
             # A Last-Event-ID past the log's end has seen everything there is.
             after_seq = min(after_seq, record.seq)
             if lifecycle.is_terminal(record.state):

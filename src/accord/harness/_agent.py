@@ -108,9 +108,11 @@ from accord.harness.hooks._operations import (
 )
 from accord.harness.hooks._registry import Hooks
 from accord.harness.models import Model, Usage
+from accord.harness.plugins._prompts import Prompts
+from accord.harness.skills import SkillLibrary
 from accord.harness.tools import Tool, ToolSet
 from accord.harness.tools._intrinsic import INTRINSICS
-from accord.harness.tools._mcp import McpServer
+from accord.harness.tools._mcp import McpServer, McpServerSettings
 from accord.telemetry import agents as telemetry
 from accord.wire import (
     UNSET,
@@ -137,6 +139,9 @@ INPUT_MODES = (
 )
 OUTPUT_MODES = ("text/plain", "application/json", TASK_MEDIA_TYPE, CHANNEL_MEDIA_TYPE)
 STALL_TURN_ENV = "ACCORD_TEST_STALL_TURN_START"
+# SubscribeToTask on a harness task replays the streamed events among the newest this many
+# events of its log after the Task (tiny-harness's clients render events, not the Task).
+SUBSCRIBE_REPLAY = 1000
 TURN_REFUSED = "turn refused: "
 ANSWER_WITHHELD = "answer withheld: "
 
@@ -184,7 +189,11 @@ class HarnessAgent:
         self._names: frozenset[str] = frozenset()
         self._steps = Steps(self.hooks, settings.max_steps, Compactor(settings.context_tokens))
         self._mcp = [McpServer(server) for server in settings.mcp]
+        self._hook_servers: list[McpServer] = []  # plugins' MCP hooks' servers
         self._tools: ToolSet | None = None
+        # Plugins' prompts (the system prompt and named prompts) and skills.
+        self.prompts = Prompts(settings.system_prompt)
+        self.skills = SkillLibrary()
         # Python function tools (plugins add theirs before the agent serves)
         self.extra_tools: list[Tool] = []
         # Channels and help requests; messages for agent participants are delivered by a
@@ -388,6 +397,11 @@ class HarnessAgent:
         message = verdict.message if verdict.message is not None else request.message
         return message, Who.on(extension, sender, message.message_id)
 
+    def subscribe_replay(self, task: Task) -> int:
+        """How much of a task's log SubscribeToTask replays after the Task (the engine's
+        ReplaysOnSubscribe): a harness task's, as tiny-harness's server replays it."""
+        return SUBSCRIBE_REPLAY if extension_of(task) is not None else 0
+
     def access(self, operation: Access, task: Task, caller: Caller) -> None:
         extension = extension_of(task)
         if extension is None:
@@ -515,7 +529,7 @@ class HarnessAgent:
         # resumed turn's journal names)
         key = journal.turn if journal is not None else ctx.message.message_id
         step = journal.first_step if journal is not None else 0
-        tools = self._turn_tools()
+        tools = await self.skills.turn_tools(self._turn_tools(), view.task)
         while True:
             model = self._model(view)
             answered = await self._steps.run(
@@ -618,6 +632,15 @@ class HarnessAgent:
                     self._tools.add(tool)
         return self._tools
 
+    def add_mcp_server(self, settings: McpServerSettings, *, offered: bool = True) -> McpServer:
+        """A plugin's MCP server, connected as the engine starts: its tools are offered to
+        the model as ``<server>_<tool>`` (``offered``), or it serves a hook."""
+        if offered and any(server.settings.name == settings.name for server in self._mcp):
+            raise ValueError(f"an MCP server named {settings.name!r} is there already")
+        server = McpServer(settings)
+        (self._mcp if offered else self._hook_servers).append(server)
+        return server
+
     async def startup(self) -> None:
         """The MCP servers connect as the engine starts (one that cannot stops the start,
         naming it)."""
@@ -628,13 +651,15 @@ class HarnessAgent:
                 "in a gate of its engine: attach it first (agent.attach_engine(engine), as "
                 "accord serve does)"
             )
-        for server in self._mcp:
+        for server in (*self._mcp, *self._hook_servers):
             try:
                 await server.start()
             except Exception as exc:
+                where = server.settings.origin
                 raise ValueError(
-                    f"harness.mcp {server.settings.name!r}: cannot connect: {exc}"
+                    f"{where} {server.settings.name!r}: cannot connect: {exc}"
                 ) from exc
+        self._turn_tools()  # (two tools of one name stop the start, not a turn)
         if self._dispatcher is not None:
             await self._dispatcher.start()
         if self._follower is not None:
@@ -647,8 +672,9 @@ class HarnessAgent:
             await self._follower.stop()
         if self._dispatcher is not None:
             await self._dispatcher.stop()
-        for server in self._mcp:
+        for server in (*self._mcp, *self._hook_servers):
             await server.stop()
+        await self.skills.stop()
 
     async def _receive(self, task: TaskHandle, message: Message, who: Who) -> Message | None:
         """``message.received`` on a participant's message: the message as the model is to
@@ -733,7 +759,8 @@ class HarnessAgent:
             model_calls=model_calls(task),
             model=extension.model or self.settings.model,
             reasoning_effort=extension.reasoning_effort,
-            system_prompt=self.settings.system_prompt,
+            # (the system prompt, the skills' index, the task's loaded skills)
+            system_prompt=self.skills.prefix(self.prompts.system_prompt, task),
         )
 
     def check_models(self) -> None:

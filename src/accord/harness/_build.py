@@ -4,6 +4,7 @@ function."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 
 from accord.harness._agent import HarnessAgent
 from accord.harness._settings import HarnessSettings
@@ -37,8 +38,13 @@ def from_settings(
 def loading(settings: HarnessSettings) -> Loading:
     """How plugins load: remote hooks' URLs through the SSRF guard (admitting
     ``hook_allow_hosts``), with ``hook_timeout_s``; a component that cannot load stops the
-    start unless ``plugins_strict`` is off."""
+    start unless ``plugins_strict`` is off; their data under ``plugin_data``."""
     policy = AddressPolicy(
         settings.hook_allow_hosts, subject="remote hooks", setting="harness.hook_allow_hosts"
     )
-    return Loading(Guard(policy), settings.hook_timeout_s, strict=settings.plugins_strict)
+    return Loading(
+        Guard(policy),
+        settings.hook_timeout_s,
+        strict=settings.plugins_strict,
+        data_dir=Path(settings.plugin_data),
+    )

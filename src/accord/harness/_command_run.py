@@ -11,20 +11,21 @@ nothing; the reply is always a status update in the task's unchanged state.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import partial
 
 import msgspec
 
 from accord.agents import AgentError, RequestContext, TaskHandle
-from accord.harness._children import with_children_read
+from accord.harness._children import children_read
 from accord.harness._moves import Moves, Who
-from accord.harness._wire import TaskExtension, TaskRef
+from accord.harness._wire import TaskExtension, TaskRef, ref_sub_state
 from accord.harness.commands._answers import Change, answer, settings_change
 from accord.harness.commands._parse import CommandCall
 from accord.harness.commands._registry import CommandRegistry
 from accord.harness.commands._spec import ArgumentError, check_arguments
-from accord.harness.core._delegation import observed
+from accord.harness.core._delegation import Observed, observed
 from accord.harness.core._identity import claimed
 from accord.harness.core._state import extension_of, sub_state_of
 from accord.harness.core._subtasks import state_name
@@ -68,12 +69,12 @@ class CommandRunner:
         if extension is None:  # (intake lets no command through to a task not the harness's)
             return
         who = Who.on(extension, claimed(ctx.message) or "", ctx.message.message_id)
-        seen = await with_children_read(task, current, extension)
+        seen, children = await children_read(task, current, extension)
         context = CommandInvoked(
             **who.fields(current.id),
             name=call.name,
             arguments=call.arguments,
-            task=snapshot(current, seen),
+            task=snapshot(current, seen, children),
         )
         result = await self._invoke(context)
         if isinstance(result, str):
@@ -132,7 +133,12 @@ class CommandRunner:
         return Answer(text, _combined(changes) if changes else None, task_ref)
 
 
-def snapshot(task: Task, extension: TaskExtension) -> TaskSnapshot:
+def snapshot(
+    task: Task, extension: TaskExtension, children: Mapping[str, Observed] | None = None
+) -> TaskSnapshot:
+    """The task as commands see it; ``children`` (read now, by id) give the sub-tasks' own
+    sub-states (``awaiting-subtasks`` too), else their references' are shown."""
+    read = children or {}
     steps = extension.plan.steps if extension.plan is not None else ()
     return TaskSnapshot(
         id=task.id,
@@ -149,7 +155,7 @@ def snapshot(task: Task, extension: TaskExtension) -> TaskSnapshot:
                 task_id=ref.task_id,
                 state=ref.state or "UNKNOWN",
                 agent=ref.agent.id if ref.agent is not None else None,
-                sub_state=ref.sub_state,
+                sub_state=read[ref.task_id].sub_state if ref.task_id in read else ref.sub_state,
             )
             for ref in extension.sub_tasks
         ),
@@ -161,7 +167,7 @@ def _linked(extension: TaskExtension, child: Task) -> TaskExtension:
     """The parent's reference to its new child, as the child stands (parked); in place of
     a spawn's reservation of the same id, which gave the id up on finding it taken."""
     seen = observed(child)
-    ref = TaskRef(task_id=child.id, state=seen.state, sub_state=seen.sub_state)
+    ref = TaskRef(task_id=child.id, state=seen.state, sub_state=ref_sub_state(seen.sub_state))
     others = tuple(r for r in extension.sub_tasks if r.task_id != child.id)
     return msgspec.structs.replace(extension, sub_tasks=(*others, ref))
 

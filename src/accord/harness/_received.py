@@ -34,14 +34,13 @@ from accord.core import agent as moves
 from accord.harness._moves import Who
 from accord.harness._wire import COMMAND_METADATA, PARTICIPANT_METADATA
 from accord.harness.core import _conversation as conversation
+from accord.harness.core._refusal import refusal as refused_by_rule
 from accord.harness.core._state import RECEIVED_KEY
 from accord.harness.hooks._base import AbortReason, HookAbort
 from accord.harness.hooks._operations import MESSAGE_RECEIVED, MessageReceived
 from accord.harness.hooks._registry import Hooks
 from accord.store import TaskStore
 from accord.wire import (
-    A2AError,
-    ErrorKind,
     Message,
     Part,
     Role,
@@ -101,10 +100,8 @@ class Hearing:
             # (a new task has no id yet: its hooks see an empty task_id)
             seen = await receive(self.hooks, task_id, message, who)
         except HookAbort as abort:
-            raise A2AError(
-                ErrorKind.PERMISSION_DENIED,
-                REFUSED_PREFIX + abort.message,
-                {"reason": str(abort.reason)},
+            raise refused_by_rule(
+                REFUSED_PREFIX + abort.message, {"reason": str(abort.reason)}
             ) from None
         replaced = None if seen is message else seen
         return Screened(_passes, partial(self._admitted, message.message_id, replaced))

@@ -10,6 +10,7 @@
     delegators = []                                # peers trusted to brief tasks fully
     plugins = ["plugins/audit", "accord-audit"]    # plugin directories, installed plugins
     plugins_strict = true                          # a component that cannot load stops the start
+    plugin_data = "plugin-data"                    # ${PLUGIN_DATA}: <plugin_data>/<plugin>
     hook_timeout_s = 10                            # a remote hook's answer, at most
     hook_allow_hosts = []                          # hosts the SSRF guard lets hooks reach
 
@@ -71,6 +72,8 @@ class HarnessSettings:
     plugins: tuple[str, ...] = ()
     # A plugin component that cannot load stops the start (False: it is skipped, logged).
     plugins_strict: bool = True
+    # Where plugins keep their data: ${PLUGIN_DATA} is <plugin_data>/<plugin name>.
+    plugin_data: str = "plugin-data"
     hook_timeout_s: float = 10.0
     hook_allow_hosts: tuple[str, ...] = ()
     max_steps: int = 20  # model calls in one turn, past which it parks saying so
@@ -107,6 +110,7 @@ KNOWN = (
     "anthropic",
     "plugins",
     "plugins_strict",
+    "plugin_data",
     "hook_timeout_s",
     "hook_allow_hosts",
     "max_steps",
@@ -187,6 +191,7 @@ def parse(value: Any, source: str = "") -> HarnessSettings:
         anthropic=endpoints.parse_anthropic(fields.get("anthropic", {}), f"{where}.anthropic"),
         plugins=plugins,
         plugins_strict=check.boolean(fields.get("plugins_strict", True), f"{where}.plugins_strict"),
+        plugin_data=text("plugin_data", "plugin-data", empty=False),
         hook_timeout_s=timeout,
         hook_allow_hosts=texts("hook_allow_hosts"),
         max_steps=max_steps,

@@ -57,6 +57,19 @@ class SubState(enum.StrEnum):
     AWAITING_SUBTASKS = "awaiting-subtasks"
 
 
+# The sub-states a task reference (``sub_tasks``, a step's ``linked_tasks``) may carry: the
+# schema tiny-harness's clients read references with is closed to these two (an unknown
+# value there makes them refuse the whole task extension). A task's own status sub-state is
+# open, and carries accord's ``awaiting-subtasks`` too.
+REF_SUB_STATES = frozenset({SubState.AWAITING_NEXT_MESSAGE.value, SubState.AWAITING_ANSWER.value})
+
+
+def ref_sub_state(sub_state: str | None) -> str | None:
+    """``sub_state`` as a task reference carries it: a value outside
+    :data:`REF_SUB_STATES` (accord's ``awaiting-subtasks``, another agent's own) is none."""
+    return sub_state if sub_state in REF_SUB_STATES else None
+
+
 # Every object below is closed (an unknown field is an error naming it) and frozen.
 Kind = Literal["human", "agent"]
 Lifecycle = Literal["conversation", "delegated"]
@@ -85,7 +98,7 @@ class TaskRef(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=T
     task_id: str
     agent: AgentRef | None = None
     state: str | None = None  # the last state heard of, without the TASK_STATE_ prefix
-    sub_state: str | None = None
+    sub_state: str | None = None  # one of REF_SUB_STATES (ref_sub_state), or none
 
 
 class Criterion(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):

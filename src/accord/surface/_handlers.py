@@ -204,6 +204,10 @@ _SEND_ERRORS = {
 def _send_refusal(error: A2AError, request: SendMessageRequest) -> Result:
     if error.kind is ErrorKind.RESOURCE_EXHAUSTED:
         return Result("history-limit" if request.message.task_id else "task-limit")
+    if error.kind is ErrorKind.UNSUPPORTED_OPERATION and "state" not in error.metadata:
+        # (not the terminal task's refusal, which names its state: an agent's own refusal —
+        # the harness's rules — for which the seed declares no outcome)
+        raise error
     name = _SEND_ERRORS.get(error.kind)
     if name is None:
         raise error

@@ -37,6 +37,7 @@ from accord.harness._wire import (
     SubState,
     TaskExtension,
     TaskRef,
+    ref_sub_state,
 )
 from accord.harness.channels._state import HelpRequest, open_requests, state_of
 from accord.harness.core import _plan as plans
@@ -482,12 +483,14 @@ def waits_for_children(task: Task) -> bool:
 
 def with_seen(extension: TaskExtension, task_id: str, seen: Observed) -> TaskExtension:
     """``extension`` with its references to ``task_id`` (in ``sub_tasks`` and the plan's
-    ``linked_tasks``) showing ``seen``."""
+    ``linked_tasks``) showing ``seen``: its state, and its sub-state when references may
+    carry it (``awaiting-subtasks`` is the child's own status only: ref_sub_state)."""
 
     def seen_so(ref: TaskRef) -> TaskRef:
         if ref.task_id != task_id:
             return ref
-        return msgspec.structs.replace(ref, state=seen.state, sub_state=seen.sub_state)
+        sub_state = ref_sub_state(seen.sub_state)
+        return msgspec.structs.replace(ref, state=seen.state, sub_state=sub_state)
 
     return with_refs(extension, seen_so)
 

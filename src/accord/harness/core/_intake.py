@@ -40,6 +40,7 @@ from accord.harness.channels._state import CHANNELS_FIELD
 from accord.harness.core import _envelope as envelopes
 from accord.harness.core._envelope import Envelope
 from accord.harness.core._fields import FieldError, check_extension
+from accord.harness.core._refusal import refusal
 from accord.harness.core._state import extension_of
 from accord.wire import UNSET, A2AError, ErrorKind, Message, Task, invalid_params, task_not_found
 
@@ -128,9 +129,8 @@ def judge(task: Task | None, message: Message, sender: str, policy: Policy) -> J
 def refuse_watcher(role: Role, action: str) -> None:
     """Completion and cancel need a role other than watcher."""
     if role is Role.WATCHER:
-        raise A2AError(
-            ErrorKind.PERMISSION_DENIED,
-            f"a watcher cannot {action} the task (it takes an assignee, reporter or admin)",
+        raise refusal(
+            f"a watcher cannot {action} the task (it takes an assignee, reporter or admin)"
         )
 
 
@@ -222,9 +222,8 @@ def updated(extension: TaskExtension, envelope: Envelope, sender: str, role: Rol
         raise invalid_params(f"{envelope.field}.payload.{name}", f"a task envelope {reason}")
     admin_only = fields & ADMIN_FIELDS or CHANNELS_FIELD in envelope.payload
     if admin_only and role is not Role.ADMIN:
-        raise A2AError(
-            ErrorKind.PERMISSION_DENIED,
-            "only an admin of the task changes its participants, their roles and its channels",
+        raise refusal(
+            "only an admin of the task changes its participants, their roles and its channels"
         )
     merged = {**msgspec.to_builtins(extension), **payload}
     return _convert(merged, envelope, fields)

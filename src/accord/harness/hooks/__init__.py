@@ -1,5 +1,6 @@
 """Hooks: named operations with ``pre``, ``in`` and ``post`` phases, and the executors that
-run on them (Python callables, or remote ones over JSON-RPC). See docs/harness.md, "Hooks".
+run on them (Python callables, remote ones over JSON-RPC, or an MCP server's tools). See
+docs/harness.md, "Hooks".
 
 ::
 
@@ -24,6 +25,7 @@ from accord.harness.hooks._base import (
     Phase,
     point,
 )
+from accord.harness.hooks._mcp_hook import McpHookExecutor
 from accord.harness.hooks._operations import (
     CHANNEL_RECEIVED,
     CHANNEL_SENT,
@@ -93,6 +95,7 @@ __all__ = [
     "HookAbort",
     "HookFailure",
     "Hooks",
+    "McpHookExecutor",
     "MessageReceived",
     "Operation",
     "ParticipantChanged",

@@ -43,10 +43,12 @@ def parse_reply(hook: str, context: Context, raw: bytes, request_id: int) -> Con
         error = reply["error"]
         code = error.get("code") if isinstance(error, dict) else None
         raise HookFailure(hook, f"answered with JSON-RPC error {code!r}")
-    return _result(hook, context, reply["result"])
+    return parse_result(hook, context, reply["result"])
 
 
-def _result(hook: str, context: Context, result: Any) -> Context | None:
+def parse_result(hook: str, context: Context, result: Any) -> Context | None:
+    """A reply's result: null (None: pass), {"context"} (the replacement) or {"abort"}
+    (raised); anything else is a HookFailure."""
     if result is None:
         return None
     if not isinstance(result, dict) or len(result) != 1 or not {"context", "abort"} & set(result):

@@ -30,6 +30,7 @@ from accord.harness.commands._spec import (
     ArgumentType,
     Changes,
 )
+from accord.harness.plugins._servers import ServerDef, parse_server
 
 NAMESPACE = "io.github.madarauchiha-314.tiny-harness"
 PLUGIN_SCHEMA_ID = "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json"
@@ -57,7 +58,7 @@ class HookDef:
     points: tuple[str, ...] | None
     import_path: str | None = None
     url: str | None = None
-    mcp: bool = False
+    mcp: ServerDef | None = None  # the MCP server whose hooks.<point> tools it calls
     timeout_s: float | None = None
 
 
@@ -203,9 +204,18 @@ def _hook(entry: Any, field: str) -> HookDef:
         points,
         import_path=check.text(import_path, f"{field}.import_path") if import_path else None,
         url=check.url(url, f"{field}.url") if url is not None else None,
-        mcp=values.get("mcp") is not None,
+        mcp=_hook_server(values.get("mcp"), f"{field}.mcp"),
         timeout_s=float(timeout) if timeout is not None else None,
     )
+
+
+def _hook_server(value: Any, field: str) -> ServerDef | None:
+    if value is None:
+        return None
+    server = parse_server(value, field)
+    if server.type == "sse":
+        raise ConfigError(f"{field}.type: stdio or streamable-http (legacy sse is not spoken)")
+    return server
 
 
 def _command(entry: Any, field: str) -> CommandDef:

@@ -21,11 +21,14 @@ import asyncio
 import json
 import logging
 import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from accord import config as check
 from accord.config import ConfigError
+from accord.errors import AccordError
 from accord.harness._transcript import ToolSpec
 from accord.harness.tools._base import ToolContext, ToolOutcome, safe_name
 
@@ -42,6 +45,14 @@ class McpServerSettings:
     idempotent: frozenset[str] = frozenset()
     timeout_s: float = 60.0
     env: tuple[tuple[str, str], ...] = ()
+    # A plugin's server (accord.harness.plugins): a stdio server's working directory, a
+    # streamable-HTTP server's request headers, and whether its tools' own annotations
+    # (idempotentHint, readOnlyHint) say which are safe to run twice.
+    cwd: str = ""
+    headers: tuple[tuple[str, str], ...] = ()
+    annotated: bool = False
+    # Where it was declared, for errors ("harness.mcp", "plugin p: mcp.json").
+    origin: str = "harness.mcp"
 
 
 def parse(value: Any, where: str) -> McpServerSettings:
@@ -118,7 +129,10 @@ class McpServer:
                 command=_interpreter(settings.command[0]),
                 args=list(settings.command[1:]),
                 env=dict(settings.env) or None,
+                cwd=settings.cwd or None,
             )
+        elif settings.headers:
+            target = _with_headers(settings.url, dict(settings.headers))
         else:
             target = settings.url
         try:
@@ -146,22 +160,55 @@ class McpServer:
                 description=tool.description or "",
                 parameters=dict(tool.input_schema or {"type": "object"}),
             ),
-            tool.name in self.settings.idempotent,
+            tool.name in self.settings.idempotent
+            or (self.settings.annotated and _annotated_idempotent(tool)),
         )
 
     async def call(self, remote_name: str, arguments: dict[str, Any]) -> ToolOutcome:
-        if self._client is None:
-            return ToolOutcome(f"MCP server {self.settings.name} is not connected", error=True)
         try:
-            async with asyncio.timeout(self.settings.timeout_s):
-                result = await self._client.call_tool(remote_name, arguments)
+            result = await self.call_raw(remote_name, arguments)
         except TimeoutError:
             return ToolOutcome(
                 f"{remote_name} gave no answer within {self.settings.timeout_s:g} s", error=True
             )
+        except McpUnavailable as exc:
+            return ToolOutcome(str(exc), error=True)
         except Exception as exc:  # the server's failure is the model's to hear of
             return ToolOutcome(f"{remote_name} failed: {type(exc).__name__}: {exc}", error=True)
         return ToolOutcome(_text(result), error=bool(result.is_error)).bounded()
+
+    async def call_raw(self, remote_name: str, arguments: dict[str, Any]) -> Any:
+        """The server's CallToolResult (TimeoutError past ``timeout_s``; McpUnavailable
+        while it is not connected; what the call raised)."""
+        if self._client is None:
+            raise McpUnavailable(f"MCP server {self.settings.name} is not connected")
+        async with asyncio.timeout(self.settings.timeout_s):
+            return await self._client.call_tool(remote_name, arguments)
+
+
+class McpUnavailable(AccordError, ConnectionError):
+    """The MCP server is not connected (it never was, or its connection ended)."""
+
+
+def _annotated_idempotent(tool: Any) -> bool:
+    annotations = getattr(tool, "annotations", None)
+    if annotations is None:
+        return False
+    hints = (getattr(annotations, key, None) for key in ("idempotent_hint", "read_only_hint"))
+    return any(hint is True for hint in hints)
+
+
+@asynccontextmanager
+async def _with_headers(url: str, headers: dict[str, str]) -> AsyncIterator[Any]:
+    """The streamable-HTTP transport to ``url``, sending ``headers`` with every request."""
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    async with (
+        create_mcp_http_client(headers=headers) as http,
+        streamable_http_client(url, http_client=http) as streams,
+    ):
+        yield streams
 
 
 def _interpreter(command: str) -> str:
