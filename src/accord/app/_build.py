@@ -26,7 +26,7 @@ from accord.core import Caller, Limits
 from accord.engine import Claims, Engine, EngineConfig, RemoteAgent
 from accord.errors import require
 from accord.push import PushDispatcher, PushSettings
-from accord.server import A2AApplication, BrowserPolicy, MetricsEndpoint
+from accord.server import A2AApplication, AdminEndpoint, Binding, BrowserPolicy, MetricsEndpoint
 from accord.service import Bounds, CardSettings, Preview, Service, build_card
 from accord.store import SharedStore, open_store
 from accord.surface import SurfaceApp
@@ -259,6 +259,7 @@ def _engine_config(
         retention_ms=int(settings.retention_days * 86_400_000)
         if settings.retention_days is not None
         else None,
+        retention_interval_s=settings.retention_sweep_s,
         # Remote mode: a task waiting for a worker is not left behind by a restart.
         resumable=remote,
         recovery_interval_s=settings.recovery_interval_s,
@@ -297,6 +298,7 @@ def _endpoints(
             bearer=auth.has_bearer,
         )
     )
+    endpoints.append(AdminEndpoint(Binding(service, auth, settings.require_auth)))
     if settings.identity is not None:
         from accord.contracts import _setup as contract_setup
 

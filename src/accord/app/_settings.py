@@ -84,7 +84,11 @@ class Settings:
     tasks_per_tenant: int | None = None
     messages_per_task: int | None = 1000
     push_configs_per_task: int | None = 10
+    # Retention (docs/server.md, "Retention"): ended tasks older than this many days are
+    # deleted with everything of theirs, by a sweep every retention_sweep_s on every node.
+    # None keeps every task (tiny-harness deletes after 30 days).
     retention_days: float | None = None
+    retention_sweep_s: float = 60.0
     recovery_interval_s: float = (
         30.0  # PostgreSQL clusters: how often to look for dead nodes' tasks
     )
@@ -274,13 +278,13 @@ def _checked(name: str, value: Any, where: str, source: str) -> Any:
         check.url(checked, where)
     elif name == "metrics_path" and (not checked.startswith("/") or checked.rstrip("/") == ""):
         raise ConfigError(f"{where}: expected a path such as /metrics, got {check.shown(checked)}")
-    elif name == "idempotency_window_s" and checked <= 0:
+    elif name in ("idempotency_window_s", "retention_sweep_s") and checked <= 0:
         raise ConfigError(f"{where}: expected a positive number of seconds, got {checked}")
     elif name == "a2a_preview" and (unknown := [v for v in checked if v not in PREVIEWS]):
         raise ConfigError(
             f"{where}: expected versions among {', '.join(PREVIEWS)}, got {check.shown(unknown[0])}"
         )
-    elif name in ("long_poll_max_s", "long_poll_max_waiting") and checked < 0:
+    elif name in ("long_poll_max_s", "long_poll_max_waiting", "retention_days") and checked < 0:
         raise ConfigError(f"{where}: expected 0 or more, got {check.shown(checked)}")
     return checked
 

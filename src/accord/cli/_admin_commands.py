@@ -1,5 +1,7 @@
-"""``accord admin``: operator commands that read the server's store directly, not over the
-network (the protocol has no place for them).
+"""``accord admin``: operator commands. ``purge URL TASK_ID`` asks a running server, through
+its operators' API (``POST /admin/tasks/{id}:purge``, the ``accord.admin.Operator`` actor), to
+delete an ended task now; the others read the server's store directly, not over the network
+(the protocol has no place for them).
 
 They only read, so they run beside a running ``accord serve``: they open a SQLite file
 without holding it (accord.store._sqlite_lock). A command that wrote would hold it like a
@@ -26,6 +28,7 @@ import click
 from rich.table import Table
 from rich.text import Text
 
+from accord.cli._contract_commands import Api, api_options
 from accord.cli._output import console, id_column, print_table
 from accord.push import loggable_origin, scrub
 from accord.store import DeliveryState, PushDelivery, SqliteStore, StoreError, TaskStore, open_store
@@ -37,7 +40,7 @@ EXIT_STORE = 3
 
 @click.group()
 def admin() -> None:
-    """Operator commands on the server's store (read directly, not over the network)."""
+    """Operator commands: purge a task on a server; read the server's store directly."""
 
 
 def _fail(code: int, message: str) -> NoReturn:
@@ -180,3 +183,27 @@ def push_deliveries(
     if more:
         click.echo(f"accord: more {state} deliveries than --limit {limit}", err=True)
     sys.exit(EXIT_OK)
+
+
+@admin.command("purge")
+@api_options
+@click.argument("task_id")
+def purge(
+    url: str,
+    task_id: str,
+    token: str | None,
+    headers: tuple[str, ...],
+    timeout: float,
+    as_json: bool,
+) -> None:
+    """Delete the ended task TASK_ID now, with its log, media, push configs and every table's
+    rows of it (a task of another tenant, or none, is not found; a live one is refused:
+    cancel it first). Exit codes: 0 purged; 1 refused; 2 bad usage; 3 unreachable."""
+    from urllib.parse import quote
+
+    api = Api(url, token, headers, timeout, as_json, root="/admin")
+    answer = api.call("POST", f"/tasks/{quote(task_id, safe='')}:purge")
+    if as_json:
+        click.echo(json.dumps(answer, ensure_ascii=False))
+    else:
+        click.echo(f"purged {answer.get('purged', task_id)}")

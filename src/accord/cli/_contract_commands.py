@@ -37,10 +37,17 @@ def _fail(code: int, message: str) -> NoReturn:
 
 
 class Api:
-    """The operators' API of one agent, for one command."""
+    """The operators' API of one agent (under ``root``: the contracts', the admin one), for
+    one command."""
 
     def __init__(
-        self, url: str, token: str | None, headers: tuple[str, ...], timeout: float, as_json: bool
+        self,
+        url: str,
+        token: str | None,
+        headers: tuple[str, ...],
+        timeout: float,
+        as_json: bool,
+        root: str = "/contracts",
     ) -> None:
         from accord.client import expand_shorthand
 
@@ -57,9 +64,10 @@ class Api:
             self.headers["Authorization"] = f"Bearer {token}"
         self.timeout = timeout
         self.as_json = as_json
+        self.root = root
 
     def call(self, method: str, path: str, body: dict[str, Any] | None = None, **query: str) -> Any:
-        url = f"{self.base}/contracts{path}"
+        url = f"{self.base}{self.root}{path}"
         try:
             response = httpx.request(
                 method,
@@ -84,7 +92,8 @@ class Api:
         _fail(EXIT_REFUSED, str(error.get("message") or f"HTTP {response.status_code}"))
 
 
-def _api_options(command: Any) -> Any:
+def api_options(command: Any) -> Any:
+    """The URL and the operator's credential, as every operators' API command takes them."""
     for option in reversed(
         [
             click.argument("url"),
@@ -137,7 +146,7 @@ def _show(api: Api, record: dict[str, Any]) -> None:
 
 
 @contracts.command("propose")
-@_api_options
+@api_options
 @click.option("--responder", required=True, metavar="AGENT_ID", help="The other agent's id.")
 @click.option(
     "--terms", "terms_file", required=True, type=click.Path(exists=True, dir_okay=False),
@@ -167,7 +176,7 @@ def propose(
 
 
 @contracts.command("list")
-@_api_options
+@api_options
 @click.option(
     "--status",
     type=click.Choice(["pending", "active", "rejected", "expired", "cancelled", "completed"]),
@@ -205,7 +214,7 @@ def list_(
 
 
 @contracts.command("show")
-@_api_options
+@api_options
 @click.argument("interaction_id")
 def show(
     url: str, token: str | None, headers: tuple[str, ...], timeout: float, as_json: bool,
@@ -248,7 +257,7 @@ def _move_command(verb: str, summary: str, *, reason: bool = False) -> click.Com
             "--task", "task_id", required=True, metavar="TASK_ID",
             help="The task parked for approval.",
         )(command)  # fmt: skip
-    return contracts.command(verb)(_api_options(command))
+    return contracts.command(verb)(api_options(command))
 
 
 accept = _move_command("accept", "Accept a pending contract (its responder; signed here).")

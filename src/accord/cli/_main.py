@@ -18,7 +18,7 @@ _CLIENT = "accord.cli._client_commands"
 LAZY_COMMANDS = {
     "admin": LazyCommand(
         "accord.cli._admin_commands:admin",
-        "Operator commands on the server's store (read directly, not over the network).",
+        "Operator commands: purge a task on a server; read the server's store directly.",
     ),
     "card": LazyCommand(
         f"{_CLIENT}:card",

@@ -4,6 +4,7 @@ socket or a database."""
 
 from accord.core import agent, client, lifecycle, negotiation, views
 from accord.core._caller import (
+    ADMIN_ACTOR,
     AGENT_ACTOR,
     ANONYMOUS,
     CLIENT_ACTOR,
@@ -26,6 +27,7 @@ from accord.core._outcome import (
 from accord.core._records import PushConfigRecord, RequestKey, TaskRecord
 
 __all__ = [
+    "ADMIN_ACTOR",
     "AGENT_ACTOR",
     "ANONYMOUS",
     "CLIENT_ACTOR",

@@ -9,6 +9,8 @@ AGENT_ACTOR = "a2a.tasks.Agent"
 DISCOVERY_ACTOR = "a2a.discovery.Client"
 # A person running this agent's interaction contracts (docs/contracts.md).
 CONTRACT_OPERATOR_ACTOR = "accord.contracts.Operator"
+# A person operating this server: purges tasks now (docs/server.md, "Retention").
+ADMIN_ACTOR = "accord.admin.Operator"
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,5 +34,7 @@ ANONYMOUS = Caller()
 # With no credentials configured (open mode, loopback only), a request may act as every actor.
 OPEN = Caller(
     identity="anonymous",
-    actors=frozenset({CLIENT_ACTOR, AGENT_ACTOR, DISCOVERY_ACTOR, CONTRACT_OPERATOR_ACTOR}),
+    actors=frozenset(
+        {CLIENT_ACTOR, AGENT_ACTOR, DISCOVERY_ACTOR, CONTRACT_OPERATOR_ACTOR, ADMIN_ACTOR}
+    ),
 )

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from accord.core._caller import (
+    ADMIN_ACTOR,
     AGENT_ACTOR,
     CLIENT_ACTOR,
     CONTRACT_OPERATOR_ACTOR,
@@ -57,6 +58,8 @@ GRANTS: Mapping[str, str] = MappingProxyType(
         # accord's interaction contracts: the operators' API under /contracts
         # (docs/contracts.md), reads and moves alike.
         "accord.contracts.Operate": CONTRACT_OPERATOR_ACTOR,
+        # accord's operators' API (docs/server.md, "Retention"): a task purged now.
+        "accord.admin.PurgeTask": ADMIN_ACTOR,
     }
 )
 

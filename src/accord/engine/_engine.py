@@ -454,7 +454,12 @@ class Engine:
     async def _retention_loop(self, age_ms: int) -> None:
         while True:
             try:
-                while await self.store.delete_terminal_before(self.clock() - age_ms, 500):
+                # In batches; on PostgreSQL each node's batch skips the tasks another node's
+                # batch holds (SKIP LOCKED), so nodes sweeping at once split the work.
+                while deleted := await self.store.delete_terminal_before(
+                    self.clock() - age_ms, 500
+                ):
+                    self.stats.retained_deleted += deleted
                     await asyncio.sleep(0)
             except Exception:
                 log.exception("retention sweep failed")

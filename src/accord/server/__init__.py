@@ -2,6 +2,7 @@
 the agent card, health checks, the access log and /metrics. They translate requests into
 the operations of accord.service and answers back, and decide nothing themselves."""
 
+from accord.server._admin import AdminEndpoint
 from accord.server._app import A2AApplication, create_app
 from accord.server._auth import Authenticator, NoAuthentication
 from accord.server._binding import Binding
@@ -21,6 +22,7 @@ __all__ = [
     "JSON",
     "STREAM_HEADERS",
     "A2AApplication",
+    "AdminEndpoint",
     "Authenticator",
     "Binding",
     "BrowserPolicy",

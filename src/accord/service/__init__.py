@@ -9,7 +9,8 @@ agent card built from the settings.
 - ``access``: who may read what (the tenant rule, the reads' grants, the agent's check);
 - ``reads``, ``search``, ``status``: the dashboard's reads;
 - ``feed``: reading the store's feed as it grows (``FeedHub`` wakes the readers);
-- ``bounds``, ``card``: request bounds, the agent card.
+- ``bounds``, ``card``: request bounds, the agent card;
+- ``purge``: a task deleted now (the operators' purge).
 """
 
 from accord.service._access import Reader
@@ -18,12 +19,14 @@ from accord.service._card import CardSettings, build_card
 from accord.service._feed import FeedHub, batches
 from accord.service._operations import OPERATIONS, Call, Operation, Service, negotiate, scoped
 from accord.service._preview import Preview
+from accord.service._purge import PURGE_GRANT, purge_task
 from accord.service._reads import Changes, Webhook
 from accord.service._search import search
 from accord.service._status import Backlog, Node, Recovery, checks, status
 
 __all__ = [
     "OPERATIONS",
+    "PURGE_GRANT",
     "Backlog",
     "Bounds",
     "Call",
@@ -41,6 +44,7 @@ __all__ = [
     "build_card",
     "checks",
     "negotiate",
+    "purge_task",
     "scoped",
     "search",
     "status",

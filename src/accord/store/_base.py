@@ -212,6 +212,12 @@ class TaskStore(Protocol):
         """Delete up to ``limit`` terminal tasks whose status time is before ``cutoff_ms``,
         with their logs and push configs. Returns how many were deleted."""
 
+    async def delete_terminal_tasks(self, tenant: str, task_ids: Sequence[str]) -> list[str]:
+        """Delete those of ``tenant``'s tasks ``task_ids`` names that are terminal, each with
+        its log, push configs, feed entries and every store extension's rows of it (the one
+        way a task is deleted, shared with :meth:`delete_terminal_before`); returns the ids
+        deleted (a task another node deletes meanwhile is not among them)."""
+
     # --- push-notification configs ---------------------------------------------------------
 
     async def put_push_config(

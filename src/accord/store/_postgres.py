@@ -537,6 +537,20 @@ class PostgresStore:
             await conn.execute(pg_migrations.FOLD_DEAD_SHARDS)
         return len(doomed)
 
+    async def delete_terminal_tasks(self, tenant: str, task_ids: Sequence[str]) -> list[str]:
+        async with self.pool.acquire() as conn, conn.transaction():
+            # Locked as retention locks them; a task another node deletes meanwhile is skipped.
+            rows = await conn.fetch(
+                "SELECT id FROM tasks WHERE id = ANY($1) AND tenant = $2 AND state = ANY($3)"
+                " FOR UPDATE SKIP LOCKED",
+                list(task_ids),
+                tenant,
+                list(_rows.TERMINAL_NUMBERS),
+            )
+            doomed = [str(row[0]) for row in rows]
+            await _delete_task_rows(conn, doomed, self._task_rows)
+        return doomed
+
     # --- push-notification configs ---------------------------------------------------------
 
     async def put_push_config(
@@ -803,18 +817,7 @@ class _Access:
         return self._store.pool
 
     async def delete_terminal_tasks(self, tenant: str, task_ids: Sequence[str]) -> list[str]:
-        async with self.pool.acquire() as conn, conn.transaction():
-            # Locked as retention locks them; a task another node deletes meanwhile is skipped.
-            rows = await conn.fetch(
-                "SELECT id FROM tasks WHERE id = ANY($1) AND tenant = $2 AND state = ANY($3)"
-                " FOR UPDATE SKIP LOCKED",
-                list(task_ids),
-                tenant,
-                list(_rows.TERMINAL_NUMBERS),
-            )
-            doomed = [str(row[0]) for row in rows]
-            await _delete_task_rows(conn, doomed, self._store._task_rows)
-        return doomed
+        return await self._store.delete_terminal_tasks(tenant, task_ids)
 
 
 async def _tenant_count(conn: _Conn, tenant: str) -> int:

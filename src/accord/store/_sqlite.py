@@ -429,6 +429,24 @@ class SqliteStore:
         deleted: int = await self._write(op, deletes_tasks=True)
         return deleted
 
+    async def delete_terminal_tasks(self, tenant: str, task_ids: Sequence[str]) -> list[str]:
+        marks = ", ".join("?" * len(_rows.TERMINAL_NUMBERS))
+
+        def op(conn: sqlite3.Connection) -> list[str]:
+            doomed = [
+                row
+                for task_id in task_ids
+                for row in conn.execute(
+                    f"SELECT id FROM tasks WHERE id = ? AND tenant = ? AND state IN ({marks})",
+                    (task_id, tenant, *_rows.TERMINAL_NUMBERS),
+                ).fetchall()
+            ]
+            _delete_task_rows(conn, doomed, self._task_rows)
+            return [str(row[0]) for row in doomed]
+
+        deleted: list[str] = await self._write(op, deletes_tasks=True)
+        return deleted
+
     # --- push-notification configs ---------------------------------------------------------
 
     async def put_push_config(
@@ -698,23 +716,7 @@ class _Access:
         return self._store._rows(sql, params)
 
     async def delete_terminal_tasks(self, tenant: str, task_ids: Sequence[str]) -> list[str]:
-        marks = ", ".join("?" * len(_rows.TERMINAL_NUMBERS))
-        store = self._store
-
-        def op(conn: sqlite3.Connection) -> list[str]:
-            doomed = [
-                row
-                for task_id in task_ids
-                for row in conn.execute(
-                    f"SELECT id FROM tasks WHERE id = ? AND tenant = ? AND state IN ({marks})",
-                    (task_id, tenant, *_rows.TERMINAL_NUMBERS),
-                ).fetchall()
-            ]
-            _delete_task_rows(conn, doomed, store._task_rows)
-            return [str(row[0]) for row in doomed]
-
-        deleted: list[str] = await store._write(op, deletes_tasks=True)
-        return deleted
+        return await self._store.delete_terminal_tasks(tenant, task_ids)
 
 
 _DELIVERY_COLUMNS = (

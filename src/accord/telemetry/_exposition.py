@@ -159,6 +159,11 @@ class Collector:
                 "SUBMITTED or WORKING tasks of dead processes failed by recovery.",
                 value=stats.recovered_tasks,
             )
+            yield CounterMetricFamily(
+                "accord_retention_deleted_tasks",
+                "Ended tasks this process's retention sweeps deleted (retention_days).",
+                value=stats.retained_deleted,
+            )
         subscribers = getattr(engine.bus, "subscriber_total", None)
         if subscribers is not None:
             yield GaugeMetricFamily(

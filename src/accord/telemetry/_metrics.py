@@ -164,13 +164,15 @@ class LabelHistograms:
 
 
 class EngineStats:
-    """Recovery sweeps (the start-up one and, on PostgreSQL, the periodic ones)."""
+    """Recovery sweeps (the start-up one and, on PostgreSQL, the periodic ones), and the
+    tasks retention deleted in this process."""
 
-    __slots__ = ("recovered_tasks", "sweeps")
+    __slots__ = ("recovered_tasks", "retained_deleted", "sweeps")
 
     def __init__(self) -> None:
         self.sweeps = 0
         self.recovered_tasks = 0  # SUBMITTED/WORKING tasks of dead processes failed
+        self.retained_deleted = 0  # ended tasks retention deleted (this process's sweeps)
 
 
 class PushStats:
