@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import time
 from collections.abc import Callable
@@ -114,6 +115,12 @@ def build_app(settings: Settings, agent: Any = None) -> A2AApplication:
     loaded = _agent(settings, agent)
     card_settings = _card_settings(settings, loaded, auth)
     card, extended = _cards(settings, card_settings)
+
+    @functools.lru_cache(maxsize=16)
+    def cards_at(base: str) -> tuple[AgentCard, AgentCard | None]:
+        """The cards of the app mounted and reached at ``base`` (accord.asgi)."""
+        return _cards(settings, dataclasses.replace(card_settings, public_url=base, mounted=True))
+
     store = open_store(settings.store)
     engine = Engine(
         store,
@@ -141,6 +148,7 @@ def build_app(settings: Settings, agent: Any = None) -> A2AApplication:
             long_poll_max_s=settings.long_poll_max_s,
             long_poll_max_waiting=settings.long_poll_max_waiting,
         ),
+        cards_at=cards_at,
     )
     if settings.access_log:
         # Asked for explicitly: shown whatever log_level says of the rest.
@@ -161,6 +169,7 @@ def build_app(settings: Settings, agent: Any = None) -> A2AApplication:
         metrics=metrics_endpoint(settings, engine, auth),
         metrics_path=settings.metrics_path,
         endpoints=_endpoints(settings, service, auth, loaded.agent),
+        public_url=settings.public_url,
     )
 
 

@@ -237,6 +237,11 @@ class Engine:
 
     # --- life ------------------------------------------------------------------------------
 
+    @property
+    def started(self) -> bool:
+        """Between :meth:`start` and :meth:`stop`."""
+        return self._started
+
     async def start(self) -> None:
         await self.store.open()
         self._started = True

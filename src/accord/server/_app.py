@@ -1,17 +1,23 @@
 """The ASGI application: agent card, JSON-RPC at ``POST /``, HTTP+JSON paths, lifespan; and
-before any of them, what browsers may do (accord.server._browsers: Host, Origin, CORS)."""
+before any of them, what browsers may do (accord.server._browsers: Host, Origin, CORS).
+
+Mounted under a prefix (a Starlette or FastAPI ``Mount``, uvicorn's ``--root-path``: the
+scope's ``root_path``), it answers the paths below the prefix and its cards name the URL it is
+reached at (docs/server.md, "Mounting it in another application")."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+import re
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 from accord.agents import Endpoint
 from accord.server._access_log import AccessLogged, AccessRecord
 from accord.server._auth import Authenticator, NoAuthentication
 from accord.server._browsers import BrowserPolicy
-from accord.server._card import CardEndpoint
+from accord.server._card import BASE_URL_KEY, CardEndpoint
 from accord.server._errors import rest_error
 from accord.server._health import PATHS as HEALTH_PATHS
 from accord.server._health import Health
@@ -32,6 +38,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("accord.server")
 
 CARD_PATH = "/.well-known/agent-card.json"
+# A Host header a mounted app's cards may name: a name or address, and a port.
+_HOST = re.compile(r"[A-Za-z0-9.-]{1,253}(?::[0-9]{1,5})?|\[[0-9A-Fa-f:.]{2,45}\](?::[0-9]{1,5})?")
 
 
 E = TypeVar("E")
@@ -58,12 +66,19 @@ class A2AApplication:
         metrics: MetricsEndpoint | None = None,
         metrics_path: str = "/metrics",
         endpoints: Sequence[Endpoint] = (),
+        public_url: str = "",
     ) -> None:
         self.service = service
+        # Mounted: the origin (or the whole URL, prefix included) the cards name; "" takes
+        # the scheme and Host of each request.
+        self.public_url = public_url.rstrip("/")
         auth = auth or NoAuthentication()
         # Without credentials only loopback Host values are answered; no CORS unless given.
         self.browsers = browsers or BrowserPolicy(check_host=not auth.configured)
-        self.card = CardEndpoint(service.card)
+        cards_at = service.cards_at
+        self.card = CardEndpoint(
+            service.card, cards_at=(lambda base: cards_at(base)[0]) if cards_at else None
+        )
         # Metrics (accord.telemetry): the bindings count requests; None when off.
         self.metrics = metrics
         self.metrics_path = metrics_path
@@ -94,9 +109,47 @@ class A2AApplication:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
         if kind == "http":
+            if scope.get("root_path"):
+                scope = self._below_prefix(scope)
+                if self.manage_engine and not self.service.engine.started:
+                    await _not_started(send)
+                    return
             await self._serve_http(scope, receive, send)
         elif kind == "lifespan":
             await self._lifespan(receive, send)
+
+    def _below_prefix(self, scope: Scope) -> Scope:
+        """The scope of a request to the app mounted at ``root_path``: its path below the
+        prefix (Starlette keeps the whole path in ``path``; older servers strip it), and the
+        URL the app is reached at (:data:`BASE_URL_KEY`), which its cards name."""
+        root = str(scope["root_path"]).rstrip("/")
+        path = str(scope["path"])
+        if path == root:
+            path = "/"
+        elif path.startswith(root + "/"):
+            path = path[len(root) :]
+        origin = self.public_url
+        if not origin:
+            raw = next((v for k, v in scope["headers"] if k == b"host"), b"")
+            host = raw.decode("latin-1")
+            if not _HOST.fullmatch(host):  # none, or not a host[:port]: the socket's address
+                server = scope.get("server") or ("localhost", None)
+                host = f"{server[0]}:{server[1]}" if server[1] else str(server[0])
+            scheme = "https" if scope.get("scheme") == "https" else "http"
+            origin = f"{scheme}://{host}"
+        base = origin if origin.endswith(root) else origin + root
+        return {**scope, "path": path, BASE_URL_KEY: base}
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """The app's engine and store, open for the block: what the ASGI lifespan does, for
+        an application that mounts this one (Starlette does not pass its lifespan to mounted
+        apps; ``accord.lifespan`` runs this for each)."""
+        await self.service.engine.start()
+        try:
+            yield
+        finally:
+            await self.service.engine.stop()
 
     async def _http(
         self, scope: Scope, receive: Receive, send: Send, access: AccessRecord | None = None
@@ -182,6 +235,17 @@ class A2AApplication:
                     await self.service.engine.stop()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
+
+
+async def _not_started(send: Send) -> None:
+    """A mounted app whose engine was not started: the application mounting it did not run
+    its lifespan (Starlette does not pass lifespan events to mounted apps)."""
+    error = A2AError(
+        ErrorKind.UNAVAILABLE,
+        "this agent is not started: run its lifespan in the application that mounts it"
+        " (lifespan=accord.lifespan(app), docs/server.md)",
+    )
+    await respond(send, 503, encode(rest_error(error)), JSON)
 
 
 def _with_headers(send: Send, extra: list[tuple[bytes, bytes]]) -> Send:

@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 
 from accord.core import ANONYMOUS, OPEN, Caller, granted, required_actor
 from accord.server._auth import Authenticator
+from accord.server._card import BASE_URL_KEY
 from accord.server._event_ids import event_number
 from accord.server._http import Request, until_disconnected
 from accord.service import Call, Operation, Service, negotiate
@@ -63,6 +64,7 @@ class Binding:
             json_out=self.json_out,
             # safe retries (accord.engine._retries); checked where it is used
             idempotency_key=request.headers.get("idempotency-key", ""),
+            base_url=request.scope.get(BASE_URL_KEY, ""),
         )
 
     @staticmethod

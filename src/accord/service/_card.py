@@ -25,6 +25,9 @@ class CardSettings:
     version: str = "0.0.0"  # the agent's version (not accord's)
     public_url: str = "http://127.0.0.1:9999"
     grpc_url: str | None = None  # the gRPC target (host:port) when gRPC is served
+    # Mounted under a prefix (accord.asgi): the interfaces' URLs end with "/", so that a
+    # JSON-RPC POST reaches the mount, not a redirect to it (HTTP+JSON clients drop it).
+    mounted: bool = False
     streaming: bool = True
     push_notifications: bool = True
     extended_card: bool = False
@@ -44,7 +47,7 @@ class CardSettings:
 
 
 def build_card(settings: CardSettings) -> AgentCard:
-    base = settings.public_url.rstrip("/")
+    base = settings.public_url.rstrip("/") + ("/" if settings.mounted else "")
     interfaces = [
         AgentInterface(url=base, protocol_binding="JSONRPC", protocol_version=PROTOCOL_VERSION),
         AgentInterface(url=base, protocol_binding="HTTP+JSON", protocol_version=PROTOCOL_VERSION),

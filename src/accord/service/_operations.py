@@ -53,6 +53,9 @@ class Service:
     bounds: Bounds = field(default_factory=Bounds)
     heartbeat_s: float = 15.0
     preview: Preview = field(default_factory=Preview)  # the A2A 1.1 preview (off by default)
+    # The cards (card, extended card) for the app reached at a base URL: a mounted app's
+    # cards name the URL it is mounted at (accord.asgi); None: the cards above, always.
+    cards_at: Callable[[str], tuple[AgentCard, AgentCard | None]] | None = None
     _hub: FeedHub | None = field(default=None, init=False, repr=False, compare=False)
     _token_key: bytes | None = field(default=None, init=False, repr=False, compare=False)
 
@@ -93,6 +96,9 @@ class Call:
     json_out: bool = False
     # The Idempotency-Key header ("" for none): a retried call gets the first one's answer.
     idempotency_key: str = ""
+    # Mounted under a prefix (accord.asgi): the URL the app is reached at, prefix included,
+    # which the cards name; "" when the app is served at its own root.
+    base_url: str = ""
 
 
 def negotiate(service: Service, version: str | None, extensions_header: str | None) -> list[str]:
@@ -249,6 +255,8 @@ async def get_extended_card(
         raise outcome.error
     if not call.caller.authenticated:
         raise A2AError(ErrorKind.UNAUTHENTICATED, "the extended agent card needs authentication")
+    if call.base_url and service.cards_at is not None:
+        return service.cards_at(call.base_url)[1]
     return service.extended_card
 
 
