@@ -92,13 +92,13 @@ async def serve_settings(
 
 
 @asynccontextmanager
-async def listening(app: A2AApplication) -> AsyncIterator[int]:
-    """``app`` on accord's own HTTP server, on a free loopback port (yielded), with its
-    lifespan, for the block's duration."""
+async def listening(app: A2AApplication, port: int = 0) -> AsyncIterator[int]:
+    """``app`` on accord's own HTTP server, on ``port`` (0: a free loopback port; yielded),
+    with its lifespan, for the block's duration."""
     stop = asyncio.Event()
     bound: asyncio.Future[int] = asyncio.get_running_loop().create_future()
     server = asyncio.ensure_future(
-        serve(app, "127.0.0.1", 0, stop=stop, on_listening=bound.set_result)
+        serve(app, "127.0.0.1", port, stop=stop, on_listening=bound.set_result)
     )
     done, _ = await asyncio.wait({server, bound}, return_when=asyncio.FIRST_COMPLETED)
     if server in done:

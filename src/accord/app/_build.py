@@ -28,7 +28,7 @@ from accord.engine import Claims, Engine, EngineConfig, RemoteAgent
 from accord.errors import require
 from accord.push import PushDispatcher, PushSettings
 from accord.server import A2AApplication, AdminEndpoint, Binding, BrowserPolicy, MetricsEndpoint
-from accord.service import Bounds, CardSettings, Preview, Service, build_card
+from accord.service import Bounds, CardSettings, Preview, RateLimiter, Service, build_card
 from accord.store import SharedStore, open_store
 from accord.surface import SurfaceApp
 from accord.telemetry import RequestMetrics, Sources
@@ -149,6 +149,13 @@ def build_app(settings: Settings, agent: Any = None) -> A2AApplication:
             long_poll_max_waiting=settings.long_poll_max_waiting,
         ),
         cards_at=cards_at,
+        rate_limiter=RateLimiter(
+            settings.rate_limit_per_minute,
+            settings.rate_limit_burst,
+            settings.rate_limit_principals,
+        )
+        if settings.rate_limit_per_minute is not None
+        else None,
     )
     if settings.access_log:
         # Asked for explicitly: shown whatever log_level says of the rest.

@@ -89,6 +89,13 @@ class Settings:
     # None keeps every task (tiny-harness deletes after 30 days).
     retention_days: float | None = None
     retention_sweep_s: float = 60.0
+    # Rate limits per caller (docs/server.md, "Rate limits"): a token bucket per principal
+    # of rate_limit_per_minute tokens a minute, holding rate_limit_burst (default: a minute's
+    # worth), for the rate_limit_principals most recent callers; None: no limit (tiny-harness
+    # limits each peer address to 120 a minute).
+    rate_limit_per_minute: float | None = None
+    rate_limit_burst: int | None = None
+    rate_limit_principals: int = 10_000
     recovery_interval_s: float = (
         30.0  # PostgreSQL clusters: how often to look for dead nodes' tasks
     )
@@ -227,6 +234,16 @@ NOT_NEGATIVE = (  # 0 turns them off
 )
 
 
+# Settings that must be more than 0.
+POSITIVE = (
+    "idempotency_window_s",
+    "retention_sweep_s",
+    "rate_limit_per_minute",
+    "rate_limit_burst",
+    "rate_limit_principals",
+)
+
+
 def _checked(name: str, value: Any, where: str, source: str) -> Any:
     """``value`` (from TOML, the environment or a flag) as setting ``name`` wants it; ``where``
     names the value in errors, ``source`` the file or variable it came from."""
@@ -278,8 +295,8 @@ def _checked(name: str, value: Any, where: str, source: str) -> Any:
         check.url(checked, where)
     elif name == "metrics_path" and (not checked.startswith("/") or checked.rstrip("/") == ""):
         raise ConfigError(f"{where}: expected a path such as /metrics, got {check.shown(checked)}")
-    elif name in ("idempotency_window_s", "retention_sweep_s") and checked <= 0:
-        raise ConfigError(f"{where}: expected a positive number of seconds, got {checked}")
+    elif name in POSITIVE and checked <= 0:
+        raise ConfigError(f"{where}: expected a positive number, got {checked}")
     elif name == "a2a_preview" and (unknown := [v for v in checked if v not in PREVIEWS]):
         raise ConfigError(
             f"{where}: expected versions among {', '.join(PREVIEWS)}, got {check.shown(unknown[0])}"

@@ -100,18 +100,33 @@ def text_message(text: str, *, context_id: str = "", task_id: str = "") -> Messa
     )
 
 
-def _retryable(exc: ClientError) -> bool:
-    """A stream worth resuming after ``exc``: it broke, or the server cannot answer now."""
+def _rate_limited(exc: BaseException) -> bool:
+    """The server refused the call for now, before carrying it out, and said when to come
+    back: a rate limit (ResourceExhausted or HTTP 429 with ``Retry-After`` / ``RetryInfo``;
+    a limit without one, such as tasks per tenant, is no reason to send it again)."""
     if isinstance(exc, A2AClientError):
-        return exc.kind is ErrorKind.UNAVAILABLE
+        return exc.kind is ErrorKind.RESOURCE_EXHAUSTED and exc.retry_after is not None
     if isinstance(exc, UnexpectedStatusError):
-        return exc.status_code >= 500
+        return exc.status_code == 429 and exc.retry_after is not None
+    return False
+
+
+def _retryable(exc: ClientError) -> bool:
+    """A stream worth resuming after ``exc``: it broke, or the server cannot answer now (or
+    not yet: a rate limit)."""
+    if isinstance(exc, A2AClientError):
+        return exc.kind is ErrorKind.UNAVAILABLE or _rate_limited(exc)
+    if isinstance(exc, UnexpectedStatusError):
+        return exc.status_code >= 500 or _rate_limited(exc)
     return isinstance(exc, ConnectionFailedError | RequestTimeoutError | StreamBrokenError)
 
 
 def _worth_sending_again(exc: BaseException) -> bool:
     """No answer came: the connection failed or dropped, or a proxy said 502 or 503; or the
-    server cannot answer now (UnavailableError: its store cannot read or write)."""
+    server cannot answer now (UnavailableError: its store cannot read or write), or not yet
+    (a rate limit that says when: the call was refused before anything was done)."""
+    if _rate_limited(exc):
+        return True
     if isinstance(exc, UnexpectedStatusError):
         return exc.status_code in (502, 503)
     if isinstance(exc, A2AClientError) and exc.kind is ErrorKind.UNAVAILABLE:
@@ -662,7 +677,11 @@ class Client:
                     yield response
                 return
             except (TransportError, A2AClientError) as exc:
-                if isinstance(exc, A2AClientError) and not _unavailable(exc):
+                if (
+                    isinstance(exc, A2AClientError)
+                    and not _unavailable(exc)
+                    and not _rate_limited(exc)
+                ):
                     raise
                 if not tracker.task_id and resend is not None and not got_any:
                     sent += 1

@@ -44,8 +44,10 @@ class RetryPolicy:
     """How a call that failed before an answer is sent again.
 
     A call whose connection failed (refused, or dropped before the answer), that a proxy
-    answered 502 or 503, or that the server said it cannot answer now (``UnavailableError``:
-    HTTP 503, gRPC ``UNAVAILABLE``; its store cannot read or write) is sent again up to
+    answered 502 or 503, that the server said it cannot answer now (``UnavailableError``:
+    HTTP 503, gRPC ``UNAVAILABLE``; its store cannot read or write), or that a rate limit
+    refused saying when to come back (``ResourceExhaustedError`` or HTTP 429 with
+    ``Retry-After`` / ``RetryInfo``) is sent again up to
     ``max_attempts`` times, waiting ``initial_delay`` seconds doubled each time up to
     ``max_delay``, or longer when the server asks for longer (``Retry-After``, or a gRPC
     ``RetryInfo``), but never longer than ``max_retry_after``: a server asking for more is

@@ -100,13 +100,16 @@ class _MetadataRequest(Request):
     """Call metadata seen as the HTTP request the shared binding logic reads: text keys as
     lower-cased headers (repeated keys joined with commas), no query string, no body."""
 
-    def __init__(self, metadata: Any) -> None:
+    def __init__(self, metadata: Any, peer: str = "") -> None:
         pairs = [
             (key.encode("latin-1"), value.encode("latin-1"))
             for key, value in (metadata or ())
             if isinstance(value, str)  # ``-bin`` keys carry bytes; none of ours does
         ]
-        super().__init__({"headers": pairs, "query_string": b""}, _no_body)
+        # The peer's address without its port (gRPC's "ipv4:1.2.3.4:5", "ipv6:[::1]:5"):
+        # what tells anonymous callers apart for rate limits.
+        address = peer.partition(":")[2].rsplit(":", 1)[0] if peer.count(":") >= 2 else peer
+        super().__init__({"headers": pairs, "query_string": b"", "peer": address}, _no_body)
         self._query = []  # gRPC has no query string: skip parsing an empty one per lookup
 
 
@@ -148,7 +151,7 @@ class GrpcBinding(Binding):
         return out
 
     def _begin(self, operation: Operation, raw: bytes, context: Context) -> tuple[Any, Call]:
-        call = self.prepare(_MetadataRequest(context.invocation_metadata()))
+        call = self.prepare(_MetadataRequest(context.invocation_metadata(), context.peer()))
         self.authorize(call.caller, operation.command)
         request_class = proto_class(cast(type[Wire], operation.request_type))
         try:

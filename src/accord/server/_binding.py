@@ -51,6 +51,10 @@ class Binding:
 
     def prepare(self, request: Request) -> Call:
         caller = self.caller(request)
+        limiter = self.service.rate_limiter
+        if limiter is not None:  # per caller, before a byte of the body is read
+            client = request.scope.get("client")
+            limiter.check(caller, str(client[0]) if client else request.scope.get("peer", ""))
         extensions = negotiate(
             self.service,
             request.service_parameter("a2a-version"),

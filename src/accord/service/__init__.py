@@ -10,7 +10,8 @@ agent card built from the settings.
 - ``reads``, ``search``, ``status``: the dashboard's reads;
 - ``feed``: reading the store's feed as it grows (``FeedHub`` wakes the readers);
 - ``bounds``, ``card``: request bounds, the agent card;
-- ``purge``: a task deleted now (the operators' purge).
+- ``purge``: a task deleted now (the operators' purge);
+- ``rate``: rate limits per caller, every binding's.
 """
 
 from accord.service._access import Reader
@@ -20,6 +21,7 @@ from accord.service._feed import FeedHub, batches
 from accord.service._operations import OPERATIONS, Call, Operation, Service, negotiate, scoped
 from accord.service._preview import Preview
 from accord.service._purge import PURGE_GRANT, purge_task
+from accord.service._rate import RateLimiter
 from accord.service._reads import Changes, Webhook
 from accord.service._search import search
 from accord.service._status import Backlog, Node, Recovery, checks, status
@@ -36,6 +38,7 @@ __all__ = [
     "Node",
     "Operation",
     "Preview",
+    "RateLimiter",
     "Reader",
     "Recovery",
     "Service",

@@ -20,6 +20,7 @@ from accord.service._access import Reader, in_tenant, reader
 from accord.service._bounds import Bounds
 from accord.service._feed import FeedHub
 from accord.service._preview import Preview, long_poll, without_preview
+from accord.service._rate import RateLimiter
 from accord.wire import (
     UNSET,
     A2AError,
@@ -56,6 +57,8 @@ class Service:
     # The cards (card, extended card) for the app reached at a base URL: a mounted app's
     # cards name the URL it is mounted at (accord.asgi); None: the cards above, always.
     cards_at: Callable[[str], tuple[AgentCard, AgentCard | None]] | None = None
+    # Rate limits per caller on every binding (accord.service._rate); None: none.
+    rate_limiter: RateLimiter | None = None
     _hub: FeedHub | None = field(default=None, init=False, repr=False, compare=False)
     _token_key: bytes | None = field(default=None, init=False, repr=False, compare=False)
 
