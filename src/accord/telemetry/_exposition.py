@@ -24,7 +24,7 @@ from prometheus_client.core import (
     Metric,
 )
 
-from accord import __version__
+from accord._version import __version__
 from accord.telemetry import agents
 from accord.telemetry._metrics import (
     BusStats,
