@@ -7,6 +7,7 @@ admin actor only, in its own tenant."""
 from __future__ import annotations
 
 import dataclasses
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -16,11 +17,11 @@ from typing import Any
 
 import httpx
 import pytest
+from parking_agent import agent as parking
 from serve_process import serving
 from server_helpers import message, serve_app
 from tests.waiting import until
 
-from accord.agents import RequestContext, TaskHandle
 from accord.app._build import build_app
 from accord.app._settings import Settings
 from accord.store import StoreExtension, TaskRows
@@ -43,15 +44,6 @@ PRINCIPALS = [
         "api_key": OTHER_KEY,
     },
 ]
-
-
-async def parking(ctx: RequestContext, task: TaskHandle) -> None:
-    """``ask`` parks the task in INPUT_REQUIRED (live); anything else completes."""
-    await task.start_working()
-    if ctx.text == "ask":
-        await task.require_input("what else?")
-    else:
-        await task.complete()
 
 
 class Media:
@@ -195,19 +187,6 @@ async def test_purge_on_a_memory_store_in_open_mode() -> None:
         assert (await http.get(f"/tasks/{ended['id']}")).status_code == 404
 
 
-AGENT_MODULE = """
-from accord.agents import RequestContext, TaskHandle
-
-
-async def agent(ctx: RequestContext, task: TaskHandle) -> None:
-    await task.start_working()
-    if ctx.text == "ask":
-        await task.require_input("what else?")
-    else:
-        await task.complete()
-"""
-
-
 def _config(path: Path) -> Path:
     lines = []
     for principal in PRINCIPALS:
@@ -234,7 +213,7 @@ def _accord(*args: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.processes
 def test_accord_admin_purge(tmp_path: Path) -> None:
-    (tmp_path / "parking_agent.py").write_text(AGENT_MODULE)
+    shutil.copy(Path(__file__).with_name("parking_agent.py"), tmp_path)
     config = _config(tmp_path / "accord.toml")
     store = f"sqlite:///{tmp_path / 'accord.db'}"
     args = ("--agent", "parking_agent:agent", "--config", str(config), "--store", store)
