@@ -206,3 +206,14 @@ async def test_public_url_names_the_mount_on_both_cards(public_url: str) -> None
         headers = {"X-API-Key": KEY, "A2A-Version": "1.0"}
         extended = (await http.post("/a/", json=body, headers=headers)).json()["result"]
         assert {i["url"] for i in extended["supportedInterfaces"]} == {"https://agents.example/a/"}
+
+
+async def test_the_dashboard_is_below_the_prefix(host: Host) -> None:
+    async with httpx.AsyncClient(base_url=host.url) as http:
+        moved = await http.get("/echo/ui")
+        assert moved.status_code == 308
+        assert moved.headers["location"] == "/echo/ui/"
+        page = await http.get("/echo/ui/")
+        assert page.status_code == 200 and "<html" in page.text.lower()
+        session = await http.get("/echo/ui/api/session")
+        assert session.status_code == 200, session.text

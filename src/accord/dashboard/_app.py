@@ -104,7 +104,10 @@ class DashboardApp:
 
     async def _page(self, request: Request, send: Send, path: str) -> None:
         if path == PREFIX:
-            headers = [(b"location", b"/ui/"), *SECURITY_HEADERS]
+            # (mounted under a prefix, accord.asgi: the page is below it)
+            root = str(request.scope.get("root_path", "")).rstrip("/")
+            location = (root + "/ui/").encode("latin-1", "replace")
+            headers = [(b"location", location), *SECURITY_HEADERS]
             await respond(send, 308, b"", b"text/plain", headers)
             return
         name = path[len(PREFIX) + 1 :] or "index.html"

@@ -4,6 +4,10 @@
 
 const KEY = "accord.dashboard";
 
+// Where the server is: the path before /ui/ ("" at the root; the prefix when the server is
+// mounted in another application, accord.asgi).
+export const ROOT = location.pathname.replace(/\/ui\/[^/]*$/, "");
+
 export const session = {
   load() {
     try {
@@ -50,7 +54,7 @@ export function apiPath(path, params) {
   }
   if (tenant()) query.set("tenant", tenant());
   const text = query.toString();
-  return `/ui/api/${path}${text ? `?${text}` : ""}`;
+  return `${ROOT}/ui/api/${path}${text ? `?${text}` : ""}`;
 }
 
 async function failure(response) {
@@ -78,13 +82,13 @@ export async function a2a(method, path, body) {
     init.headers["Content-Type"] = "application/json";
     init.body = JSON.stringify(body);
   }
-  const response = await fetch(prefix + path, init);
+  const response = await fetch(ROOT + prefix + path, init);
   if (!response.ok) throw await failure(response);
   return response.json();
 }
 
 export async function card() {
-  const response = await fetch("/.well-known/agent-card.json");
+  const response = await fetch(`${ROOT}/.well-known/agent-card.json`);
   return response.ok ? response.json() : null;
 }
 
