@@ -212,3 +212,18 @@ async def test_accords_client_waits_as_told_and_then_gives_up(served: Served, bi
         with pytest.raises(ResourceExhaustedError) as refused:
             await client.list_tasks_page()  # the server asks for 1 s: more than this client waits
         assert refused.value.retry_after == 1
+
+
+async def test_the_command_surface_shares_the_buckets(served: Served) -> None:
+    async with httpx.AsyncClient(base_url=served.url) as http:
+        body = {"message": message("hi")}
+        headers = _headers(ALICE)
+        for _ in range(2):
+            ok = await http.post("/tasks/commands/message:send", json=body, headers=headers)
+            assert ok.status_code != 429, ok.text
+        refused = await http.post("/tasks/commands/message:send", json=body, headers=headers)
+        assert refused.status_code == 429
+        assert refused.headers["retry-after"] == "1"
+        assert refused.json()["retryAfter"] == 1
+        # And the A2A bindings see the same empty bucket.
+        assert (await http.get("/tasks", headers=headers)).status_code == 429

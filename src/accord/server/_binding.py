@@ -51,10 +51,7 @@ class Binding:
 
     def prepare(self, request: Request) -> Call:
         caller = self.caller(request)
-        limiter = self.service.rate_limiter
-        if limiter is not None:  # per caller, before a byte of the body is read
-            client = request.scope.get("client")
-            limiter.check(caller, str(client[0]) if client else request.scope.get("peer", ""))
+        self.limit(caller, request)
         extensions = negotiate(
             self.service,
             request.service_parameter("a2a-version"),
@@ -70,6 +67,15 @@ class Binding:
             idempotency_key=request.headers.get("idempotency-key", ""),
             base_url=request.scope.get(BASE_URL_KEY, ""),
         )
+
+    def limit(self, caller: Caller, request: Request) -> None:
+        """ResourceExhausted (with when to come back) when ``caller`` is past the server's
+        rate limit (accord.service._rate); called once a request's caller is known, before a
+        byte of its body is read."""
+        limiter = self.service.rate_limiter
+        if limiter is not None:
+            client = request.scope.get("client")
+            limiter.check(caller, str(client[0]) if client else request.scope.get("peer", ""))
 
     @staticmethod
     def authorize(caller: Caller, command: str) -> None:

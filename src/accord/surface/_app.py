@@ -3,9 +3,10 @@
 ``POST /tasks/claims`` and ``GET /openapi.json``.
 
 Order of checks for a command: authenticate (401 when credentials are configured and missing
-or wrong), the grant (403 standard refusal, from accord.core._grants), a JSON Content-Type
-(415), version and extensions for the A2A client commands (502 outcomes) — all from the head,
-before the body is read — then the Input (422) and the command. Every outcome is answered
+or wrong), the caller's rate limit (429 with ``Retry-After``, docs/server.md), the grant (403
+standard refusal, from accord.core._grants), a JSON Content-Type (415), version and
+extensions for the A2A client commands (502 outcomes) — all from the head, before the body is
+read — then the Input (422) and the command. Every outcome is answered
 with the status code the seed declares for it.
 """
 
@@ -86,6 +87,18 @@ class SurfaceApp:
             caller = self._authenticate(request)
             if caller is None:
                 await self._answer(send, 401, {"refused": "missing or invalid credentials"})
+                return
+            try:
+                self.binding.limit(caller, request)
+            except A2AError as limited:  # the rate limit, as on the A2A bindings
+                wait = limited.retry_after_s or 1
+                await respond(
+                    send,
+                    429,
+                    _json({"refused": limited.message, "retryAfter": wait}),
+                    JSON,
+                    [(b"retry-after", b"%d" % wait)],
+                )
                 return
             if path == "/tasks/events" and method == "GET":
                 await self._feed(request, send, caller)
