@@ -14,6 +14,8 @@ from typing import Any
 import grpc
 import httpx
 import pytest
+from a2a.client import A2AClientError, ClientCallContext, ClientConfig, create_client
+from a2a.types import ListTasksRequest
 from grpc_status import rpc_status
 from server_helpers import listening, message
 from tests.processes import free_port
@@ -227,3 +229,14 @@ async def test_the_command_surface_shares_the_buckets(served: Served) -> None:
         assert refused.json()["retryAfter"] == 1
         # And the A2A bindings see the same empty bucket.
         assert (await http.get("/tasks", headers=headers)).status_code == 429
+
+
+@pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON"])
+async def test_the_official_sdk_client_sees_the_429(served: Served, binding: str) -> None:
+    config = ClientConfig(streaming=False, supported_protocol_bindings=[binding])
+    context = ClientCallContext(service_parameters={"X-API-Key": ALICE})
+    async with await create_client(served.url, client_config=config) as client:
+        for _ in range(2):
+            await client.list_tasks(ListTasksRequest(), context=context)
+        with pytest.raises(A2AClientError, match="429"):
+            await client.list_tasks(ListTasksRequest(), context=context)
