@@ -26,7 +26,8 @@ from accord.client import ApiKey, Client, ResourceExhaustedError, RetryPolicy
 from accord.core import Caller
 from accord.grpc._server import start_server
 from accord.server import A2AApplication
-from accord.service import RateLimiter
+from accord.service import RATE_BUCKETS, RateLimiter
+from accord.store._postgres import PostgresStore
 from accord.wire import A2AError, ErrorKind, TaskState
 from accord.wire._proto import a2a_pb2, a2a_pb2_grpc
 
@@ -68,23 +69,25 @@ def test_a_bucket_holds_its_burst_and_refills_at_its_rate() -> None:
     assert (slow.wait_s("a"), slow.wait_s("a")) == (0, 30)
 
 
-def test_buckets_are_per_principal_and_bounded() -> None:
+async def test_buckets_are_per_principal_and_bounded() -> None:
     clock = Clock()
     limiter = RateLimiter(per_minute=60, burst=1, max_principals=2, clock=clock)
-    limiter.check(_caller("alice"))
+    await limiter.check(_caller("alice"))
     with pytest.raises(A2AError) as refused:
-        limiter.check(_caller("alice"))
+        await limiter.check(_caller("alice"))
     assert refused.value.kind is ErrorKind.RESOURCE_EXHAUSTED
     assert refused.value.retry_after_s == 1
-    limiter.check(_caller("bob"))  # another principal, from the same peer or not
-    limiter.check(Caller(identity="alice", tenant="other", authenticated=True))  # other tenant
+    await limiter.check(_caller("bob"))  # another principal, from the same peer or not
+    await limiter.check(
+        Caller(identity="alice", tenant="other", authenticated=True)
+    )  # other tenant
     assert len(limiter) == 2  # the least recently seen (alice of "") was dropped
-    limiter.check(_caller("alice"))  # so its bucket came back full
+    await limiter.check(_caller("alice"))  # so its bucket came back full
     # Anonymous callers are told apart by their address.
-    limiter.check(Caller(), "10.0.0.1")
-    limiter.check(Caller(), "10.0.0.2")
+    await limiter.check(Caller(), "10.0.0.1")
+    await limiter.check(Caller(), "10.0.0.2")
     with pytest.raises(A2AError):
-        limiter.check(Caller(), "10.0.0.1")
+        await limiter.check(Caller(), "10.0.0.1")
 
 
 def test_the_settings_are_checked() -> None:
@@ -240,3 +243,28 @@ async def test_the_official_sdk_client_sees_the_429(served: Served, binding: str
             await client.list_tasks(ListTasksRequest(), context=context)
         with pytest.raises(A2AClientError, match="429"):
             await client.list_tasks(ListTasksRequest(), context=context)
+
+
+@pytest.mark.postgres
+async def test_a_shared_bucket_on_postgresql(pg_url: str) -> None:
+    store = PostgresStore(pg_url)
+    access = store.extend(RATE_BUCKETS)
+    await store.open()
+    try:
+        assert access.dialect == "postgresql"
+        one = RateLimiter(per_minute=60, burst=2, shared=access)
+        other = RateLimiter(per_minute=60, burst=2, shared=access)  # another node's
+        odd = Caller(identity="a\x00b", tenant="t", authenticated=True)  # any identity
+        await one.check(odd)
+        await other.check(odd)
+        with pytest.raises(A2AError) as refused:
+            await one.check(odd)
+        assert refused.value.retry_after_s == 1
+        await other.check(_caller("bob"))  # another caller's bucket
+        # Buckets full again long since are deleted now and then (bounded table).
+        await access.pool.execute("UPDATE rate_buckets SET at_ms = 0")
+        one._pruned = -1e9
+        await one.check(_caller("carol"))
+        assert await access.pool.fetchval("SELECT count(*) FROM rate_buckets") == 1
+    finally:
+        await store.close()

@@ -28,8 +28,16 @@ from accord.engine import Claims, Engine, EngineConfig, RemoteAgent
 from accord.errors import require
 from accord.push import PushDispatcher, PushSettings
 from accord.server import A2AApplication, AdminEndpoint, Binding, BrowserPolicy, MetricsEndpoint
-from accord.service import Bounds, CardSettings, Preview, RateLimiter, Service, build_card
-from accord.store import SharedStore, open_store
+from accord.service import (
+    RATE_BUCKETS,
+    Bounds,
+    CardSettings,
+    Preview,
+    RateLimiter,
+    Service,
+    build_card,
+)
+from accord.store import SharedStore, TaskStore, open_store
 from accord.surface import SurfaceApp
 from accord.telemetry import RequestMetrics, Sources
 from accord.telemetry import _tracing as tracing
@@ -149,13 +157,7 @@ def build_app(settings: Settings, agent: Any = None) -> A2AApplication:
             long_poll_max_waiting=settings.long_poll_max_waiting,
         ),
         cards_at=cards_at,
-        rate_limiter=RateLimiter(
-            settings.rate_limit_per_minute,
-            settings.rate_limit_burst,
-            settings.rate_limit_principals,
-        )
-        if settings.rate_limit_per_minute is not None
-        else None,
+        rate_limiter=_rate_limiter(settings, store),
     )
     if settings.access_log:
         # Asked for explicitly: shown whatever log_level says of the rest.
@@ -177,6 +179,24 @@ def build_app(settings: Settings, agent: Any = None) -> A2AApplication:
         metrics_path=settings.metrics_path,
         endpoints=_endpoints(settings, service, auth, loaded.agent),
         public_url=settings.public_url,
+    )
+
+
+def _rate_limiter(settings: Settings, store: TaskStore) -> RateLimiter | None:
+    """The rate limits the settings ask for: per node, or on PostgreSQL with
+    ``rate_limit_shared`` one bucket per caller for every node (the store's table)."""
+    if settings.rate_limit_per_minute is None:
+        return None
+    shared = None
+    if settings.rate_limit_shared and isinstance(store, SharedStore):
+        access = store.extend(RATE_BUCKETS)
+        if access.dialect == "postgresql":
+            shared = access
+    return RateLimiter(
+        settings.rate_limit_per_minute,
+        settings.rate_limit_burst,
+        settings.rate_limit_principals,
+        shared=shared,
     )
 
 

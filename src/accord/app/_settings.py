@@ -96,6 +96,9 @@ class Settings:
     rate_limit_per_minute: float | None = None
     rate_limit_burst: int | None = None
     rate_limit_principals: int = 10_000
+    # PostgreSQL: one bucket per caller for every node (a statement per request) instead of
+    # one per node.
+    rate_limit_shared: bool = False
     recovery_interval_s: float = (
         30.0  # PostgreSQL clusters: how often to look for dead nodes' tasks
     )

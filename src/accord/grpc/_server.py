@@ -150,8 +150,10 @@ class GrpcBinding(Binding):
                 )
         return out
 
-    def _begin(self, operation: Operation, raw: bytes, context: Context) -> tuple[Any, Call]:
-        call = self.prepare(_MetadataRequest(context.invocation_metadata(), context.peer()))
+    async def _begin(self, operation: Operation, raw: bytes, context: Context) -> tuple[Any, Call]:
+        head = _MetadataRequest(context.invocation_metadata(), context.peer())
+        call = self.prepare(head)
+        await self.limit(call.caller, head)
         self.authorize(call.caller, operation.command)
         request_class = proto_class(cast(type[Wire], operation.request_type))
         try:
@@ -172,7 +174,7 @@ class GrpcBinding(Binding):
             started = time.perf_counter() if metrics is not None else 0.0
             call: Call | None = None
             try:
-                request, call = self._begin(operation, message, context)
+                request, call = await self._begin(operation, message, context)
                 result = await operation.handler(self.service, request, call)
                 await _send_extensions(context, call)
                 response = _response(operation, result)
@@ -201,7 +203,7 @@ class GrpcBinding(Binding):
             call: Call | None = None
             stats: RequestStats | None = None
             try:
-                request, call = self._begin(operation, message, context)
+                request, call = await self._begin(operation, message, context)
                 items = await operation.handler(self.service, request, call)
                 await _send_extensions(context, call)
                 if metrics is not None:

@@ -51,7 +51,6 @@ class Binding:
 
     def prepare(self, request: Request) -> Call:
         caller = self.caller(request)
-        self.limit(caller, request)
         extensions = negotiate(
             self.service,
             request.service_parameter("a2a-version"),
@@ -68,14 +67,15 @@ class Binding:
             base_url=request.scope.get(BASE_URL_KEY, ""),
         )
 
-    def limit(self, caller: Caller, request: Request) -> None:
+    async def limit(self, caller: Caller, request: Request) -> None:
         """ResourceExhausted (with when to come back) when ``caller`` is past the server's
-        rate limit (accord.service._rate); called once a request's caller is known, before a
-        byte of its body is read."""
+        rate limit (accord.service._rate); every binding calls it once the request's caller
+        is known, before a byte of its body is read."""
         limiter = self.service.rate_limiter
         if limiter is not None:
             client = request.scope.get("client")
-            limiter.check(caller, str(client[0]) if client else request.scope.get("peer", ""))
+            peer = str(client[0]) if client else str(request.scope.get("peer", ""))
+            await limiter.check(caller, peer)
 
     @staticmethod
     def authorize(caller: Caller, command: str) -> None:

@@ -72,6 +72,7 @@ class JsonRpcBinding(Binding):
             # Who asks and in which version come from the head: a caller the server refuses
             # is answered before a byte of its body is read (and held).
             call = self.prepare(request)
+            await self.limit(call.caller, request)
             headers = self.response_headers(call.extensions)
             request.require_json()
             body = await request.body(self.service.bounds.max_body_bytes)

@@ -114,6 +114,7 @@ class RestBinding(Binding):
             access.note_operation(operation.name)
         try:
             call = self.prepare(request)
+            await self.limit(call.caller, request)
             headers = self.response_headers(call.extensions)
             self.authorize(call.caller, operation.command)
             params = await self._params(request, operation, path_fields)

@@ -21,7 +21,7 @@ from accord.service._feed import FeedHub, batches
 from accord.service._operations import OPERATIONS, Call, Operation, Service, negotiate, scoped
 from accord.service._preview import Preview
 from accord.service._purge import PURGE_GRANT, purge_task
-from accord.service._rate import RateLimiter
+from accord.service._rate import RATE_BUCKETS, RateLimiter
 from accord.service._reads import Changes, Webhook
 from accord.service._search import search
 from accord.service._status import Backlog, Node, Recovery, checks, status
@@ -29,6 +29,7 @@ from accord.service._status import Backlog, Node, Recovery, checks, status
 __all__ = [
     "OPERATIONS",
     "PURGE_GRANT",
+    "RATE_BUCKETS",
     "Backlog",
     "Bounds",
     "Call",

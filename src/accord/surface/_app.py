@@ -89,7 +89,7 @@ class SurfaceApp:
                 await self._answer(send, 401, {"refused": "missing or invalid credentials"})
                 return
             try:
-                self.binding.limit(caller, request)
+                await self.binding.limit(caller, request)
             except A2AError as limited:  # the rate limit, as on the A2A bindings
                 wait = limited.retry_after_s or 1
                 await respond(
