@@ -85,10 +85,16 @@ class Progress:
     task_id: str = ""
     state: TaskState | None = None
     turn_ended: bool = False
+    # The artifacts begun (not appended to) on this stream, in order: this turn's; and those
+    # the first Task seen already had (a turn's artifacts are the others).
+    begun: list[str] = field(default_factory=list)
+    before: set[str] | None = None
 
     def see(self, event: StreamResponse) -> None:
         if isinstance(event.task, Task):
             self.task_id = self.task_id or event.task.id
+            if self.before is None:
+                self.before = {artifact.artifact_id for artifact in event.task.artifacts}
             self.state = render.state_of(event.task.status)
             # A Task event that says INPUT_REQUIRED may be the task as the new turn began,
             # before the agent read the message: only a final state ends the turn here.
@@ -98,7 +104,11 @@ class Progress:
             self.state = render.state_of(event.status_update.status)
             self.turn_ended = self.state.terminal or self.state.interrupted
         elif isinstance(event.artifact_update, TaskArtifactUpdateEvent):
-            self.task_id = self.task_id or event.artifact_update.task_id
+            update = event.artifact_update
+            self.task_id = self.task_id or update.task_id
+            artifact_id = update.artifact.artifact_id
+            if not update.append and artifact_id not in self.begun:
+                self.begun.append(artifact_id)
 
     @property
     def exit_code(self) -> int:
@@ -431,15 +441,41 @@ async def _wait_for_turn(run: Run, client: Client, message: Message) -> Task | M
     return await client.get_task(run.progress.task_id)
 
 
-def _show_answer(settings: Settings, answer: Task | Message) -> int:
-    """Print a turn's answer; the command's exit code."""
+def _show_answer(settings: Settings, answer: Task | Message, turn: list[str] | None = None) -> int:
+    """Print a turn's answer; the command's exit code.
+
+    ``turn``: the artifacts this turn made, when the task had others before it (a
+    conversation's later turn): only those are printed."""
     if settings.as_json:
         _dump({"task": answer} if isinstance(answer, Task) else {"message": answer})
     elif isinstance(answer, Task):
-        render.print_task(console(), answer)
+        render.print_task(console(), answer, artifact_ids=turn)
     else:
         render.print_message(console(), answer)
     return _task_exit(answer) if isinstance(answer, Task) else EXIT_OK
+
+
+def _this_turn(
+    run: Run, client: Client, message: Message, answer: Task | Message
+) -> list[str] | None:
+    """The artifacts of the turn ``message`` began or joined, when it went to a task that
+    existed (a conversation's later turn); None: every artifact of the task is this turn's.
+
+    The turn was followed (a streaming agent): the artifacts begun on that stream, then any
+    the final task has that the first Task of the stream had not. A message that joined a
+    running turn missed the artifacts begun before it came: it shows those begun after (the
+    answers to it)."""
+    if not message.task_id or client.card.capabilities.streaming is not True:
+        return None
+    turn = list(run.progress.begun)
+    before = run.progress.before
+    if isinstance(answer, Task) and before is not None:
+        turn += [
+            artifact.artifact_id
+            for artifact in answer.artifacts
+            if artifact.artifact_id not in before and artifact.artifact_id not in turn
+        ]
+    return turn
 
 
 @click.command()
@@ -458,7 +494,7 @@ def send(settings: Settings, message: Message, no_wait: bool) -> None:
             answer = await client.send(message, return_immediately=True)
         else:
             answer = await _wait_for_turn(run, client, message)
-        return _show_answer(settings, answer)
+        return _show_answer(settings, answer, _this_turn(run, client, message, answer))
 
     _run(run, work)
 
@@ -499,7 +535,8 @@ def complete(settings: Settings, task_id: str) -> None:
     )
 
     async def work(client: Client) -> int:
-        return _show_answer(settings, await _wait_for_turn(run, client, message))
+        answer = await _wait_for_turn(run, client, message)
+        return _show_answer(settings, answer, _this_turn(run, client, message, answer))
 
     _run(run, work)
 
