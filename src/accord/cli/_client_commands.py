@@ -677,11 +677,27 @@ def tasks_cancel(settings: Settings, task_id: str) -> None:
 @_max_time_option
 @_client_options
 def tasks_subscribe(settings: Settings, task_id: str, max_time: float | None) -> None:
-    """Follow a task's events live until it ends."""
+    """Follow a task's events live until it ends (a task that has ended: printed as it is)."""
     run = Run(settings, TimeLimit(max_time, "--max-time"))
 
     async def work(client: Client) -> int:
-        await _follow(run, client.subscribe(task_id))
+        from accord.client import A2AClientError
+        from accord.wire import ErrorKind
+
+        try:
+            await _follow(run, client.subscribe(task_id))
+        except A2AClientError as exc:
+            # A2A refuses to subscribe to a task in a final state: then the task, as it ended.
+            if exc.kind is not ErrorKind.UNSUPPORTED_OPERATION or run.progress.task_id:
+                raise
+            task = await client.get_task(task_id)
+            if not render.state_of(task.status).terminal:
+                raise
+            if settings.as_json:
+                _dump(StreamResponse(task=task))
+            else:
+                render.print_task(console(), task)
+            return _task_exit(task)
         return run.progress.exit_code
 
     _run(run, work)
