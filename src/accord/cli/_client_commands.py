@@ -134,6 +134,14 @@ class Run:
     limit: TimeLimit = NO_LIMIT
     progress: Progress = field(default_factory=Progress)
     card: AgentCard | None = None  # the agent's, once connected
+    printer: render.StreamPrinter | None = None  # the live output of stream and subscribe
+
+    def end_line(self) -> None:
+        """End a line of artifact text left open, so that a message after it (to standard
+        error, on the same terminal) starts on a line of its own."""
+        if self.printer is not None:
+            self.printer.finish()
+            sys.stdout.flush()
 
 
 def _parse_headers(values: tuple[str, ...]) -> dict[str, str]:
@@ -308,15 +316,20 @@ def _run(run: Run, work: Callable[[Client], Awaitable[int]]) -> NoReturn:
         except InvalidURLError as exc:
             _fail(settings, EXIT_USAGE, "InvalidURLError", str(exc))
         except TimeoutError:
+            run.end_line()
             message, extra = _stopped(run, _time_limit_reason(run))
             _fail(settings, EXIT_UNREACHABLE, "RequestTimeoutError", message, extra)
         except A2AClientError as exc:
+            run.end_line()
             _agent_error(run, exc)
         except ClientError as exc:
+            run.end_line()
             message, extra = _stopped(run, str(exc))
             _fail(settings, EXIT_UNREACHABLE, type(exc).__name__, message, extra)
         except KeyboardInterrupt:
-            _fail(settings, EXIT_INTERRUPTED, "Interrupted", "interrupted")
+            run.end_line()
+            message, extra = _stopped(run, "interrupted")
+            _fail(settings, EXIT_INTERRUPTED, "Interrupted", message, extra)
     except BrokenPipeError:
         exit_on_closed_pipe()
     sys.exit(code)
@@ -407,6 +420,7 @@ def _message_options(command: F) -> F:
 async def _follow(run: Run, events: AsyncGenerator[StreamResponse, None]) -> None:
     """Print a stream's events as they come (one JSON object per line with ``--json``)."""
     printer = None if run.settings.as_json else render.StreamPrinter(console())
+    run.printer = printer
     async with aclosing(events):  # closed here, in this task, whatever stops the loop
         async for event in events:
             run.progress.see(event)
