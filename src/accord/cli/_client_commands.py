@@ -21,7 +21,7 @@ import shlex
 import sys
 import uuid
 from collections.abc import AsyncGenerator, Awaitable, Callable
-from contextlib import aclosing
+from contextlib import AsyncExitStack, aclosing
 from dataclasses import dataclass, field
 from functools import wraps
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
@@ -61,6 +61,8 @@ _STATE_NAMES = [
 ]
 
 if TYPE_CHECKING:  # the client is imported when a client command runs, not for `accord serve`
+    import httpx
+
     from accord.client import A2AClientError, Client
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -75,6 +77,7 @@ class Settings:
     extensions: tuple[str, ...]
     timeout: float | None
     as_json: bool
+    verbose: bool = False  # print every HTTP exchange to standard error (secrets masked)
 
 
 @dataclass
@@ -159,6 +162,12 @@ def _client_options(command: F) -> F:
 
     @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (ProtoJSON).")
     @click.option(
+        "--verbose",
+        "-v",
+        is_flag=True,
+        help="Print each HTTP request and response to standard error (secrets masked).",
+    )
+    @click.option(
         "--timeout",
         type=click.FloatRange(min=0, min_open=True),
         metavar="SECONDS",
@@ -192,6 +201,7 @@ def _client_options(command: F) -> F:
         extensions: tuple[str, ...],
         timeout: float | None,
         as_json: bool,
+        verbose: bool,
         **kwargs: Any,
     ) -> Any:
         from accord.client import expand_shorthand
@@ -207,6 +217,7 @@ def _client_options(command: F) -> F:
             extensions=extensions,
             timeout=timeout,
             as_json=as_json,
+            verbose=verbose,
         )
         return command(settings, **kwargs)
 
@@ -222,7 +233,8 @@ def _max_time_option(command: F) -> F:
     )(command)
 
 
-async def _connect(settings: Settings) -> Client:
+async def _connect(settings: Settings, http: httpx.AsyncClient | None = None) -> Client:
+    """A client of the agent at ``settings.url`` (over ``http``, which the caller closes)."""
     from accord.client import BearerToken, Client, Timeouts
 
     timeouts = Timeouts()
@@ -237,6 +249,7 @@ async def _connect(settings: Settings) -> Client:
         headers=settings.headers,
         extensions=settings.extensions,
         timeouts=timeouts,
+        http_client=http,
     )
 
 
@@ -303,10 +316,15 @@ def _run(run: Run, work: Callable[[Client], Awaitable[int]]) -> NoReturn:
     settings = run.settings
 
     async def main() -> int:
-        async with asyncio.timeout(run.limit.seconds):
-            async with await _connect(settings) as client:
-                run.card = client.card
-                return await work(client)
+        async with asyncio.timeout(run.limit.seconds), AsyncExitStack() as stack:
+            http = None
+            if settings.verbose:
+                from accord.cli._verbose import verbose_http_client
+
+                http = await stack.enter_async_context(verbose_http_client())
+            client = await stack.enter_async_context(await _connect(settings, http))
+            run.card = client.card
+            return await work(client)
 
     try:
         try:
