@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 import click
 
 from accord.cli import _render as render
+from accord.cli._contract_message import contract_options
 from accord.cli._message_input import build_message
 from accord.cli._output import console, exit_on_closed_pipe
 from accord.harness import EVENT_MEDIA_TYPE, PARTICIPANT_HEADER
@@ -515,6 +516,7 @@ def _this_turn(
 @_message_options
 @click.option("--no-wait", is_flag=True, help="Return as soon as the task exists.")
 @_client_options
+@contract_options
 def send(settings: Settings, message: Message, no_wait: bool) -> None:
     """Send a message and print the answer, once the turn ends.
 
@@ -536,6 +538,7 @@ def send(settings: Settings, message: Message, no_wait: bool) -> None:
 @_message_options
 @_max_time_option
 @_client_options
+@contract_options
 def stream(settings: Settings, message: Message, max_time: float | None) -> None:
     """Send a message and show the task's progress live.
 
