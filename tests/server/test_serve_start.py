@@ -202,6 +202,19 @@ def test_a_bad_value_in_the_settings_file_names_the_file_and_the_setting(
     assert ended.lines == ["accord: bad.toml: port: expected an integer, got 'abc'"]
 
 
+def test_a_missing_model_script_names_the_file_and_the_setting(tmp_path: Path) -> None:
+    (tmp_path / "h.toml").write_text('[harness]\nmodel = "scripted:nope.json"\n')
+    ended = serve_fails(
+        "--agent", "harness", "--config", "h.toml", "--port", "0", "--store", "memory://",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert ended.status == 2
+    assert ended.lines == [
+        "accord: h.toml: harness.model: nope.json: cannot read the model script "
+        "(No such file or directory)"
+    ]
+
+
 def test_a_settings_file_that_is_not_toml_is_named(tmp_path: Path) -> None:
     (tmp_path / "broken.toml").write_text("port = \n")
     ended = serve_fails("--config", "broken.toml", cwd=tmp_path)
