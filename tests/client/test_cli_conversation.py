@@ -7,6 +7,7 @@ import json
 import subprocess
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -18,18 +19,25 @@ from tests.waiting import eventually
 pytestmark = pytest.mark.processes
 
 
-@pytest.fixture
-def conversation(tmp_path: Path) -> Iterator[tuple[HarnessServer, FakeOpenAI]]:
+@contextmanager
+def harness_on_fake_model(tmp: Path, extra: str = "") -> Iterator[tuple[HarnessServer, FakeOpenAI]]:
     with FakeOpenAI() as fake:
-        config = tmp_path / "harness.toml"
+        config = tmp / "harness.toml"
         config.write_text(
-            f'[harness]\nmodel = "openai:fake"\n[harness.openai]\nbase_url = "{fake.base_url}"\n'
+            f'{extra}[harness]\nmodel = "openai:fake"\n'
+            f'[harness.openai]\nbase_url = "{fake.base_url}"\n'
         )
-        server = start(tmp_path, "memory://", config, grpc=False)
+        server = start(tmp, "memory://", config, grpc=False)
         try:
             yield server, fake
         finally:
             server.stop()
+
+
+@pytest.fixture
+def conversation(tmp_path: Path) -> Iterator[tuple[HarnessServer, FakeOpenAI]]:
+    with harness_on_fake_model(tmp_path) as running:
+        yield running
 
 
 def send(url: str, text: str, task_id: str = "") -> list[str]:
@@ -97,3 +105,12 @@ def test_a_message_that_joined_a_running_turn_prints_the_answers_to_it(
     # the turn 'second' began answered twice; the message that joined it, once
     assert replies(first_out.splitlines()) == ["[reply] answer two", "[reply] answer three"]
     assert replies(joined_out.splitlines()) == ["[reply] answer three"]
+
+
+def test_an_agent_that_does_not_stream_prints_this_turns_reply_too(tmp_path: Path) -> None:
+    with harness_on_fake_model(tmp_path, "streaming = false\n") as (server, fake):
+        fake.replies.extend([Reply(["answer ", "one"]), Reply(["answer ", "two"])])
+        task_id = send(server.url, "hi")[0].split()[1]
+        second = send(server.url, "again", task_id)
+    assert second[0] == f"task {task_id} input-required (awaiting-next-message)"
+    assert replies(second) == ["[reply] answer two"]

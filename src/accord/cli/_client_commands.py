@@ -459,6 +459,8 @@ async def _wait_for_turn(run: Run, client: Client, message: Message) -> Task | M
     from the first event on: a command that stops early can say which task goes on. Else a
     blocking SendMessage."""
     if client.card.capabilities.streaming is not True:
+        if message.task_id:  # what the task had before: the turn's artifacts are the others
+            run.progress.before = await _artifact_ids(client, message.task_id)
         return await client.send(message)
     async with aclosing(client.stream(message)) as events:
         async for event in events:
@@ -488,6 +490,18 @@ def _show_answer(settings: Settings, answer: Task | Message, turn: list[str] | N
     return _task_exit(answer) if isinstance(answer, Task) else EXIT_OK
 
 
+async def _artifact_ids(client: Client, task_id: str) -> set[str] | None:
+    """The ids of the artifacts task ``task_id`` has now; None if it cannot be read (the send
+    then says why, or prints the whole task)."""
+    from accord.client import A2AClientError
+
+    try:
+        task = await client.get_task(task_id, history_length=0)
+    except A2AClientError:
+        return None
+    return {artifact.artifact_id for artifact in task.artifacts}
+
+
 def _this_turn(
     run: Run, client: Client, message: Message, answer: Task | Message
 ) -> list[str] | None:
@@ -497,11 +511,12 @@ def _this_turn(
     The turn was followed (a streaming agent): the artifacts begun on that stream, then any
     the final task has that the first Task of the stream had not. A message that joined a
     running turn missed the artifacts begun before it came: it shows those begun after (the
-    answers to it)."""
-    if not message.task_id or client.card.capabilities.streaming is not True:
+    answers to it). An agent that does not stream: those the task had not before the message
+    was sent (GetTask then)."""
+    before = run.progress.before
+    if not message.task_id or (client.card.capabilities.streaming is not True and before is None):
         return None
     turn = list(run.progress.begun)
-    before = run.progress.before
     if isinstance(answer, Task) and before is not None:
         turn += [
             artifact.artifact_id
