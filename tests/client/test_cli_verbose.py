@@ -68,3 +68,9 @@ def test_body_lines_mask_secret_fields_at_any_depth() -> None:
     plain = '{"jsonrpc":"2.0","id":1}'
     assert mask_line(plain) == plain  # untouched: printed as sent
     assert mask_line("id: 3") == "id: 3"
+
+
+def test_chat_takes_no_verbose(accord_server: AccordServer) -> None:
+    refused = accord("chat", accord_server.url, "--verbose")
+    assert refused.returncode == 2
+    assert refused.stderr == "accord: chat is interactive: --verbose does not apply\n"
