@@ -74,3 +74,12 @@ def test_chat_takes_no_verbose(accord_server: AccordServer) -> None:
     refused = accord("chat", accord_server.url, "--verbose")
     assert refused.returncode == 2
     assert refused.stderr == "accord: chat is interactive: --verbose does not apply\n"
+
+
+def test_verbose_over_grpc_shows_the_card_and_says_the_calls_are_not_shown(
+    accord_server: AccordServer,
+) -> None:
+    result = accord("send", accord_server.url, "hello", "-v", "--binding", "grpc")
+    assert result.returncode == 0, result.stderr
+    assert "/.well-known/agent-card.json HTTP/1.1" in result.stderr
+    assert "* gRPC calls to " in result.stderr and "are not shown" in result.stderr

@@ -325,6 +325,8 @@ def _run(run: Run, work: Callable[[Client], Awaitable[int]]) -> NoReturn:
                 http = await stack.enter_async_context(verbose_http_client())
             client = await stack.enter_async_context(await _connect(settings, http))
             run.card = client.card
+            if settings.verbose and client.binding == "GRPC":
+                click.echo(f"* gRPC calls to {client.interface.url} are not shown", err=True)
             return await work(client)
 
     try:
