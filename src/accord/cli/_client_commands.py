@@ -64,7 +64,7 @@ _STATE_NAMES = [
 if TYPE_CHECKING:  # the client is imported when a client command runs, not for `accord serve`
     import httpx
 
-    from accord.client import A2AClientError, Client
+    from accord.client import A2AClientError, Client, ClientError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -303,6 +303,18 @@ def _agent_error(run: Run, exc: A2AClientError) -> NoReturn:
     _fail(run.settings, EXIT_AGENT_ERROR, name, message, {"reason": exc.reason, "code": exc.code})
 
 
+def _transport_failure(exc: ClientError) -> str:
+    """What went wrong, in the words of these commands' flags."""
+    from accord.client import GrpcPortError
+
+    if isinstance(exc, GrpcPortError):
+        return (
+            f"{exc.origin}: this is a gRPC port: use --binding grpc with the agent's HTTP URL "
+            "(its card is served over HTTP, not gRPC)"
+        )
+    return str(exc)
+
+
 def _time_limit_reason(run: Run) -> str:
     if run.limit.seconds is None:  # a timeout of some layer below, not the command's
         return "timed out"
@@ -345,7 +357,7 @@ def _run(run: Run, work: Callable[[Client], Awaitable[int]]) -> NoReturn:
             _agent_error(run, exc)
         except ClientError as exc:
             run.end_line()
-            message, extra = _stopped(run, str(exc))
+            message, extra = _stopped(run, _transport_failure(exc))
             _fail(settings, EXIT_UNREACHABLE, type(exc).__name__, message, extra)
         except KeyboardInterrupt:
             run.end_line()

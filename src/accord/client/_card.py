@@ -12,7 +12,7 @@ import httpx
 
 from accord.client._errors import (
     CardSignatureError,
-    ConnectionFailedError,
+    GrpcPortError,
     InvalidResponseError,
     NoCompatibleInterfaceError,
     UnexpectedStatusError,
@@ -75,10 +75,7 @@ async def fetch_served_card(
     except httpx.RemoteProtocolError as exc:
         # Not HTTP/1.1: an HTTP/2-only server (a gRPC port) answers the request with frames.
         if await speaks_http2_only(target, timeouts.connect):
-            raise ConnectionFailedError(
-                f"{card_origin(target)}: this is a gRPC port: use --binding grpc with the "
-                "agent's HTTP URL (its card is served over HTTP, not gRPC)"
-            ) from exc
+            raise GrpcPortError(card_origin(target)) from exc
         raise transport_error(exc) from exc
     except httpx.HTTPError as exc:
         raise transport_error(exc) from exc
