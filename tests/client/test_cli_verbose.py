@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import httpx
 import pytest
 from accord_server import TOKEN, AccordServer
 from cli_run import accord, json_out
 
-from accord.cli._verbose import MASK, mask_header, mask_line
+from accord.cli._verbose import MASK, mask_header, mask_line, mask_url
 
 
 def test_verbose_shows_each_request_and_response_with_secrets_masked(
@@ -83,3 +84,12 @@ def test_verbose_over_grpc_shows_the_card_and_says_the_calls_are_not_shown(
     assert result.returncode == 0, result.stderr
     assert "/.well-known/agent-card.json HTTP/1.1" in result.stderr
     assert "* gRPC calls to " in result.stderr and "are not shown" in result.stderr
+
+
+def test_query_parameters_with_credentials_are_masked() -> None:
+    url = httpx.URL("http://agent.example/a2a?api_key=k1&tenant=acme&access_token=t2")
+    assert (
+        mask_url(url) == f"http://agent.example/a2a?api_key={MASK}&tenant=acme&access_token={MASK}"
+    )
+    plain = httpx.URL("http://agent.example/a2a?tenant=acme")
+    assert mask_url(plain) == "http://agent.example/a2a?tenant=acme"

@@ -2,11 +2,12 @@
 and curl's ``-v`` show them — the request (line, headers, body) and the response (status,
 headers, body as it arrives: a stream event by event) — with secrets masked.
 
-Masked: the value of a header whose name speaks of credentials (``Authorization``,
-``X-API-Key``, cookies, anything with ``auth``, ``token``, ``key``, ``secret``, ``password`` or
-``session`` in it; an ``Authorization`` keeps its scheme), and in a JSON body (or an SSE
-``data:`` line) every string under a key such as ``token``, ``credentials``, ``password``,
-``secret``, ``apiKey``, ``accessToken``. The masked value is ``••••``.
+Masked: the value of a header or query parameter whose name speaks of credentials
+(``Authorization``, ``X-API-Key``, cookies, anything with ``auth``, ``token``, ``key``,
+``secret``, ``password`` or ``session`` in it; an ``Authorization`` keeps its scheme), and in a
+JSON body (or an SSE ``data:`` line) every string under a key such as ``token``,
+``credentials``, ``password``, ``secret``, ``apiKey``, ``accessToken``. The masked
+value is ``••••``.
 """
 
 from __future__ import annotations
@@ -44,6 +45,18 @@ def mask_header(name: str, value: str) -> str:
     if lowered.endswith("authorization") and sep and scheme.isalpha():
         return f"{scheme} {MASK}"
     return MASK
+
+
+def mask_url(url: httpx.URL) -> str:
+    """``url`` with the values of query parameters that carry credentials masked."""
+    params = url.params.multi_items()
+    if not any(_secret_field(name) or mask_header(name, "x") == MASK for name, _ in params):
+        return str(url)
+    masked = [
+        (name, MASK if _secret_field(name) or mask_header(name, "x") == MASK else value)
+        for name, value in params
+    ]
+    return str(url.copy_with(params=masked)).replace("%E2%80%A2", "•")
 
 
 def _secret_field(key: str) -> bool:
@@ -129,7 +142,7 @@ class ExchangePrinter:
             self._line(mark, f"{name}: {mask_header(name, value)}")
 
     async def request(self, request: httpx.Request) -> None:
-        self._line(">", f"{request.method} {request.url} HTTP/1.1")
+        self._line(">", f"{request.method} {mask_url(request.url)} HTTP/1.1")
         self._headers(">", request.headers)
         self._line(">", "")
         try:
