@@ -8,6 +8,7 @@ import {
   COMMANDS_URI, EVENT_TYPE, addressees, harnessOf, isHelpRequest, renderPart, renderParts,
   senderOf, stateName, subStateOf,
 } from "./parts.js";
+import { snapshotChanges, textOf } from "./snapshots.js";
 
 const TERMINAL = new Set(["completed", "failed", "canceled", "rejected"]);
 
@@ -20,7 +21,9 @@ export function taskPage({ main, card, who }, taskId) {
   let snapshot = null;
   let stream = null;
   let pushTimer = null;
-  const artifacts = new Map(); // artifact id -> { item, body, lastText }
+  const artifacts = new Map(); // artifact id -> { item, body, lastText, text }
+  const shownMessages = new Set(); // ids of the messages the timeline shows
+  let known = null; // the task as the timeline's events so far make it
   const me = who.authenticated ? who.identity : session.load().participant || "";
 
   const header = h("div", {});
@@ -74,23 +77,25 @@ export function taskPage({ main, card, who }, taskId) {
 
   function showEvent({ kind, at, body }) {
     if (kind === "task") {
-      const item = entry("task", at, null, h("div", {}, "created, ",
-        stateBadge(stateName(body.status?.state), subStateOf(body.metadata))));
-      for (const message of body.history || []) {
-        item.append(h("div", { class: "head" }, h("span", { class: "who" }, senderOf(message))),
-          ...messageContent(message));
-      }
+      showTaskEvent(at, body);
       return;
     }
     if (kind === "status") {
       const message = body.status?.message;
-      const item = entry("status", at, message ? senderOf(message) : null,
+      known = known && { ...known, status: body.status, metadata: { ...known.metadata, ...body.metadata } };
+      // A model's answer streams into an artifact, then ends the turn as its status message:
+      // the same text, shown once (the artifact above), the status entry saying only the state.
+      const answered = message && sameAsArtifact(message);
+      const item = entry("status", at, message && !answered ? senderOf(message) : null,
         h("div", {}, "→ ", stateBadge(stateName(body.status?.state), subStateOf(body.metadata))),
-        ...messageContent(message));
+        ...(answered ? [] : messageContent(message)));
+      if (message?.messageId) shownMessages.add(message.messageId);
+      if (answered) answered.item.dataset.answer = "true";
       markHelp(item, message?.parts);
       return;
     }
     if (kind === "message") {
+      if (body.messageId) shownMessages.add(body.messageId);
       const item = entry("message", at, senderOf(body), ...messageContent(body));
       markHelp(item, body.parts);
       return;
@@ -100,6 +105,44 @@ export function taskPage({ main, card, who }, taskId) {
       return;
     }
     entry(kind, at, null, h("pre", {}, JSON.stringify(body, null, 2))); // a kind not known yet
+  }
+
+  // The log's first event is the task as created, with its first messages; a later task event
+  // is the whole task written again (an admin's change, a sub-task's state …): shown as what
+  // it changed.
+  function showTaskEvent(at, body) {
+    if (!known) {
+      const item = entry("task", at, null, h("div", {}, "created, ",
+        stateBadge(stateName(body.status?.state), subStateOf(body.metadata))));
+      item.dataset.event = "created";
+      for (const message of body.history || []) {
+        if (message.messageId) shownMessages.add(message.messageId);
+        item.append(h("div", { class: "head" }, h("span", { class: "who" }, senderOf(message))),
+          ...messageContent(message));
+      }
+      known = body;
+      return;
+    }
+    const { lines, unseen } = snapshotChanges(known, body, shownMessages);
+    known = body;
+    const item = entry("task", at, null,
+      lines.length ? h("ul", { class: "changes" }, lines.map((line) => h("li", {}, line)))
+        : h("div", { class: "muted" }, "updated (nothing shown here changed)"));
+    item.dataset.event = "updated";
+    item.querySelector(".head span:not(.who)").textContent = "task updated";
+    for (const message of unseen) {
+      shownMessages.add(message.messageId);
+      item.append(h("div", { class: "head" }, h("span", { class: "who" }, senderOf(message))),
+        ...messageContent(message));
+    }
+  }
+
+  function sameAsArtifact(message) {
+    if (message.role !== "ROLE_AGENT") return null;
+    const text = textOf(message.parts);
+    if (!text || (message.parts || []).some((p) => typeof p.text !== "string")) return null;
+    const shown = [...artifacts.values()].reverse().find((a) => a.text.trim() === text);
+    return shown || null;
   }
 
   function markHelp(item, parts) {
@@ -121,10 +164,11 @@ export function taskPage({ main, card, who }, taskId) {
       const title = `artifact ${artifact.name || shortId(id || "")}`;
       const item = entry("artifact", at, null, h("div", { class: "muted" }, title), body);
       item.dataset.artifactId = id;
-      shown = { item, body, lastText: null };
+      shown = { item, body, lastText: null, text: "" };
       artifacts.set(id, shown);
     }
     for (const part of artifact.parts || []) {
+      if (typeof part.text === "string") shown.text += part.text;
       if (typeof part.text === "string" && shown.lastText) {
         shown.lastText.textContent += part.text;
       } else {
@@ -166,10 +210,15 @@ export function taskPage({ main, card, who }, taskId) {
       : h("p", { class: "muted" }, "Not a conversation: no participants listed."));
   }
 
+  // A sub-task, parent or linked task: a link to its page (a child on another agent has its
+  // stand-in here, under the reference's id), with its last state and the agent it runs on.
   function taskLink(ref) {
-    const label = `${shortId(String(ref.task_id))}${ref.state ? ` · ${stateName(ref.state)}` : ""}${ref.sub_state ? ` · ${ref.sub_state}` : ""}`;
-    return ref.agent ? h("span", { class: "mono" }, `${label} (at ${ref.agent.id ?? "another agent"})`)
-      : h("a", { class: "mono", href: `#/task/${encodeURIComponent(String(ref.task_id))}` }, label);
+    const id = String(ref.task_id);
+    const state = ref.state ? stateName(ref.state) : "";
+    return h("span", { class: "task-ref", "data-task-ref": id },
+      h("a", { class: "mono", href: `#/task/${encodeURIComponent(id)}`, title: id }, shortId(id)),
+      state ? [" ", stateBadge(state, ref.sub_state || "")] : null,
+      h("span", { class: "muted" }, ref.agent ? ` on ${String(ref.agent.id ?? "another agent")}` : " on this agent"));
   }
 
   function showPlan(harness) {
@@ -186,8 +235,8 @@ export function taskPage({ main, card, who }, taskId) {
         h("span", { class: "muted" }, ` · ${s.state ?? "pending"}`),
         (s.linked_tasks || []).map((ref) => [" ", taskLink(ref)])))));
     }
-    if (subs.length) plan.append(h("div", {}, "sub-tasks: ", subs.map((ref) => [taskLink(ref), " "])));
-    if (parents.length) plan.append(h("div", {}, "parent: ", parents.map((ref) => [taskLink(ref), " "])));
+    if (subs.length) plan.append(h("div", {}, "sub-tasks", h("ul", { class: "refs", id: "sub-tasks" }, subs.map((ref) => h("li", {}, taskLink(ref))))));
+    if (parents.length) plan.append(h("div", {}, "parent ", parents.map((ref) => taskLink(ref))));
   }
 
   // --- push configs -----------------------------------------------------------------------------

@@ -1,0 +1,110 @@
+"""The dashboard's pages as a first-time reader sees them (headless Chromium through
+Playwright against a running ``accord serve``): a conversation's timeline says each thing
+once, sub-tasks are links, a wrong address says so, the Health page prints no stray
+``null``."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+from typing import Any
+
+import httpx
+from playwright.sync_api import Page, expect
+from tests.dashboard.server_proc import Server, serve
+
+EVENT_TYPE = "application/vnd.tiny-harness.event+json"
+TASK_KEY = "io.github.madarauchiha-314.tiny-harness/task"
+WAIT_MS = 15_000  # how long an expectation may wait (a bound, not a measurement)
+
+
+def send(
+    server: Server, parts: list[dict[str, Any]], *, who: str = "alice", task_id: str = ""
+) -> dict[str, Any]:
+    message: dict[str, Any] = {"messageId": str(uuid.uuid4()), "role": "ROLE_USER", "parts": parts}
+    if task_id:
+        message["taskId"] = task_id
+    response = httpx.post(
+        f"{server.url}/message:send",
+        json={"message": message},
+        headers={"A2A-Version": "1.0", "X-Participant-Id": who},
+        timeout=30,
+    )
+    assert response.status_code == 200, response.text
+    task: dict[str, Any] = response.json()["task"]
+    return task
+
+
+def brief(name: str, participants: list[dict[str, str]]) -> dict[str, Any]:
+    payload = {"name": name, "goal": name, "participants": participants}
+    return {"data": {"kind": "task", "payload": payload}, "mediaType": EVENT_TYPE}
+
+
+def open_as(page: Page, server: Server, participant: str, route: str) -> None:
+    page.goto(f"{server.url}/ui/")
+    page.fill("#participant", participant)
+    page.locator("#participant").dispatch_event("change")
+    page.goto(f"{server.url}/ui/#{route}")
+
+
+def test_a_conversations_timeline_says_each_thing_once(tmp_path: Path, page: Page) -> None:
+    with serve(tmp_path, "dashboard_agents:talker") as server:
+        alice = {"id": "alice", "kind": "human", "role": "admin"}
+        task = send(server, [brief("offsite", [alice]), {"text": "hello there"}])
+        members = task["metadata"][TASK_KEY]["participants"]
+        bob = {"id": "bob", "kind": "human", "role": "watcher"}
+        change = {"kind": "task", "payload": {"participants": [*members, bob]}}
+        send(server, [{"data": change, "mediaType": EVENT_TYPE}], task_id=task["id"])
+        send(server, [{"text": "second"}], task_id=task["id"])
+        open_as(page, server, "alice", f"/task/{task['id']}")
+        timeline = page.locator("#timeline")
+        expect(timeline).to_contain_text("heard alice: second", timeout=WAIT_MS)
+        # One creation; the admin's change (a whole task snapshot in the log) shown as what
+        # it changed, without the history again.
+        expect(timeline.locator('li[data-event="created"]')).to_have_count(1)
+        updated = timeline.locator('li[data-event="updated"]')
+        expect(updated).to_have_count(1)
+        expect(updated).to_contain_text("task updated")
+        expect(updated).to_contain_text("bob joined as watcher")
+        assert "hello there" not in updated.inner_text()
+        assert "task · created" not in timeline.inner_text()
+        # Each answer once: the streamed reply, not again as the turn's status message.
+        texts = timeline.locator("> li").all_inner_texts()
+        for answer in ("heard alice: hello there", "heard alice: second"):
+            assert sum(answer in t for t in texts) == 1, texts
+        expect(timeline.locator('li[data-answer="true"]')).to_have_count(3)
+        expect(timeline.locator('li[data-kind="status"]').last).to_contain_text("input-required")
+
+
+def test_sub_tasks_are_links_to_their_pages(tmp_path: Path, page: Page) -> None:
+    with serve(tmp_path, "dashboard_agents:conversation") as server:
+        task = send(server, [{"text": "let's plan"}])
+        send(server, [{"text": "/sub-task book the venue"}], task_id=task["id"])
+        child_id = f"{task['id']}.1"
+        open_as(page, server, "alice", f"/task/{task['id']}")
+        ref = page.locator(f'#sub-tasks [data-task-ref="{child_id}"]')
+        expect(ref).to_contain_text("input-required", timeout=WAIT_MS)
+        expect(ref).to_contain_text("on this agent")
+        plan = page.locator("#sub-tasks").inner_text()
+        assert "[object" not in plan and "http" not in plan, plan
+        ref.locator("a").click()
+        expect(page.locator("#task-id")).to_have_text(child_id, timeout=WAIT_MS)
+        assert page.url.endswith(f"#/task/{child_id}")
+        expect(page.locator("h1")).to_contain_text("book the venue")
+
+
+def test_an_unknown_address_says_so(tmp_path: Path, page: Page) -> None:
+    with serve(tmp_path) as server:
+        task_id = send(server, [{"text": "hello"}])["id"]
+        page.goto(f"{server.url}/ui/#/tasks/{task_id}")
+        expect(page.locator("#not-found")).to_contain_text("No such page", timeout=WAIT_MS)
+        expect(page.locator("#tasks")).to_have_count(0)
+        page.locator("#not-found a").click()
+        expect(page.locator("#task-id")).to_have_text(task_id, timeout=WAIT_MS)
+
+
+def test_the_health_page_prints_no_null(tmp_path: Path, page: Page) -> None:
+    with serve(tmp_path) as server:
+        page.goto(f"{server.url}/ui/#/health")
+        expect(page.locator("#store")).to_contain_text("ready", timeout=WAIT_MS)
+        assert "null" not in page.locator("#health").inner_text()
