@@ -328,3 +328,26 @@ async def test_the_harness_is_held_to_the_contract_like_any_agent() -> None:
         with pytest.raises(A2AError) as refused:
             await service.engine.send_message(SendMessageRequest(message=command), AGENT_A)
         assert "'delete'" in refused.value.message
+
+
+async def test_the_last_enforcement_decisions_are_kept_newest_first() -> None:
+    async with responder_service("memory://", B_KEY, public(A_KEY)) as service:
+        document = await active(
+            service, terms={"humanApprovalRequirements": ["purchase"],
+                            "allowedActions": ["browse", "purchase"], "prohibitedActions": []},
+        )  # fmt: skip
+        interaction_id = document["interactionId"]
+        done = await send(service, document)
+        parked = await send(service, document, action="purchase")
+        with pytest.raises(A2AError):
+            await send(service, document, action="sell")
+        assert isinstance(done, Task) and isinstance(parked, Task)
+        shown = [d.as_json() for d in service.decisions.last("", interaction_id)]
+        assert [(d["outcome"], d.get("taskId"), d["action"]) for d in shown] == [
+            ("refused", None, "sell"),
+            ("parked", parked.id, "purchase"),
+            ("admitted", done.id, "browse"),
+        ]
+        assert shown[0]["code"] == "action_outside_contract"
+        assert "not allowed" in shown[0]["reason"] and shown[0]["sender"] == "agent:a"
+        assert service.decisions.last("other-tenant", interaction_id) == []

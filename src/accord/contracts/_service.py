@@ -36,6 +36,7 @@ from accord.contracts._errors import (
     ContractRefusal,
     unknown_contract,
 )
+from accord.contracts._decisions import Decisions
 from accord.contracts._lifecycle import Moved
 from accord.contracts._peers import Peers
 from accord.contracts._proofs import channel_acceptance, signed_acceptance, verify_acceptance
@@ -90,6 +91,7 @@ class ContractService:
         self._agent_action = agent.contract_action if isinstance(agent, ContractActions) else None
         self.skills = skills
         self._retention_after: tuple[str, str, str] = ("", "", "")
+        self.decisions = Decisions()  # the last enforcement decisions (the gate notes them)
 
     @property
     def window_ms(self) -> int:
