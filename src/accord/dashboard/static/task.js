@@ -9,6 +9,7 @@ import {
   senderOf, stateName, subStateOf,
 } from "./parts.js";
 import { snapshotChanges, textOf } from "./snapshots.js";
+import { contractPanel } from "./contract.js";
 
 const TERMINAL = new Set(["completed", "failed", "canceled", "rejected"]);
 
@@ -33,6 +34,7 @@ export function taskPage({ main, card, who }, taskId) {
   const pushes = h("div", {});
   const problem = h("div", {});
   const compose = h("div", {});
+  const contract = contractPanel(taskId);
   main.append(
     header, problem,
     h("div", { class: "columns" },
@@ -40,6 +42,7 @@ export function taskPage({ main, card, who }, taskId) {
         h("section", { class: "panel" }, h("h2", {}, "Timeline"), timeline),
         compose),
       h("div", {},
+        contract.panel,
         h("section", { class: "panel" }, h("h2", {}, "Participants"), people),
         h("section", { class: "panel" }, h("h2", {}, "Plan and sub-tasks"), plan),
         h("section", { class: "panel" }, h("h2", {}, "Push notifications"), pushes))));
@@ -50,7 +53,10 @@ export function taskPage({ main, card, who }, taskId) {
     lastEventId: 0, // the whole log, then live
     onEvent: (event) => {
       if (event.event === "snapshot") showSnapshot(event.data.task);
-      else if (event.data && event.data.kind) showEvent(event.data);
+      else if (event.data && event.data.kind) {
+        showEvent(event.data);
+        contract.note(event.data.kind, event.data.body);
+      }
       if (event.event !== "snapshot") refreshPushSoon();
     },
     onError: (error, retrying) => {
@@ -380,5 +386,5 @@ export function taskPage({ main, card, who }, taskId) {
   }
 
   showPush();
-  return { stop: () => { stream.close(); clearTimeout(pushTimer); } };
+  return { stop: () => { stream.close(); clearTimeout(pushTimer); contract.stop(); } };
 }
