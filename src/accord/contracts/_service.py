@@ -23,6 +23,7 @@ from accord.agents import ContractActions, Host
 from accord.contracts import _documents as documents
 from accord.contracts import _enforcement as enforcement
 from accord.contracts import _lifecycle as lifecycle
+from accord.contracts._decisions import Decisions
 from accord.contracts._errors import (
     CONTRACT_CONFLICT,
     CONTRACT_EXISTS,
@@ -36,7 +37,6 @@ from accord.contracts._errors import (
     ContractRefusal,
     unknown_contract,
 )
-from accord.contracts._decisions import Decisions
 from accord.contracts._lifecycle import Moved
 from accord.contracts._peers import Peers
 from accord.contracts._proofs import channel_acceptance, signed_acceptance, verify_acceptance
