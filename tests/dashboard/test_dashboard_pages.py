@@ -108,3 +108,32 @@ def test_the_health_page_prints_no_null(tmp_path: Path, page: Page) -> None:
         page.goto(f"{server.url}/ui/#/health")
         expect(page.locator("#store")).to_contain_text("ready", timeout=WAIT_MS)
         assert "null" not in page.locator("#health").inner_text()
+
+
+def test_an_admin_invites_a_participant_from_the_page(tmp_path: Path, page: Page) -> None:
+    with serve(tmp_path, "dashboard_agents:conversation") as server:
+        alice = {"id": "alice", "kind": "human", "role": "admin"}
+        carol = {"id": "carol", "kind": "human", "role": "reporter"}
+        task = send(server, [brief("offsite", [alice, carol]), {"text": "hello"}])
+        # Not an admin: no invite control.
+        open_as(page, server, "carol", f"/task/{task['id']}")
+        expect(page.locator("#timeline")).to_contain_text("heard", timeout=WAIT_MS)
+        expect(page.locator("#invite")).to_be_hidden()
+        open_as(page, server, "alice", f"/task/{task['id']}")
+        expect(page.locator("#invite")).to_be_visible(timeout=WAIT_MS)
+        page.fill("#invite-id", "bob")
+        page.select_option("#invite-role", "watcher")
+        page.click("#invite-send")
+        expect(page.locator("#invite-status")).to_have_text(
+            "invited bob as watcher", timeout=WAIT_MS
+        )
+        expect(page.locator("#timeline")).to_contain_text("bob joined as watcher", timeout=WAIT_MS)
+        members = httpx.get(
+            f"{server.url}/tasks/{task['id']}",
+            headers={"A2A-Version": "1.0", "X-Participant-Id": "bob"},
+        ).json()["metadata"][TASK_KEY]["participants"]
+        assert {"id": "bob", "kind": "human", "role": "watcher"}.items() <= members[-1].items()
+        # Someone there already is not invited again.
+        page.fill("#invite-id", "carol")
+        page.click("#invite-send")
+        expect(page.locator("#invite-status")).to_have_text("carol is a participant already")

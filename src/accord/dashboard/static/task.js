@@ -10,6 +10,7 @@ import {
 } from "./parts.js";
 import { snapshotChanges, textOf } from "./snapshots.js";
 import { contractPanel } from "./contract.js";
+import { invitePanel } from "./invite.js";
 
 const TERMINAL = new Set(["completed", "failed", "canceled", "rejected"]);
 
@@ -35,6 +36,7 @@ export function taskPage({ main, card, who }, taskId) {
   const problem = h("div", {});
   const compose = h("div", {});
   const contract = contractPanel(taskId);
+  const invite = invitePanel((parts, status, doing) => post(parts, status, doing));
   main.append(
     header, problem,
     h("div", { class: "columns" },
@@ -43,7 +45,7 @@ export function taskPage({ main, card, who }, taskId) {
         compose),
       h("div", {},
         contract.panel,
-        h("section", { class: "panel" }, h("h2", {}, "Participants"), people),
+        h("section", { class: "panel" }, h("h2", {}, "Participants"), people, invite.node),
         h("section", { class: "panel" }, h("h2", {}, "Plan and sub-tasks"), plan),
         h("section", { class: "panel" }, h("h2", {}, "Push notifications"), pushes))));
 
@@ -202,6 +204,7 @@ export function taskPage({ main, card, who }, taskId) {
         h("dt", {}, "last update"), h("dd", {}, timeCell(task.status?.timestamp || "")),
         harness?.goal ? [h("dt", {}, "goal"), h("dd", {}, harness.goal)] : null)));
     showPeople(harness);
+    invite.update(harness, me, TERMINAL.has(state));
     showPlan(harness);
     if (!before || stateName(before.status?.state) !== state || !compose.firstChild) showCompose(task, harness);
     if (TERMINAL.has(state)) for (const shown of artifacts.values()) shown.body.classList.remove("streaming");
