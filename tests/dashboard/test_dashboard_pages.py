@@ -137,3 +137,31 @@ def test_an_admin_invites_a_participant_from_the_page(tmp_path: Path, page: Page
         page.fill("#invite-id", "carol")
         page.click("#invite-send")
         expect(page.locator("#invite-status")).to_have_text("carol is a participant already")
+
+
+def test_the_activity_page_draws_the_servers_metrics_live(
+    tmp_path: Path, page: Page, screenshots: Path
+) -> None:
+    refused: list[str] = []
+    page.on("console", lambda m: refused.append(m.text) if "Content Security" in m.text else None)
+    with serve(tmp_path, "dashboard_agents:conversation") as server:
+        task = send(server, [{"text": "hello"}])
+        for n in range(5):
+            send(server, [{"text": f"more {n}"}], task_id=task["id"])
+        page.goto(f"{server.url}/ui/#/activity")
+        requests = page.locator('[data-chart="requests"]')
+        expect(requests.locator("svg.spark")).to_be_visible(timeout=WAIT_MS)
+        rate = requests.locator('[data-series="requests"] strong')
+        assert float(rate.inner_text()) > 0
+        expect(page.locator('[data-chart="turns"] svg.spark')).to_be_visible()
+        operation = page.locator('[data-chart="op-SendMessage"]')
+        expect(operation.locator('[data-series="p99"] strong')).to_contain_text("ms")
+        expect(page.locator("#nav a.current")).to_have_text("Activity")
+        # Live: the sampler's next point replaces the partial one the page opened with.
+        first = page.locator("#activity").get_attribute("data-last") or ""
+        assert first.endswith("partial"), first
+        send(server, [{"text": "later"}], task_id=task["id"])
+        expect(page.locator("#activity")).not_to_have_attribute("data-last", first, timeout=WAIT_MS)
+        assert not (page.locator("#activity").get_attribute("data-last") or "").endswith("partial")
+        page.screenshot(path=screenshots / "activity.png", full_page=True)
+    assert not refused, refused

@@ -1,8 +1,9 @@
 // The dashboard's entry: who is signed in, and which page the address names
-// (#/tasks, #/task/<id>, #/health; any other address is answered "no such page").
+// (#/tasks, #/task/<id>, #/activity, #/health; any other address is answered "no such page").
 
 import { clear, h } from "./dom.js";
 import { HttpError, card, getJson, session } from "./net.js";
+import { activityPage } from "./activity.js";
 import { healthPage } from "./health.js";
 import { taskPage } from "./task.js";
 import { tasksPage } from "./tasks.js";
@@ -110,6 +111,7 @@ function route() {
   const taskId = path.startsWith("/task/") ? decodeURIComponent(path.slice(6)) : "";
   if (taskId) current = taskPage(context, taskId);
   else if (path === "/health") current = healthPage(context);
+  else if (path === "/activity") current = activityPage(context);
   else if (path === "/tasks" || path === "" || path === "/") current = tasksPage(context);
   else notFound(path);
 }
@@ -124,7 +126,7 @@ function notFound(path) {
     h("p", {}, "The dashboard has no page at ", h("code", {}, `#${path}`), "."),
     guess ? h("p", {}, "A task's page is ", h("a", { href: guess }, guess), ".") : null,
     h("p", { class: "muted" }, "Its pages: ",
-      [["#/tasks", "the tasks"], ["#/task/<task id>", "a task"], ["#/health", "health"]]
+      [["#/tasks", "the tasks"], ["#/task/<task id>", "a task"], ["#/activity", "activity"], ["#/health", "health"]]
         .map(([where, what], n) => [n ? ", " : "", h("code", {}, where), ` (${what})`]),
       ".")));
 }
