@@ -165,3 +165,31 @@ def test_the_activity_page_draws_the_servers_metrics_live(
         assert not (page.locator("#activity").get_attribute("data-last") or "").endswith("partial")
         page.screenshot(path=screenshots / "activity.png", full_page=True)
     assert not refused, refused
+
+
+def test_the_raw_view_shows_the_json_rpc_exchange_and_the_cards_warnings(
+    tmp_path: Path, page: Page, screenshots: Path
+) -> None:
+    with serve(tmp_path, "dashboard_agents:talker") as server:
+        task = send(server, [{"text": "hello there"}])
+        open_as(page, server, "alice", f"/task/{task['id']}")
+        page.click("#raw-link")
+        assert page.url.endswith(f"#/raw/{task['id']}")
+        get = page.locator('[data-method="GetTask"]')
+        expect(get).to_contain_text('"method": "GetTask"', timeout=WAIT_MS)
+        expect(get).to_contain_text("X-Participant-Id: alice")
+        expect(get.locator(".response")).to_contain_text("HTTP 200", timeout=WAIT_MS)
+        expect(get.locator(".response")).to_contain_text('"jsonrpc": "2.0"')
+        # The subscription's frames as they come: the conversation replayed, then live.
+        frames = page.locator("#frames")
+        expect(frames.locator('[data-frame="task"]').first).to_be_visible(timeout=WAIT_MS)
+        expect(frames).to_contain_text('"artifactUpdate"')
+        send(server, [{"text": "second"}], task_id=task["id"])
+        expect(frames).to_contain_text("heard alice: second", timeout=WAIT_MS)
+        expect(frames.locator('[data-frame="statusUpdate"]').last).to_contain_text(
+            "TASK_STATE_INPUT_REQUIRED"
+        )
+        # The card, with what a client would warn about (this one is unsigned).
+        expect(page.locator("#card-warnings")).to_contain_text("signatures: none")
+        expect(page.locator("#raw-card pre")).to_contain_text('"supportedInterfaces"')
+        page.screenshot(path=screenshots / "raw.png", full_page=True)

@@ -196,7 +196,8 @@ export function taskPage({ main, card, who }, taskId) {
     const state = stateName(task.status?.state);
     const harness = harnessOf(task);
     clear(header).append(
-      h("h1", {}, harness?.name || `Task ${shortId(task.id)}`),
+      h("h1", {}, harness?.name || `Task ${shortId(task.id)}`,
+        h("a", { class: "raw-link", id: "raw-link", href: `#/raw/${encodeURIComponent(task.id)}`, title: "the JSON-RPC exchange and the card, as a client sees them" }, "raw")),
       h("section", { class: "panel" }, h("dl", { class: "facts" },
         h("dt", {}, "task"), h("dd", { class: "mono", id: "task-id" }, task.id),
         h("dt", {}, "state"), h("dd", { id: "task-state" }, stateBadge(state, subStateOf(task.metadata))),
