@@ -7,7 +7,7 @@ turns, tokens, model and tool calls and their latency buckets); a *point* is wha
 between two samples: rates per second, and the p50 and p99 of the latencies observed in
 between, read from the bucket counts that moved (linear within a bucket, as Prometheus's
 ``histogram_quantile`` reads them). The last point of a document runs from the last sample to
-now, so a page opened a second after a burst shows it.
+now (its rates over a second at least), so a page opened right after a burst shows it.
 """
 
 from __future__ import annotations
@@ -105,9 +105,10 @@ def _moved(after: _Timings, before: _Timings | None) -> dict[str, Any] | None:
     return {"n": sum(delta), "p50": quantile(0.5, delta), "p99": quantile(0.99, delta)}
 
 
-def point(before: Sample, after: Sample) -> dict[str, Any]:
-    """What happened between two samples, per second, and its latencies."""
-    span = max(after.at - before.at, 1e-3)
+def point(before: Sample, after: Sample, min_span_s: float = 1e-3) -> dict[str, Any]:
+    """What happened between two samples, per second (over at least ``min_span_s``), and its
+    latencies."""
+    span = max(after.at - before.at, min_span_s)
     requests = errors = 0
     latency: dict[str, Any] = {}
     for op, (count, failed, timings) in after.requests.items():
@@ -185,8 +186,8 @@ class ActivityHistory:
         samples = list(self.samples)
         found = [point(a, b) for a, b in pairwise(samples)]
         now = take_sample(self.requests, self.clock())
-        if now.at - samples[-1].at >= 0.5:
-            found.append({**point(samples[-1], now), "partial": True})
+        if now.at > samples[-1].at:  # (a rate over a second at least: a moment is no rate)
+            found.append({**point(samples[-1], now, 1.0), "partial": True})
         return found
 
     def latest(self) -> dict[str, Any] | None:
