@@ -192,4 +192,4 @@ def test_the_raw_view_shows_the_json_rpc_exchange_and_the_cards_warnings(
         # The card, with what a client would warn about (this one is unsigned).
         expect(page.locator("#card-warnings")).to_contain_text("signatures: none")
         expect(page.locator("#raw-card pre")).to_contain_text('"supportedInterfaces"')
-        page.screenshot(path=screenshots / "raw.png", full_page=True)
+        page.screenshot(path=screenshots / "raw.png")
