@@ -12,6 +12,7 @@ from typing import Any
 import httpx
 from playwright.sync_api import Page, expect
 from tests.dashboard.server_proc import Server, serve
+from tests.dashboard.test_dashboard_browser import open_as
 
 EVENT_TYPE = "application/vnd.tiny-harness.event+json"
 TASK_KEY = "io.github.madarauchiha-314.tiny-harness/task"
@@ -40,13 +41,6 @@ def brief(name: str, participants: list[dict[str, str]]) -> dict[str, Any]:
     return {"data": {"kind": "task", "payload": payload}, "mediaType": EVENT_TYPE}
 
 
-def open_as(page: Page, server: Server, participant: str, route: str) -> None:
-    page.goto(f"{server.url}/ui/")
-    page.fill("#participant", participant)
-    page.locator("#participant").dispatch_event("change")
-    page.goto(f"{server.url}/ui/#{route}")
-
-
 def test_a_conversations_timeline_says_each_thing_once(tmp_path: Path, page: Page) -> None:
     with serve(tmp_path, "dashboard_agents:talker") as server:
         alice = {"id": "alice", "kind": "human", "role": "admin"}
@@ -56,7 +50,7 @@ def test_a_conversations_timeline_says_each_thing_once(tmp_path: Path, page: Pag
         change = {"kind": "task", "payload": {"participants": [*members, bob]}}
         send(server, [{"data": change, "mediaType": EVENT_TYPE}], task_id=task["id"])
         send(server, [{"text": "second"}], task_id=task["id"])
-        open_as(page, server, "alice", f"/task/{task['id']}")
+        open_as(page, server, "alice", task["id"])
         timeline = page.locator("#timeline")
         expect(timeline).to_contain_text("heard alice: second", timeout=WAIT_MS)
         # One creation; the admin's change (a whole task snapshot in the log) shown as what
@@ -81,7 +75,7 @@ def test_sub_tasks_are_links_to_their_pages(tmp_path: Path, page: Page) -> None:
         task = send(server, [{"text": "let's plan"}])
         send(server, [{"text": "/sub-task book the venue"}], task_id=task["id"])
         child_id = f"{task['id']}.1"
-        open_as(page, server, "alice", f"/task/{task['id']}")
+        open_as(page, server, "alice", task["id"])
         ref = page.locator(f'#sub-tasks [data-task-ref="{child_id}"]')
         expect(ref).to_contain_text("input-required", timeout=WAIT_MS)
         expect(ref).to_contain_text("on this agent")
@@ -116,10 +110,10 @@ def test_an_admin_invites_a_participant_from_the_page(tmp_path: Path, page: Page
         carol = {"id": "carol", "kind": "human", "role": "reporter"}
         task = send(server, [brief("offsite", [alice, carol]), {"text": "hello"}])
         # Not an admin: no invite control.
-        open_as(page, server, "carol", f"/task/{task['id']}")
+        open_as(page, server, "carol", task["id"])
         expect(page.locator("#timeline")).to_contain_text("heard", timeout=WAIT_MS)
         expect(page.locator("#invite")).to_be_hidden()
-        open_as(page, server, "alice", f"/task/{task['id']}")
+        open_as(page, server, "alice", task["id"])
         expect(page.locator("#invite")).to_be_visible(timeout=WAIT_MS)
         page.fill("#invite-id", "bob")
         page.select_option("#invite-role", "watcher")
@@ -172,7 +166,7 @@ def test_the_raw_view_shows_the_json_rpc_exchange_and_the_cards_warnings(
 ) -> None:
     with serve(tmp_path, "dashboard_agents:talker") as server:
         task = send(server, [{"text": "hello there"}])
-        open_as(page, server, "alice", f"/task/{task['id']}")
+        open_as(page, server, "alice", task["id"])
         page.click("#raw-link")
         assert page.url.endswith(f"#/raw/{task['id']}")
         get = page.locator('[data-method="GetTask"]')
