@@ -149,7 +149,8 @@ export function taskPage({ main, card, who }, taskId) {
     if (message.role !== "ROLE_AGENT") return null;
     const text = textOf(message.parts);
     if (!text || (message.parts || []).some((p) => typeof p.text !== "string")) return null;
-    const shown = [...artifacts.values()].reverse().find((a) => a.text.trim() === text);
+    // (an artifact stands for one answer: an older turn's same words are not this one's)
+    const shown = [...artifacts.values()].reverse().find((a) => !a.item.dataset.answer && a.text.trim() === text);
     return shown || null;
   }
 
