@@ -38,6 +38,7 @@ def test_each_sub_task_links_to_its_page_with_its_state_and_agent(
         expect(there).to_contain_text("on b", timeout=WAIT_MS)
         expect(there).to_contain_text("input-required", timeout=WAIT_MS)
         expect(here).to_contain_text("on this agent")
+        expect(here.locator("a")).to_have_attribute("href", f"#/task/{local}")
         text = page.locator("#sub-tasks").inner_text()
         assert "[object" not in text and "http" not in text, text
         there.locator("a").click()
