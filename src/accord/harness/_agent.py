@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import logging
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -77,6 +78,7 @@ from accord.harness.commands._parse import CommandCall, parse_command
 from accord.harness.commands._registry import CommandRegistry
 from accord.harness.core import _conversation as conversation
 from accord.harness.core import _envelope as envelopes
+from accord.harness.core import _failure as failure
 from accord.harness.core import _identity as identity
 from accord.harness.core._delegation import (
     assignee_of,
@@ -84,6 +86,7 @@ from accord.harness.core._delegation import (
     info_of,
     is_participant_task,
 )
+from accord.harness.core._failure import failure_line
 from accord.harness.core._identity import claimed
 from accord.harness.core._intake import Complete, Continue, Policy, Start, judge, refuse_watcher
 from accord.harness.core._state import (
@@ -107,7 +110,7 @@ from accord.harness.hooks._operations import (
     TurnStarted,
 )
 from accord.harness.hooks._registry import Hooks
-from accord.harness.models import Model, Usage
+from accord.harness.models import Model, ModelError, Usage
 from accord.harness.plugins._prompts import Prompts
 from accord.harness.skills import SkillLibrary
 from accord.harness.tools import Tool, ToolSet
@@ -144,6 +147,8 @@ STALL_TURN_ENV = "ACCORD_TEST_STALL_TURN_START"
 SUBSCRIBE_REPLAY = 1000
 TURN_REFUSED = "turn refused: "
 ANSWER_WITHHELD = "answer withheld: "
+
+log = logging.getLogger("accord.harness")
 
 
 @dataclass(eq=False)
@@ -215,6 +220,7 @@ class HarnessAgent:
         self._command_runner = CommandRunner(
             self.commands, self.moves, self.delegation, settings.selectable
         )
+        self._command_runner.retry = self._retry
 
     def freeze(self) -> None:
         """No more hooks or commands: the harness serves from here on."""
@@ -532,9 +538,15 @@ class HarnessAgent:
         tools = await self.skills.turn_tools(self._turn_tools(), view.task)
         while True:
             model = self._model(view)
-            answered = await self._steps.run(
-                task, view, model, tools, key, who, journal, first_step=step
-            )
+            try:
+                answered = await self._steps.run(
+                    task, view, model, tools, key, who, journal, first_step=step
+                )
+            except ModelError as error:
+                # The turn ends, never the conversation; its journal keeps what was done.
+                turn.incoming.clear()  # (messages that joined it wait, parked, for the next)
+                await self._model_failed(task, view, error, who)
+                return
             step += answered.calls
             if answered.seen is not None:
                 # A resumed turn's answer from its journal: the participants' messages that
@@ -611,6 +623,43 @@ class HarnessAgent:
                 return
             view = self._conversation(await task.current(), extension)
             await self._answer_turn(ctx, task, turn, view, extension, who, journal)
+        finally:
+            del self._turns[ctx.task_id]
+            turn.done.set()
+
+    async def _retry(self, ctx: RequestContext, task: TaskHandle) -> None:
+        """``/retry``: the turn a model's failure ended runs again from its journal (the
+        model answers and tool results it had are used as they are, nothing done is done
+        again), answering the messages it answered and those that came since."""
+        if ctx.task_id in self._turns:
+            return
+        turn = self._turns[ctx.task_id] = _Turn()
+        try:
+            current = await task.current()
+            extension = extension_of(current)
+            if extension is None:
+                return
+            who = Who.on(extension, claimed(ctx.message) or "", ctx.message.message_id)
+            # (read before the turn starts again: the failed turn's stretch of work)
+            entries = await task.journal_entries(since_working=True)
+            given = {m.message_id for m in current.history if m.role is Role.AGENT}
+            fresh = f"{ctx.message.message_id}~{os.urandom(4).hex()}"
+            try:
+                journal = Journal.resumed(entries, fresh, given)
+            except JournalError:
+                journal = Journal(turn=fresh)  # (a journal this accord cannot read: afresh)
+            await self.moves.start_turn(task, who)
+            view = self._conversation(await task.current(), extension)
+            if self.hooks.wants(TURN_STARTED):
+                try:
+                    view = await self._started(view, who)
+                except HookAbort as abort:
+                    await self._end(task, TURN_REFUSED + abort.message, who)
+                    return
+            with telemetry.turn(
+                self.settings.agent_id, conversation_id=ctx.context_id, task_id=ctx.task_id
+            ):
+                await self._answer_turn(ctx, task, turn, view, extension, who, journal)
         finally:
             del self._turns[ctx.task_id]
             turn.done.set()
@@ -744,6 +793,17 @@ class HarnessAgent:
         context = TurnFinished(**who.fields(view.task_id), model=view.model, text=text, final=final)
         context = await self.hooks.perform(TURN_FINISHED, context)
         return context.text
+
+    async def _model_failed(
+        self, task: TaskHandle, view: Conversation, error: ModelError, who: Who
+    ) -> None:
+        """A model call failed after its adapter's retries: the conversation parks (a
+        delegated task fails) saying what failed and what to do."""
+        model = error.model or view.model
+        line = failure_line(error.reason, model, error.detail)
+        log.warning("task %s: turn ended: %s [%s]", view.task_id, line, error.reason)
+        decision = partial(failure.model_failed, line=line, reason=error.reason, model=model)
+        await self.moves.decide(task, decision, who)
 
     async def _end(self, task: TaskHandle, reason: str, who: Who) -> None:
         """The turn ends without the model: parked with ``reason``."""
