@@ -545,7 +545,7 @@ class HarnessAgent:
             except ModelError as error:
                 # The turn ends, never the conversation; its journal keeps what was done.
                 turn.incoming.clear()  # (messages that joined it wait, parked, for the next)
-                await self._model_failed(task, view, error, who)
+                await self._model_failed(task, view, error, who, key)
                 return
             step += answered.calls
             if answered.seen is not None:
@@ -640,8 +640,13 @@ class HarnessAgent:
             if extension is None:
                 return
             who = Who.on(extension, claimed(ctx.message) or "", ctx.message.message_id)
-            # (read before the turn starts again: the failed turn's stretch of work)
-            entries = await task.journal_entries(since_working=True)
+            # The failed turn's journal: its entries, by its key
+            key = failure.failed_turn(current)
+            entries = [
+                (seq, data)
+                for seq, data in (await task.journal_entries() if key else [])
+                if data.get("turn") == key
+            ]
             given = {m.message_id for m in current.history if m.role is Role.AGENT}
             fresh = f"{ctx.message.message_id}~{os.urandom(4).hex()}"
             try:
@@ -795,14 +800,16 @@ class HarnessAgent:
         return context.text
 
     async def _model_failed(
-        self, task: TaskHandle, view: Conversation, error: ModelError, who: Who
+        self, task: TaskHandle, view: Conversation, error: ModelError, who: Who, key: str
     ) -> None:
         """A model call failed after its adapter's retries: the conversation parks (a
         delegated task fails) saying what failed and what to do."""
         model = error.model or view.model
         line = failure_line(error.reason, model, error.detail)
         log.warning("task %s: turn ended: %s [%s]", view.task_id, line, error.reason)
-        decision = partial(failure.model_failed, line=line, reason=error.reason, model=model)
+        decision = partial(
+            failure.model_failed, line=line, reason=error.reason, model=model, turn=key
+        )
         await self.moves.decide(task, decision, who)
 
     async def _end(self, task: TaskHandle, reason: str, who: Who) -> None:

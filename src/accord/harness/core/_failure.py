@@ -41,13 +41,13 @@ def failure_line(reason: str, model: str, detail: str) -> str:
 
 
 def model_failed(
-    record: TaskRecord | None, now_ms: int, line: str, reason: str, model: str
+    record: TaskRecord | None, now_ms: int, line: str, reason: str, model: str, turn: str = ""
 ) -> Outcome:
     """The turn ends on a failed model call: a conversation parks awaiting the next message,
-    a delegated task fails; either with ``line`` as its status message."""
-    told = msgspec.structs.replace(
-        agent_text(record, line), metadata={MODEL_FAILURE_KEY: {"reason": reason, "model": model}}
-    )
+    a delegated task fails; either with ``line`` as its status message, which names the turn
+    (``turn``: its journal's key) for ``/retry``."""
+    marks = {"reason": reason, "model": model, "turn": turn}
+    told = msgspec.structs.replace(agent_text(record, line), metadata={MODEL_FAILURE_KEY: marks})
     extension = extension_of(record.task) if record is not None else None
     if extension is None or extension.lifecycle != "delegated":
         return park(record, now_ms, told, SubState.AWAITING_NEXT_MESSAGE.value, reason)
@@ -67,4 +67,17 @@ def failure_of(task: Task) -> str | None:
     value = metadata.get(STATUS_KEY)
     if isinstance(value, dict) and value.get("reason") in REASONS:
         return str(value["reason"])
+    return None
+
+
+def failed_turn(task: Task) -> str | None:
+    """The journal key of the turn a model's failure ended, while the task is parked on it
+    (None: its last turn did not fail, or the failure named no turn)."""
+    if failure_of(task) is None:
+        return None
+    for message in reversed(task.history):
+        marks = message.metadata.get(MODEL_FAILURE_KEY) if message.metadata else None
+        if isinstance(marks, dict):
+            turn = marks.get("turn")
+            return turn if isinstance(turn, str) and turn else None
     return None

@@ -111,7 +111,7 @@ async def retried(
                         f"{retry.max_wait_s:g} s accord waits)"
                     )
             elif failure.retryable and attempt:
-                says += f" ({attempt + 1} attempts)"
+                says += f", after {attempt + 1} attempts"
             if wait is None:
                 raise ModelError(
                     f"model {model}: {says}",
