@@ -12,7 +12,7 @@ from accord.core._caller import (
     OPEN,
     Caller,
 )
-from accord.core._events import Event, JournalEntry, apply, fold, leaves_work
+from accord.core._events import AFTER_KEY, Event, JournalEntry, apply, fold, leaves_work
 from accord.core._grants import granted, required_actor
 from accord.core._limits import Limits
 from accord.core._outcome import (
@@ -26,6 +26,7 @@ from accord.core._outcome import (
 from accord.core._records import PushConfigRecord, RequestKey, TaskRecord
 
 __all__ = [
+    "AFTER_KEY",
     "AGENT_ACTOR",
     "ANONYMOUS",
     "CLIENT_ACTOR",

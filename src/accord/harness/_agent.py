@@ -41,7 +41,7 @@ from accord.agents import (
     TaskHandle,
     Verdict,
 )
-from accord.core import Caller, lifecycle
+from accord.core import AFTER_KEY, Caller, lifecycle
 from accord.harness import _received as received
 from accord.harness import _usage as usage
 from accord.harness._command_run import CommandRunner
@@ -578,6 +578,7 @@ class HarnessAgent:
                 text,
                 answered.used,
                 answer_id(key, step - 1),
+                answered.answers,
             )
             if more:  # messages came in while the model worked: answer them too
                 await task.start_working(answer)
@@ -859,11 +860,16 @@ class HarnessAgent:
         text: str,
         used: Mapping[str, Usage] | None = None,
         message_id: str = "",
+        answers: int | None = None,
     ) -> Message:
         """The turn's answer, numbered with the model call that gave it, with the tokens the
         turn's model calls took (when the model said); ``message_id``: its stretch's
-        (steps.answer_id), so that a resumed turn knows it was given."""
+        (steps.answer_id), so that a resumed turn knows it was given; ``answers``: the task's
+        first messages it answers, whom it follows in the history (messages that came while
+        the model wrote it come after it)."""
         metadata: dict[str, Any] = {MODEL_CALL_KEY: call}
+        if answers is not None:
+            metadata[AFTER_KEY] = answers
         if used:
             metadata[usage.USAGE_KEY] = usage.metadata_of(used)
         return Message(

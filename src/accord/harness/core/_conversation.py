@@ -176,8 +176,12 @@ def say(
     if record is not None and record.state is TaskState.SUBMITTED:
         first: Decision = partial(park, message=message)
     else:
+        # (the status extension's value stays as it is: its sub-state, and the kind of model
+        # failure a parked turn ended on)
         sub_state = sub_state_of(record.task) if record is not None else None
-        metadata = {STATUS_KEY: status_data(sub_state)} if sub_state is not None else None
+        metadata = None
+        if record is not None and sub_state is not None:
+            metadata = {STATUS_KEY: dict(record.task.metadata[STATUS_KEY])}
         first = partial(_note, message=message, metadata=metadata)
     if extension is None:
         return first(record, now_ms)
