@@ -111,7 +111,8 @@ async def test_the_answer_streams_to_the_client_and_usage_counts_once(
     assert arrived[0] < fake.sent_at[-1]
     chunks = [e.artifact_update for e in events if e.HasField("artifact_update")]
     texts = [part.text for chunk in chunks for part in chunk.artifact.parts if part.text]
-    assert texts == ["Two ", "days ", "in June."]
+    assert texts == ["Two", " days", " in June", "."]  # (the newest character held back)
+    assert chunks[-1].last_chunk and not any(c.last_chunk for c in chunks[:-1])
     assert chunks[0].artifact.name == "reply"
     assert {chunk.artifact.artifact_id for chunk in chunks} == {chunks[0].artifact.artifact_id}
     final = last_status(events)

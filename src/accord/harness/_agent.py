@@ -147,6 +147,7 @@ STALL_TURN_ENV = "ACCORD_TEST_STALL_TURN_START"
 SUBSCRIBE_REPLAY = 1000
 TURN_REFUSED = "turn refused: "
 ANSWER_WITHHELD = "answer withheld: "
+NO_TEXT = "(the model answered with no text)"
 
 log = logging.getLogger("accord.harness")
 
@@ -875,7 +876,7 @@ class HarnessAgent:
         return Message(
             message_id=message_id or os.urandom(16).hex(),
             role=Role.AGENT,
-            parts=[Part(text=text)],
+            parts=[Part(text=text or NO_TEXT)],  # (never an empty text part)
             task_id=ctx.task_id,
             context_id=ctx.context_id,
             metadata=metadata,

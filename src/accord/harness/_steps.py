@@ -250,22 +250,29 @@ class Steps:
         task: TaskHandle, view: Conversation, model: Model, artifact_id: str
     ) -> ModelResponse:
         """The model's answer; a streaming model's text goes out as it comes, each piece an
-        ``append`` chunk of the artifact ``artifact_id`` (named ``reply``)."""
+        ``append`` chunk of the artifact ``artifact_id`` (named ``reply``). The newest
+        character is held back until more comes, so that the last chunk carries text and
+        says it is the last (``lastChunk``): no chunk is ever an empty text part."""
         if not isinstance(model, StreamingModel):
             return await model.respond(view)
         final: ModelResponse | None = None
         streamed = False
+        held = ""
         async for event in model.stream(view):
             if isinstance(event, TextDelta):
+                held += event.text
+                if len(held) < 2:
+                    continue
+                out, held = held[:-1], held[-1]
                 await task.update_artifact(
-                    text=event.text, artifact_id=artifact_id, name=REPLY, append=streamed
+                    text=out, artifact_id=artifact_id, name=REPLY, append=streamed
                 )
                 streamed = True
             else:
                 final = event
-        if streamed:
+        if held:
             await task.update_artifact(
-                text="", artifact_id=artifact_id, append=True, last_chunk=True
+                text=held, artifact_id=artifact_id, name=REPLY, append=streamed, last_chunk=True
             )
         assert final is not None, "a model stream ends with its response"
         return final

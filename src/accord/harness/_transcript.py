@@ -172,9 +172,9 @@ def _told(message: Message, told: dict[str, Any]) -> str:
     """A sub-task's end as its parent's model reads it: the heading, and the sub-task's
     result as untrusted text (another agent, a participant or a model wrote it)."""
     texts = [part.text for part in message.parts if isinstance(part.text, str)]
-    head, result = (texts[0], "\n".join(texts[1:])) if texts else ("", "")
+    head, result = (texts[0].rstrip(), "".join(texts[1:])) if texts else ("", "")
     source = f"sub-task:{told.get('task_id', '')}"
-    return f"{head}\n{untrusted(source, result)}"
+    return f"{head}\nIts result:\n{untrusted(source, result)}"
 
 
 def _replacements(recorded: Any) -> dict[str, Message]:
