@@ -74,9 +74,7 @@ async def test_a_failed_model_call_parks_the_conversation_and_retry_runs_it_agai
         assert said(after) == "hello? | hello? | one | two"
 
 
-async def test_a_delegated_task_fails_with_the_failure_in_words_and_the_parent_reads_them() -> (
-    None
-):
+async def test_a_delegated_task_fails_with_the_failure_in_words_and_the_parent_reads_them() -> None:
     scripts = Scripts(root=[[spawn("venues", "three venues")], "A sub-task looks.", "Noted."])
 
     async def model(conversation: Conversation) -> Any:
@@ -110,7 +108,10 @@ async def test_a_delegated_task_fails_with_the_failure_in_words_and_the_parent_r
 @pytest.mark.parametrize(
     ("reason", "expected"),
     [
-        ("model_unavailable", "the model m could not be reached (x); send another message or /retry"),
+        (
+            "model_unavailable",
+            "the model m could not be reached (x); send another message or /retry",
+        ),
         ("rate_limited", "the model m refused for its rate limit (x); wait a little, then send"),
         ("context_too_long", "the conversation is longer than the model m takes (x); choose"),
         ("model_refused", "the model m refused to answer (x); rephrase your message"),

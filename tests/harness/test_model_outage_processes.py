@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 from tests.harness.fake_openai import FakeOpenAI, Reply
-from tests.harness.harness_proc import HarnessServer, start
+from tests.harness.harness_proc import start
 from tests.harness.test_model_turns_processes import get, mcp_stdio, said, send, settings
 from tests.marks import POSTGRES
 from tests.processes import free_port

@@ -151,7 +151,9 @@ class Driver:
     async def message(self) -> None:
         text = next(self.texts)
         if not self.task_id:
-            self.sent.append(asyncio.ensure_future(self.engine.send_message(request(text, ""), ALICE)))
+            self.sent.append(
+                asyncio.ensure_future(self.engine.send_message(request(text, ""), ALICE))
+            )
             await until(lambda: GATED.pending, "the first model call", timeout_s=10)
 
             async def stored() -> list[object]:  # (its creation is durable a little after)

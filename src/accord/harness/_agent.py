@@ -25,7 +25,8 @@ import asyncio
 import dataclasses
 import logging
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -461,8 +462,7 @@ class HarnessAgent:
             await running.done.wait()
             if not any(message is ctx.message for message in running.incoming):
                 return
-        turn = self._turns[ctx.task_id] = _Turn()
-        try:
+        with self._running(ctx.task_id) as turn:
             if self._stall is not None and owes_turn(ctx.message):
                 await self._stall.wait()  # (tests only: a crash between append and turn)
             # (accord.telemetry: counted, and a GenAI invoke_agent span with tracing on)
@@ -470,8 +470,16 @@ class HarnessAgent:
                 self.settings.agent_id, conversation_id=ctx.context_id, task_id=ctx.task_id
             ):
                 await self._run(ctx, task, turn, heard)
+
+    @contextmanager
+    def _running(self, task_id: str) -> Iterator[_Turn]:
+        """A turn running on ``task_id`` in this process, while the block runs: messages
+        that come meanwhile join it."""
+        turn = self._turns[task_id] = _Turn()
+        try:
+            yield turn
         finally:
-            del self._turns[ctx.task_id]
+            del self._turns[task_id]
             turn.done.set()
 
     async def cancel(self, ctx: RequestContext, task: TaskHandle) -> None:
@@ -511,14 +519,23 @@ class HarnessAgent:
             return
         if not await self._start(task, ctx.message, who, heard):
             return
+        view = await self._turn_view(task, extension, who)
+        if view is not None:
+            await self._answer_turn(ctx, task, turn, view, extension, who)
+
+    async def _turn_view(
+        self, task: TaskHandle, extension: TaskExtension, who: Who
+    ) -> Conversation | None:
+        """The turn's view of the task, as ``turn.started`` leaves it (None: a hook refused
+        the turn, which is over)."""
         view = self._conversation(await task.current(), extension)
-        if self.hooks.wants(TURN_STARTED):
-            try:
-                view = await self._started(view, who)
-            except HookAbort as abort:
-                await self._end(task, TURN_REFUSED + abort.message, who)
-                return
-        await self._answer_turn(ctx, task, turn, view, extension, who)
+        if not self.hooks.wants(TURN_STARTED):
+            return view
+        try:
+            return await self._started(view, who)
+        except HookAbort as abort:
+            await self._end(task, TURN_REFUSED + abort.message, who)
+            return None
 
     async def _answer_turn(
         self,
@@ -597,8 +614,7 @@ class HarnessAgent:
         journal, so no answered model call is made again and no journaled tool runs twice."""
         if ctx.task_id in self._turns:
             return
-        turn = self._turns[ctx.task_id] = _Turn()
-        try:
+        with self._running(ctx.task_id) as turn:
             current = await task.current()
             extension = extension_of(current)
             if extension is None:
@@ -616,18 +632,13 @@ class HarnessAgent:
             who = Who.on(extension, claimed(ctx.message) or "", ctx.message.message_id)
             if current.status.state is not TaskState.WORKING:
                 await self.moves.start_turn(task, who)
-            given = {m.message_id for m in current.history if m.role is Role.AGENT}
-            fresh = f"{ctx.message.message_id}~{os.urandom(4).hex()}"
             try:
-                journal = Journal.resumed(entries, fresh, given)
+                journal = _journal(current, entries, ctx.message.message_id)
             except JournalError as unreadable:  # (a newer accord's journal, say)
                 await task.fail(f"this turn cannot resume from its journal: {unreadable}")
                 return
             view = self._conversation(await task.current(), extension)
             await self._answer_turn(ctx, task, turn, view, extension, who, journal)
-        finally:
-            del self._turns[ctx.task_id]
-            turn.done.set()
 
     async def _retry(self, ctx: RequestContext, task: TaskHandle) -> None:
         """``/retry``: the turn a model's failure ended runs again from its journal (the
@@ -635,8 +646,7 @@ class HarnessAgent:
         again), answering the messages it answered and those that came since."""
         if ctx.task_id in self._turns:
             return
-        turn = self._turns[ctx.task_id] = _Turn()
-        try:
+        with self._running(ctx.task_id) as turn:
             current = await task.current()
             extension = extension_of(current)
             if extension is None:
@@ -649,27 +659,18 @@ class HarnessAgent:
                 for seq, data in (await task.journal_entries() if key else [])
                 if data.get("turn") == key
             ]
-            given = {m.message_id for m in current.history if m.role is Role.AGENT}
-            fresh = f"{ctx.message.message_id}~{os.urandom(4).hex()}"
             try:
-                journal = Journal.resumed(entries, fresh, given)
-            except JournalError:
-                journal = Journal(turn=fresh)  # (a journal this accord cannot read: afresh)
+                journal = _journal(current, entries, ctx.message.message_id)
+            except JournalError:  # (a journal this accord cannot read: afresh)
+                journal = Journal(turn=f"{ctx.message.message_id}~{os.urandom(4).hex()}")
             await self.moves.start_turn(task, who)
-            view = self._conversation(await task.current(), extension)
-            if self.hooks.wants(TURN_STARTED):
-                try:
-                    view = await self._started(view, who)
-                except HookAbort as abort:
-                    await self._end(task, TURN_REFUSED + abort.message, who)
-                    return
+            view = await self._turn_view(task, extension, who)
+            if view is None:
+                return
             with telemetry.turn(
                 self.settings.agent_id, conversation_id=ctx.context_id, task_id=ctx.task_id
             ):
                 await self._answer_turn(ctx, task, turn, view, extension, who, journal)
-        finally:
-            del self._turns[ctx.task_id]
-            turn.done.set()
 
     # --- tools and their servers -----------------------------------------------------------
 
@@ -881,6 +882,15 @@ class HarnessAgent:
             context_id=ctx.context_id,
             metadata=metadata,
         )
+
+
+def _journal(task: Task, entries: list[tuple[int, dict[str, Any]]], message_id: str) -> Journal:
+    """The journal a turn of ``task`` goes on from: that of ``entries`` (a stretch whose
+    answer the task has is over), or a fresh one under a key no turn used (from
+    ``message_id``, the message that runs it); JournalError: an entry this accord cannot
+    read."""
+    given = {m.message_id for m in task.history if m.role is Role.AGENT}
+    return Journal.resumed(entries, f"{message_id}~{os.urandom(4).hex()}", given)
 
 
 def _marked(message: Message, call: CommandCall | None, own: bool = False) -> Message:

@@ -33,8 +33,9 @@ ROLE_POLICY_PRIORITY = 100
 
 
 def builtin_specs(selectable: tuple[str, ...]) -> tuple[CommandSpec, ...]:
-    """``/model``, ``/effort``, ``/sub-task``, ``/retry``, ``/status`` and ``/help``; ``/model`` takes
-    one of ``selectable`` (the ``[harness]`` model and its ``models`` allowlist)."""
+    """``/model``, ``/effort``, ``/sub-task``, ``/retry``, ``/status`` and ``/help``;
+    ``/model`` takes one of ``selectable`` (the ``[harness]`` model and its ``models``
+    allowlist)."""
     return (
         CommandSpec(
             "model",
@@ -57,7 +58,7 @@ def builtin_specs(selectable: tuple[str, ...]) -> tuple[CommandSpec, ...]:
             (Argument("description", required=True, rest=True),),
             "always",
         ),
-        CommandSpec("retry", "Run the last turn again (after the model failed it)", "", (), "always"),
+        CommandSpec("retry", "Run again the turn the model failed", "", (), "always"),
         CommandSpec("status", "Show this task's status", "", (), "never"),
         CommandSpec("help", "List the commands you may run", "", (), "never"),
     )

@@ -179,9 +179,9 @@ def say(
         # (the status extension's value stays as it is: its sub-state, and the kind of model
         # failure a parked turn ended on)
         sub_state = sub_state_of(record.task) if record is not None else None
-        metadata = None
-        if record is not None and sub_state is not None:
-            metadata = {STATUS_KEY: dict(record.task.metadata[STATUS_KEY])}
+        current = record.task.metadata if record is not None else UNSET
+        value = current.get(STATUS_KEY) if isinstance(current, dict) else None
+        metadata = {STATUS_KEY: dict(value)} if isinstance(value, dict) and sub_state else None
         first = partial(_note, message=message, metadata=metadata)
     if extension is None:
         return first(record, now_ms)

@@ -31,9 +31,9 @@ from accord.harness.models._adapter import (
     TOO_LONG,
     Failure,
     Retry,
+    broken,
     retried,
     retry_after,
-    broken,
     tool_call,
     unreachable,
     whole,
@@ -81,7 +81,9 @@ class OpenAIModel:
 
     def stream(self, conversation: Conversation) -> AsyncIterator[ModelEvent]:
         call = self._chat if self.api == "chat" else self._responses
-        return retried(lambda: call(conversation), model=self.label, retry=self.retry, read=_failure)
+        return retried(
+            lambda: call(conversation), model=self.label, retry=self.retry, read=_failure
+        )
 
     def _cache_key(self, conversation: Conversation) -> dict[str, Any]:
         return {"prompt_cache_key": conversation.task_id} if self.cache_key else {}
