@@ -61,15 +61,19 @@ class FakeModelServer:
 
     name = "model"
 
-    def __init__(self, routes: list[Route]) -> None:
+    def __init__(self, routes: list[Route], port: int = 0) -> None:
+        """On ``port`` (default: a free one; a test names one to bring a model back where
+        one was down)."""
         self.replies: deque[Reply] = deque()
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.asked_at: list[float] = []  # time.monotonic() as each request came
         self.sent_at: list[float] = []  # time.monotonic() as each text chunk was written
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            self.port = int(sock.getsockname()[1])
+        self.port = port
+        if not port:
+            with socket.socket() as sock:
+                sock.bind(("127.0.0.1", 0))
+                self.port = int(sock.getsockname()[1])
         config = uvicorn.Config(
             Starlette(routes=routes), host="127.0.0.1", port=self.port, log_level="warning"
         )

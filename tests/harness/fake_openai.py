@@ -29,12 +29,13 @@ __all__ = ["FakeOpenAI", "Reply"]
 class FakeOpenAI(FakeModelServer):
     name = "OpenAI"
 
-    def __init__(self) -> None:
+    def __init__(self, port: int = 0) -> None:
         super().__init__(
             [
                 Route("/v1/chat/completions", self._chat, methods=["POST"]),
                 Route("/v1/responses", self._responses, methods=["POST"]),
-            ]
+            ],
+            port,
         )
 
     @property

@@ -299,6 +299,8 @@ async def test_commands_from_code_replace_built_ins_and_are_listed_on_the_card()
                  "argument_hint": "[low|medium|high]"},
                 {"name": "sub-task", "description": "Start a linked sub-task",
                  "argument_hint": "<description>"},
+                {"name": "retry", "description": "Run again the turn the model failed",
+                 "argument_hint": ""},
                 {"name": "status", "description": "Show this task's status", "argument_hint": ""},
                 {"name": "help", "description": "List the commands you may run",
                  "argument_hint": ""},

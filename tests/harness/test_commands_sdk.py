@@ -196,6 +196,7 @@ async def test_the_card_lists_the_commands_and_the_example_plugin_runs(
         ("model", "[<model>]"),
         ("effort", "[low|medium|high]"),
         ("sub-task", "<description>"),
+        ("retry", ""),
         ("status", ""),
         ("help", ""),
         ("shout", "<text>"),

@@ -118,17 +118,22 @@ def test_tokens_reach_the_client_as_the_model_writes_them(
             events.append((at, event))
             if "artifactUpdate" in event:
                 first_seen.set()
+        task = get(server, events[-1][1]["statusUpdate"]["taskId"])
     finally:
         server.stop()
     chunks = [(at, e["artifactUpdate"]) for at, e in events if "artifactUpdate" in e]
     texts = [c["artifact"]["parts"][0]["text"] for _, c in chunks]
-    assert texts == ["Two ", "days ", "in ", "June.", ""]
+    # Each token as it comes, its newest character held back until more comes: the last
+    # chunk carries text and says it is the last (no chunk is an empty text part).
+    assert texts == ["Two", " days", " in", " June", "."]
     assert {c["artifact"]["artifactId"] for _, c in chunks} == {
         chunks[0][1]["artifact"]["artifactId"]
     }
     assert chunks[0][1]["artifact"]["name"] == "reply"
     assert [c.get("append", False) for _, c in chunks] == [False, True, True, True, True]
     assert [c.get("lastChunk", False) for _, c in chunks] == [False] * 4 + [True]
+    assert all(part.get("text") for artifact in task["artifacts"] for part in artifact["parts"])
+    assert all(part.get("text") for message in task["history"] for part in message["parts"])
     # The first token was on the client's stream before the model wrote its last one.
     assert chunks[0][0] < fake.sent_at[-1]
     final = events[-1][1]["statusUpdate"]

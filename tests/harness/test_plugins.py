@@ -317,7 +317,7 @@ def test_a_plugin_command_replaces_a_built_in_and_a_second_plugin_may_not(
     )
     agent = built(first, second, strict=False)
     assert [s.description for s in agent.commands.specs if s.name == "status"] == ["first's"]
-    assert [s.name for s in agent.commands.specs].index("status") == 3  # its place kept
+    assert [s.name for s in agent.commands.specs].index("status") == 4  # its place kept
     [skipped] = [
         r.getMessage()
         for r in caplog.records

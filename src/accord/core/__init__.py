@@ -13,7 +13,7 @@ from accord.core._caller import (
     OPEN,
     Caller,
 )
-from accord.core._events import Event, JournalEntry, apply, fold, leaves_work
+from accord.core._events import AFTER_KEY, Event, JournalEntry, apply, fold, leaves_work
 from accord.core._grants import granted, required_actor
 from accord.core._limits import Limits
 from accord.core._outcome import (
@@ -28,6 +28,7 @@ from accord.core._records import PushConfigRecord, RequestKey, TaskRecord
 
 __all__ = [
     "ADMIN_ACTOR",
+    "AFTER_KEY",
     "AGENT_ACTOR",
     "ANONYMOUS",
     "CLIENT_ACTOR",

@@ -5,7 +5,8 @@ number (1, 2, 3 … with no gaps), and the snapshot is ``fold(events)``. ``kind`
 body is:
 
 - ``task``: the task as created (first event of every log);
-- ``status``: a ``TaskStatusUpdateEvent``; a status message joins the history;
+- ``status``: a ``TaskStatusUpdateEvent``; a status message joins the history (last, or
+  after the messages it answers: :data:`AFTER_KEY`);
 - ``artifact``: a ``TaskArtifactUpdateEvent`` (append / replace by ``artifactId``);
 - ``message``: a client message that continued the task, appended to its history;
 - ``journal``: an agent's own record (:class:`JournalEntry`), not part of the snapshot.
@@ -75,6 +76,13 @@ class Event(msgspec.Struct, gc=False, frozen=True):
         raise ValueError(f"a {self.kind} event is not streamed")
 
 
+# Metadata of an agent's status message that says where in the history it belongs: after the
+# first N messages (those it answers), before the messages that came while it was being
+# written. Only status messages are placed (only the agent writes them); a value that is not
+# a position of the history puts the message last, as any other.
+AFTER_KEY = "accord.core/after"
+
+
 def apply(task: Task | None, event: Event) -> Task:
     """The snapshot after ``event``. Returns a new Task; ``task`` is not modified."""
     body = event.body
@@ -88,7 +96,7 @@ def apply(task: Task | None, event: Event) -> Task:
     if isinstance(body, TaskStatusUpdateEvent):
         history = task.history
         if body.status.message is not UNSET:
-            history = [*history, body.status.message]
+            history = _placed(history, body.status.message)
         metadata = task.metadata
         if metadata is not UNSET or body.metadata is not UNSET:
             metadata = _with_status_scoped(metadata, body.metadata)
@@ -109,6 +117,15 @@ def apply(task: Task | None, event: Event) -> Task:
     if isinstance(body, JournalEntry):
         return task  # (the agent's record: the task itself is unchanged)
     raise ValueError(f"unknown event body {type(body).__name__}")
+
+
+def _placed(history: list[Message], message: Message) -> list[Message]:
+    """``history`` with an agent's status ``message`` in it: where its AFTER_KEY says."""
+    metadata = message.metadata
+    after = metadata.get(AFTER_KEY) if isinstance(metadata, dict) else None
+    if type(after) is not int or not 0 <= after < len(history):
+        return [*history, message]
+    return [*history[:after], message, *history[after:]]
 
 
 def leaves_work(event: Event) -> bool:

@@ -23,8 +23,10 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import logging
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -40,7 +42,7 @@ from accord.agents import (
     TaskHandle,
     Verdict,
 )
-from accord.core import Caller, lifecycle
+from accord.core import AFTER_KEY, Caller, lifecycle
 from accord.harness import _received as received
 from accord.harness import _usage as usage
 from accord.harness._command_run import CommandRunner
@@ -77,6 +79,7 @@ from accord.harness.commands._parse import CommandCall, parse_command
 from accord.harness.commands._registry import CommandRegistry
 from accord.harness.core import _conversation as conversation
 from accord.harness.core import _envelope as envelopes
+from accord.harness.core import _failure as failure
 from accord.harness.core import _identity as identity
 from accord.harness.core._delegation import (
     assignee_of,
@@ -84,6 +87,7 @@ from accord.harness.core._delegation import (
     info_of,
     is_participant_task,
 )
+from accord.harness.core._failure import failure_line
 from accord.harness.core._identity import claimed
 from accord.harness.core._intake import Complete, Continue, Policy, Start, judge, refuse_watcher
 from accord.harness.core._state import (
@@ -107,7 +111,7 @@ from accord.harness.hooks._operations import (
     TurnStarted,
 )
 from accord.harness.hooks._registry import Hooks
-from accord.harness.models import Model, Usage
+from accord.harness.models import Model, ModelError, Usage
 from accord.harness.plugins._prompts import Prompts
 from accord.harness.skills import SkillLibrary
 from accord.harness.tools import Tool, ToolSet
@@ -144,6 +148,9 @@ STALL_TURN_ENV = "ACCORD_TEST_STALL_TURN_START"
 SUBSCRIBE_REPLAY = 1000
 TURN_REFUSED = "turn refused: "
 ANSWER_WITHHELD = "answer withheld: "
+NO_TEXT = "(the model answered with no text)"
+
+log = logging.getLogger("accord.harness")
 
 
 @dataclass(eq=False)
@@ -215,6 +222,7 @@ class HarnessAgent:
         self._command_runner = CommandRunner(
             self.commands, self.moves, self.delegation, settings.selectable
         )
+        self._command_runner.retry = self._retry
 
     def freeze(self) -> None:
         """No more hooks or commands: the harness serves from here on."""
@@ -454,8 +462,7 @@ class HarnessAgent:
             await running.done.wait()
             if not any(message is ctx.message for message in running.incoming):
                 return
-        turn = self._turns[ctx.task_id] = _Turn()
-        try:
+        with self._running(ctx.task_id) as turn:
             if self._stall is not None and owes_turn(ctx.message):
                 await self._stall.wait()  # (tests only: a crash between append and turn)
             # (accord.telemetry: counted, and a GenAI invoke_agent span with tracing on)
@@ -463,8 +470,16 @@ class HarnessAgent:
                 self.settings.agent_id, conversation_id=ctx.context_id, task_id=ctx.task_id
             ):
                 await self._run(ctx, task, turn, heard)
+
+    @contextmanager
+    def _running(self, task_id: str) -> Iterator[_Turn]:
+        """A turn running on ``task_id`` in this process, while the block runs: messages
+        that come meanwhile join it."""
+        turn = self._turns[task_id] = _Turn()
+        try:
+            yield turn
         finally:
-            del self._turns[ctx.task_id]
+            del self._turns[task_id]
             turn.done.set()
 
     async def cancel(self, ctx: RequestContext, task: TaskHandle) -> None:
@@ -504,14 +519,23 @@ class HarnessAgent:
             return
         if not await self._start(task, ctx.message, who, heard):
             return
+        view = await self._turn_view(task, extension, who)
+        if view is not None:
+            await self._answer_turn(ctx, task, turn, view, extension, who)
+
+    async def _turn_view(
+        self, task: TaskHandle, extension: TaskExtension, who: Who
+    ) -> Conversation | None:
+        """The turn's view of the task, as ``turn.started`` leaves it (None: a hook refused
+        the turn, which is over)."""
         view = self._conversation(await task.current(), extension)
-        if self.hooks.wants(TURN_STARTED):
-            try:
-                view = await self._started(view, who)
-            except HookAbort as abort:
-                await self._end(task, TURN_REFUSED + abort.message, who)
-                return
-        await self._answer_turn(ctx, task, turn, view, extension, who)
+        if not self.hooks.wants(TURN_STARTED):
+            return view
+        try:
+            return await self._started(view, who)
+        except HookAbort as abort:
+            await self._end(task, TURN_REFUSED + abort.message, who)
+            return None
 
     async def _answer_turn(
         self,
@@ -532,9 +556,15 @@ class HarnessAgent:
         tools = await self.skills.turn_tools(self._turn_tools(), view.task)
         while True:
             model = self._model(view)
-            answered = await self._steps.run(
-                task, view, model, tools, key, who, journal, first_step=step
-            )
+            try:
+                answered = await self._steps.run(
+                    task, view, model, tools, key, who, journal, first_step=step
+                )
+            except ModelError as error:
+                # The turn ends, never the conversation; its journal keeps what was done.
+                turn.incoming.clear()  # (messages that joined it wait, parked, for the next)
+                await self._model_failed(task, view, error, who, key)
+                return
             step += answered.calls
             if answered.seen is not None:
                 # A resumed turn's answer from its journal: the participants' messages that
@@ -566,6 +596,7 @@ class HarnessAgent:
                 text,
                 answered.used,
                 answer_id(key, step - 1),
+                answered.answers,
             )
             if more:  # messages came in while the model worked: answer them too
                 await task.start_working(answer)
@@ -583,8 +614,7 @@ class HarnessAgent:
         journal, so no answered model call is made again and no journaled tool runs twice."""
         if ctx.task_id in self._turns:
             return
-        turn = self._turns[ctx.task_id] = _Turn()
-        try:
+        with self._running(ctx.task_id) as turn:
             current = await task.current()
             extension = extension_of(current)
             if extension is None:
@@ -602,18 +632,45 @@ class HarnessAgent:
             who = Who.on(extension, claimed(ctx.message) or "", ctx.message.message_id)
             if current.status.state is not TaskState.WORKING:
                 await self.moves.start_turn(task, who)
-            given = {m.message_id for m in current.history if m.role is Role.AGENT}
-            fresh = f"{ctx.message.message_id}~{os.urandom(4).hex()}"
             try:
-                journal = Journal.resumed(entries, fresh, given)
+                journal = _journal(current, entries, ctx.message.message_id)
             except JournalError as unreadable:  # (a newer accord's journal, say)
                 await task.fail(f"this turn cannot resume from its journal: {unreadable}")
                 return
             view = self._conversation(await task.current(), extension)
             await self._answer_turn(ctx, task, turn, view, extension, who, journal)
-        finally:
-            del self._turns[ctx.task_id]
-            turn.done.set()
+
+    async def _retry(self, ctx: RequestContext, task: TaskHandle) -> None:
+        """``/retry``: the turn a model's failure ended runs again from its journal (the
+        model answers and tool results it had are used as they are, nothing done is done
+        again), answering the messages it answered and those that came since."""
+        if ctx.task_id in self._turns:
+            return
+        with self._running(ctx.task_id) as turn:
+            current = await task.current()
+            extension = extension_of(current)
+            if extension is None:
+                return
+            who = Who.on(extension, claimed(ctx.message) or "", ctx.message.message_id)
+            # The failed turn's journal: its entries, by its key
+            key = failure.failed_turn(current)
+            entries = [
+                (seq, data)
+                for seq, data in (await task.journal_entries() if key else [])
+                if data.get("turn") == key
+            ]
+            try:
+                journal = _journal(current, entries, ctx.message.message_id)
+            except JournalError:  # (a journal this accord cannot read: afresh)
+                journal = Journal(turn=f"{ctx.message.message_id}~{os.urandom(4).hex()}")
+            await self.moves.start_turn(task, who)
+            view = await self._turn_view(task, extension, who)
+            if view is None:
+                return
+            with telemetry.turn(
+                self.settings.agent_id, conversation_id=ctx.context_id, task_id=ctx.task_id
+            ):
+                await self._answer_turn(ctx, task, turn, view, extension, who, journal)
 
     # --- tools and their servers -----------------------------------------------------------
 
@@ -745,6 +802,19 @@ class HarnessAgent:
         context = await self.hooks.perform(TURN_FINISHED, context)
         return context.text
 
+    async def _model_failed(
+        self, task: TaskHandle, view: Conversation, error: ModelError, who: Who, key: str
+    ) -> None:
+        """A model call failed after its adapter's retries: the conversation parks (a
+        delegated task fails) saying what failed and what to do."""
+        model = error.model or view.model
+        line = failure_line(error.reason, model, error.detail)
+        log.warning("task %s: turn ended: %s [%s]", view.task_id, line, error.reason)
+        decision = partial(
+            failure.model_failed, line=line, reason=error.reason, model=model, turn=key
+        )
+        await self.moves.decide(task, decision, who)
+
     async def _end(self, task: TaskHandle, reason: str, who: Who) -> None:
         """The turn ends without the model: parked with ``reason``."""
         await self.moves.decide(task, partial(conversation.park, message=reason), who)
@@ -793,21 +863,35 @@ class HarnessAgent:
         text: str,
         used: Mapping[str, Usage] | None = None,
         message_id: str = "",
+        answers: int | None = None,
     ) -> Message:
         """The turn's answer, numbered with the model call that gave it, with the tokens the
         turn's model calls took (when the model said); ``message_id``: its stretch's
-        (steps.answer_id), so that a resumed turn knows it was given."""
+        (steps.answer_id), so that a resumed turn knows it was given; ``answers``: the task's
+        first messages it answers, whom it follows in the history (messages that came while
+        the model wrote it come after it)."""
         metadata: dict[str, Any] = {MODEL_CALL_KEY: call}
+        if answers is not None:
+            metadata[AFTER_KEY] = answers
         if used:
             metadata[usage.USAGE_KEY] = usage.metadata_of(used)
         return Message(
             message_id=message_id or os.urandom(16).hex(),
             role=Role.AGENT,
-            parts=[Part(text=text)],
+            parts=[Part(text=text or NO_TEXT)],  # (never an empty text part)
             task_id=ctx.task_id,
             context_id=ctx.context_id,
             metadata=metadata,
         )
+
+
+def _journal(task: Task, entries: list[tuple[int, dict[str, Any]]], message_id: str) -> Journal:
+    """The journal a turn of ``task`` goes on from: that of ``entries`` (a stretch whose
+    answer the task has is over), or a fresh one under a key no turn used (from
+    ``message_id``, the message that runs it); JournalError: an entry this accord cannot
+    read."""
+    given = {m.message_id for m in task.history if m.role is Role.AGENT}
+    return Journal.resumed(entries, f"{message_id}~{os.urandom(4).hex()}", given)
 
 
 def _marked(message: Message, call: CommandCall | None, own: bool = False) -> Message:

@@ -3,16 +3,19 @@ function."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from pathlib import Path
 
 from accord.harness._agent import HarnessAgent
-from accord.harness._settings import HarnessSettings
+from accord.harness._settings import HarnessSettings, missing_keys
 from accord.harness.models import FunctionModel, Model, TurnFunction
 from accord.harness.plugins._loader import Loading, load_plugins
 from accord.push import AddressPolicy, Guard
 
 FUNCTION_MODEL = "function"
+
+log = logging.getLogger("accord.harness")
 
 
 def conversation_agent(turn: TurnFunction, *, agent_id: str = "accord") -> HarnessAgent:
@@ -30,6 +33,8 @@ def from_settings(
     (ValueError naming it)."""
     agent = HarnessAgent(settings, models)
     agent.check_models()
+    for warning in missing_keys(settings):
+        log.warning("%s", warning)
     load_plugins(agent, settings.plugins, loading(settings))
     agent.freeze()
     return agent

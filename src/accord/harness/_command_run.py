@@ -17,7 +17,7 @@ from functools import partial
 
 import msgspec
 
-from accord.agents import AgentError, RequestContext, TaskHandle
+from accord.agents import AgentError, ExecutorFunction, RequestContext, TaskHandle
 from accord.harness._children import children_read
 from accord.harness._moves import Moves, Who
 from accord.harness._wire import TaskExtension, TaskRef, ref_sub_state
@@ -26,6 +26,7 @@ from accord.harness.commands._parse import CommandCall
 from accord.harness.commands._registry import CommandRegistry
 from accord.harness.commands._spec import ArgumentError, check_arguments
 from accord.harness.core._delegation import Observed, observed
+from accord.harness.core._failure import failure_of
 from accord.harness.core._identity import claimed
 from accord.harness.core._state import extension_of, sub_state_of
 from accord.harness.core._subtasks import state_name
@@ -62,6 +63,8 @@ class CommandRunner:
         self.moves = moves
         self.delegation = delegation
         self.selectable = selectable
+        # Runs the task's last turn again (the agent's; /retry)
+        self.retry: ExecutorFunction | None = None
 
     async def run(self, ctx: RequestContext, task: TaskHandle, call: CommandCall) -> None:
         current = await task.current()
@@ -77,6 +80,14 @@ class CommandRunner:
             task=snapshot(current, seen, children),
         )
         result = await self._invoke(context)
+        if not isinstance(result, str) and result.retry:
+            if failure_of(await task.current()) is None:  # (a plugin's body asked it)
+                result = "Nothing to retry: the task's last turn did not fail."
+            elif self.retry is None:
+                result = "/retry cannot run here"
+            else:
+                await self.retry(ctx, task)
+                return
         if isinstance(result, str):
             done = Answer(result)
         else:
@@ -160,6 +171,7 @@ def snapshot(
             for ref in extension.sub_tasks
         ),
         participants=extension.participants,
+        failure=failure_of(task),
     )
 
 

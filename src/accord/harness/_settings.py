@@ -235,6 +235,31 @@ def push_url(value: Any, where: str) -> str:
     return url.rstrip("/")
 
 
+def missing_keys(settings: HarnessSettings) -> list[str]:
+    """Warnings for the selectable ``openai:`` and ``anthropic:`` models that would go to
+    their provider's own endpoint with no key (each call would fail, unauthorized)."""
+    said: list[str] = []
+    defaults: dict[str, Endpoint | AnthropicEndpoint] = {
+        "openai": Endpoint(),
+        "anthropic": AnthropicEndpoint(),
+    }
+    endpoints: dict[str, Endpoint | AnthropicEndpoint] = {
+        "openai": settings.openai,
+        "anthropic": settings.anthropic,
+    }
+    for name in settings.selectable:
+        kind = name.partition(":")[0]
+        endpoint = endpoints.get(kind)
+        if endpoint is None or endpoint.base_url != defaults[kind].base_url:
+            continue
+        if endpoint.api_key() is None:
+            said.append(
+                f"harness: the model {name} has no key: ${endpoint.api_key_env} is not set, "
+                f"and {endpoint.base_url} wants one (every turn it answers will fail)"
+            )
+    return said
+
+
 class ModelFactory:
     """Builds the model a ``kind:argument`` spec names (ValueError when it cannot be);
     ``openai:NAME`` models share one client of the settings' endpoint, and

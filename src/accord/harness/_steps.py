@@ -52,13 +52,15 @@ class Answer:
     :func:`accord.harness._usage.call_id`), and how many model calls; ``ended``: a tool
     ended the turn (the task is parked already, the text is none, and the tool's message
     carries the tokens); ``seen``: the text came from the journal (a resumed turn), given
-    by a model call that saw the task's first ``seen`` messages."""
+    by a model call that saw the task's first ``seen`` messages; ``answers``: how many of the
+    task's first messages the answer answers (it goes right after them in the history)."""
 
     text: str
     used: dict[str, Usage]
     calls: int
     ended: bool = False
     seen: int | None = None
+    answers: int | None = None
 
     @property
     def usage(self) -> Usage:
@@ -148,6 +150,7 @@ class Steps:
         mark = _Mark(turn, first_step)  # (what each of its journal entries carries)
         steps: list[Step] = []
         used: dict[str, Usage] = {}  # (the tokens of each model call of this stretch)
+        asked_of = len(view.task.history)  # (the messages its model calls answer)
         for number in range(first_step, first_step + self.max_steps):
             calls_before = number - first_step
             asked = dataclasses.replace(
@@ -167,12 +170,14 @@ class Steps:
                 try:
                     response = await self._ask(task, asked, model, mark, number, who)
                 except HookAbort as abort:
-                    return Answer(f"model call refused: {abort.message}", used, calls_before)
+                    refused = f"model call refused: {abort.message}"
+                    return Answer(refused, used, calls_before, answers=asked_of)
             if response.usage is not None:
                 used[usage.call_id(turn, number)] = response.usage
             if not response.tool_calls:
                 seen = recorded.seen if recorded is not None else None
-                return Answer(response.text, used, calls_before + 1, seen=seen)
+                answers = seen if seen is not None else asked_of
+                return Answer(response.text, used, calls_before + 1, seen=seen, answers=answers)
             steps.append(ModelStep(response.text, response.tool_calls))
             ended = False
             for call in response.tool_calls:
@@ -192,7 +197,7 @@ class Steps:
             f"I stopped after {self.max_steps} model calls in this turn without a final "
             "answer (the turn's limit); send a message to go on."
         )
-        return Answer(text, used, self.max_steps)
+        return Answer(text, used, self.max_steps, answers=asked_of)
 
     # --- one model call ----------------------------------------------------------------------
 
@@ -245,22 +250,29 @@ class Steps:
         task: TaskHandle, view: Conversation, model: Model, artifact_id: str
     ) -> ModelResponse:
         """The model's answer; a streaming model's text goes out as it comes, each piece an
-        ``append`` chunk of the artifact ``artifact_id`` (named ``reply``)."""
+        ``append`` chunk of the artifact ``artifact_id`` (named ``reply``). The newest
+        character is held back until more comes, so that the last chunk carries text and
+        says it is the last (``lastChunk``): no chunk is ever an empty text part."""
         if not isinstance(model, StreamingModel):
             return await model.respond(view)
         final: ModelResponse | None = None
         streamed = False
+        held = ""
         async for event in model.stream(view):
             if isinstance(event, TextDelta):
+                held += event.text
+                if len(held) < 2:
+                    continue
+                out, held = held[:-1], held[-1]
                 await task.update_artifact(
-                    text=event.text, artifact_id=artifact_id, name=REPLY, append=streamed
+                    text=out, artifact_id=artifact_id, name=REPLY, append=streamed
                 )
                 streamed = True
             else:
                 final = event
-        if streamed:
+        if held:
             await task.update_artifact(
-                text="", artifact_id=artifact_id, append=True, last_chunk=True
+                text=held, artifact_id=artifact_id, name=REPLY, append=streamed, last_chunk=True
             )
         assert final is not None, "a model stream ends with its response"
         return final

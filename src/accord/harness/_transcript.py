@@ -20,7 +20,7 @@ from accord.harness.channels._transcript import ChannelView
 from accord.harness.core import _envelope as envelopes
 from accord.harness.core._delegation import TOLD_KEY
 from accord.harness.core._identity import claimed
-from accord.harness.core._state import RECEIVED_KEY
+from accord.harness.core._state import MODEL_FAILURE_KEY, RECEIVED_KEY
 from accord.wire import UNSET, A2AError, Message, Part, Role, Task, WireError, convert
 
 # Message metadata the harness writes on each answer a model gave, numbered from 0: the
@@ -142,8 +142,10 @@ def entries(task: Task, agent_id: str) -> tuple[Entry, ...]:
         if index < start:
             continue
         marks = message.metadata
-        if isinstance(marks, dict) and (COMMAND_METADATA in marks or RECEIVED_KEY in marks):
-            continue  # a command, a command's reply, a refusal's note
+        if isinstance(marks, dict) and (
+            COMMAND_METADATA in marks or RECEIVED_KEY in marks or MODEL_FAILURE_KEY in marks
+        ):
+            continue  # a command, a command's reply, a refusal's note, a model's failure
         if decided is not None and message.role is Role.USER:
             if message.message_id in refused:
                 continue
@@ -170,9 +172,9 @@ def _told(message: Message, told: dict[str, Any]) -> str:
     """A sub-task's end as its parent's model reads it: the heading, and the sub-task's
     result as untrusted text (another agent, a participant or a model wrote it)."""
     texts = [part.text for part in message.parts if isinstance(part.text, str)]
-    head, result = (texts[0], "\n".join(texts[1:])) if texts else ("", "")
+    head, result = (texts[0].rstrip(), "".join(texts[1:])) if texts else ("", "")
     source = f"sub-task:{told.get('task_id', '')}"
-    return f"{head}\n{untrusted(source, result)}"
+    return f"{head}\nIts result:\n{untrusted(source, result)}"
 
 
 def _replacements(recorded: Any) -> dict[str, Message]:

@@ -33,8 +33,9 @@ ROLE_POLICY_PRIORITY = 100
 
 
 def builtin_specs(selectable: tuple[str, ...]) -> tuple[CommandSpec, ...]:
-    """``/model``, ``/effort``, ``/sub-task``, ``/status`` and ``/help``; ``/model`` takes
-    one of ``selectable`` (the ``[harness]`` model and its ``models`` allowlist)."""
+    """``/model``, ``/effort``, ``/sub-task``, ``/retry``, ``/status`` and ``/help``;
+    ``/model`` takes one of ``selectable`` (the ``[harness]`` model and its ``models``
+    allowlist)."""
     return (
         CommandSpec(
             "model",
@@ -57,6 +58,7 @@ def builtin_specs(selectable: tuple[str, ...]) -> tuple[CommandSpec, ...]:
             (Argument("description", required=True, rest=True),),
             "always",
         ),
+        CommandSpec("retry", "Run again the turn the model failed", "", (), "always"),
         CommandSpec("status", "Show this task's status", "", (), "never"),
         CommandSpec("help", "List the commands you may run", "", (), "never"),
     )
@@ -67,7 +69,7 @@ def register_builtins(
 ) -> None:
     """The built-in commands (at the body priority) and the role policy."""
     register_role_policy(commands)
-    model, effort, sub_task, status, help_ = builtin_specs(selectable)
+    model, effort, sub_task, retry, status, help_ = builtin_specs(selectable)
 
     def model_body(context: CommandInvoked) -> CommandResult:
         chosen = context.args.get("name")
@@ -88,6 +90,7 @@ def register_builtins(
         (model, model_body),
         (effort, effort_body),
         (sub_task, sub_task_body),
+        (retry, retry_body),
         (status, status_body),
         (help_, help_body),
     ):
@@ -107,6 +110,16 @@ def sub_task_body(context: CommandInvoked) -> CommandResult:
     return CommandResult(
         reply="Starting a sub-task.", spawn=SpawnIntent(goal=context.args["description"])
     )
+
+
+def retry_body(context: CommandInvoked) -> CommandResult:
+    """The last turn again, only when a model's failure ended it."""
+    if context.task.failure is None:
+        return CommandResult(
+            reply="Nothing to retry: /retry runs the last turn again only when the model "
+            "failed it, and this task's last turn did not fail."
+        )
+    return CommandResult(reply="Running the last turn again.", retry=True)
 
 
 def status_text(context: CommandInvoked, default_model: str) -> str:

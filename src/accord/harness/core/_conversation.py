@@ -38,9 +38,11 @@ def park(
     now_ms: int,
     message: Message | str | None = None,
     sub_state: str | None = None,
+    reason: str | None = None,
 ) -> Outcome:
     """INPUT_REQUIRED with ``sub_state`` and ``message`` (an answer, a reason) as its status
-    message: the turn is over and the task waits for a message. The sub-state, unless given,
+    message: the turn is over and the task waits for a message (``reason``: the kind of model
+    failure that ended the turn, in the status extension's value). The sub-state, unless given,
     is ``awaiting-answer`` while a help request of the task waits for its answer,
     ``awaiting-subtasks`` while sub-tasks working for it are under way, else
     ``awaiting-next-message``. From INPUT_REQUIRED the task first resumes (WORKING), as the
@@ -48,10 +50,12 @@ def park(
 
     def parked(rec: TaskRecord | None, now: int) -> Outcome:
         status = agent_text(rec, message) if isinstance(message, str) else message
-        metadata = {STATUS_KEY: status_data(sub_state or waiting_for(rec))}
-        return moves.move(rec, "require_input", now, status, metadata=metadata)
+        data = status_data(sub_state or waiting_for(rec))
+        if reason is not None:
+            data["reason"] = reason
+        return moves.move(rec, "require_input", now, status, metadata={STATUS_KEY: data})
 
-    return _resuming(record, now_ms, parked)
+    return resuming(record, now_ms, parked)
 
 
 def waiting_for(record: TaskRecord | None) -> str:
@@ -78,7 +82,7 @@ def end_turn(record: TaskRecord | None, now_ms: int, answer: Message | str) -> O
         status = agent_text(rec, answer) if isinstance(answer, str) else answer
         return chain(rec, now, (refs_ended, lambda r, n: moves.move(r, "complete", n, status)))
 
-    return _resuming(record, now_ms, completed)
+    return resuming(record, now_ms, completed)
 
 
 def complete_with(record: TaskRecord | None, now_ms: int, text: str) -> Outcome:
@@ -89,7 +93,7 @@ def complete_with(record: TaskRecord | None, now_ms: int, text: str) -> Outcome:
         done = agent_text(rec, text)
         return chain(rec, now, (refs_ended, lambda r, n: moves.move(r, "complete", n, done)))
 
-    return _resuming(record, now_ms, completed)
+    return resuming(record, now_ms, completed)
 
 
 def refs_ended(record: TaskRecord | None, now_ms: int) -> Outcome:
@@ -172,8 +176,12 @@ def say(
     if record is not None and record.state is TaskState.SUBMITTED:
         first: Decision = partial(park, message=message)
     else:
+        # (the status extension's value stays as it is: its sub-state, and the kind of model
+        # failure a parked turn ended on)
         sub_state = sub_state_of(record.task) if record is not None else None
-        metadata = {STATUS_KEY: status_data(sub_state)} if sub_state is not None else None
+        current = record.task.metadata if record is not None else UNSET
+        value = current.get(STATUS_KEY) if isinstance(current, dict) else None
+        metadata = {STATUS_KEY: dict(value)} if isinstance(value, dict) and sub_state else None
         first = partial(_note, message=message, metadata=metadata)
     if extension is None:
         return first(record, now_ms)
@@ -212,7 +220,7 @@ def _note(
     return moves.note(record, now_ms, message, metadata=metadata)
 
 
-def _resuming(
+def resuming(
     record: TaskRecord | None,
     now_ms: int,
     then: Callable[[TaskRecord | None, int], Outcome],

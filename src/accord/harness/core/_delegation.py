@@ -556,17 +556,20 @@ def told_id(parent_id: str, child: str) -> str:
 
 
 def result_text(task: Task) -> str:
-    """What a child ended with: its status message, then its artifacts' text (data parts
-    as JSON), at most :data:`MAX_RESULT` characters."""
-    pieces: list[str] = []
-    message = task.status.message
-    if isinstance(message, Message) and message.text():
-        pieces.append(message.text())
+    """What a child ended with: its artifacts read as text (a streamed artifact's chunks
+    joined, data parts as JSON lines), after its status message unless that says what an
+    artifact does already (a streamed answer), at most :data:`MAX_RESULT` characters."""
+    bodies: list[tuple[str, str]] = []
     for artifact in task.artifacts:
         body = _parts_text(artifact.parts)
         if body:
-            label = artifact.name or artifact.artifact_id
-            pieces.append(f"[artifact {label}]\n{body}")
+            bodies.append((artifact.name or artifact.artifact_id, body))
+    pieces: list[str] = []
+    message = task.status.message
+    said = message.text() if isinstance(message, Message) else ""
+    if said and all(body.strip() != said.strip() for _, body in bodies):
+        pieces.append(said)
+    pieces += [f"[artifact {label}]\n{body}" for label, body in bodies]
     text = "\n\n".join(pieces) or "(no result)"
     if len(text) > MAX_RESULT:
         text = text[:MAX_RESULT] + f"\n[… {len(text) - MAX_RESULT} more characters cut]"
@@ -574,13 +577,20 @@ def result_text(task: Task) -> str:
 
 
 def _parts_text(parts: list[Part]) -> str:
-    lines = []
+    """Parts as text: consecutive text parts are one text (the chunks of a stream), joined
+    as they are; a data part is a JSON line of its own."""
+    lines: list[str] = []
+    text: list[str] = []
     for part in parts:
         if isinstance(part.text, str):
-            lines.append(part.text)
-        elif part.data is not UNSET:
+            text.append(part.text)
+            continue
+        if part.data is not UNSET:
+            lines.append("".join(text))
+            text = []
             lines.append(json.dumps(part.data, sort_keys=True, ensure_ascii=False))
-    return "\n".join(line for line in lines if line)
+    lines.append("".join(text))
+    return "\n".join(line for line in lines if line.strip())
 
 
 def told_message(
@@ -594,7 +604,9 @@ def told_message(
         message_id=told_id(parent_id, child),
         role=MessageRole.USER,
         task_id=parent_id,
-        parts=[Part(text=f"Sub-task {child} ({where}) ended: {ended}."), Part(text=result)],
+        # (the heading ends with a blank line: read as one text, it stands apart from the
+        # result)
+        parts=[Part(text=f"Sub-task {child} ({where}) ended: {ended}.\n\n"), Part(text=result)],
         metadata={
             PARTICIPANT_METADATA: agent_id,
             TOLD_KEY: {

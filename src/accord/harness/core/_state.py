@@ -54,6 +54,9 @@ ACCORD_PREFIX = "accord.harness/"
 # durable before any model call. A refusal's note (message metadata {RECEIVED_KEY:
 # {"refused": message id}}) is not shown to the model either.
 RECEIVED_KEY = ACCORD_PREFIX + "received"
+# The status message of a turn a model's failure ended (message metadata {"reason": …,
+# "model": …}): the participants read it, no model does (accord.harness.core._failure).
+MODEL_FAILURE_KEY = ACCORD_PREFIX + "model_failure"
 
 
 def without_harness_keys(metadata: Any) -> dict[str, Any]:

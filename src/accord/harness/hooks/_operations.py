@@ -77,6 +77,9 @@ class CommandResult(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_
     reply: str
     settings: CommandSettings | None = None
     spawn: SpawnIntent | None = None
+    # Run the task's last turn again (``/retry``: a model's failure ended it); the turn's
+    # answer is the reply, ``reply`` is not sent
+    retry: bool = False
 
 
 class ChildSnapshot(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
@@ -98,6 +101,9 @@ class TaskSnapshot(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_o
     steps_total: int = 0
     children: tuple[ChildSnapshot, ...] = ()
     participants: tuple[Participant, ...] = ()
+    # The kind of model failure that ended the last turn (model_unavailable …), while the
+    # task is parked on it
+    failure: str | None = None
 
 
 class CommandInvoked(Context, frozen=True, kw_only=True):

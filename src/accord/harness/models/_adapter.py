@@ -19,6 +19,7 @@ import email.utils
 import json
 import logging
 import random
+import socket
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from contextlib import aclosing
 from dataclasses import dataclass
@@ -29,6 +30,17 @@ from accord.harness._transcript import ToolCall
 from accord.harness.models._base import ModelError, ModelEvent, ModelFailure, ModelResponse
 
 log = logging.getLogger("accord.harness.model")
+
+HTTP_CLIENTS = ("httpx", "httpx2", "httpcore")
+# What providers say of a prompt longer than the model's context window
+TOO_LONG = (
+    "prompt is too long",
+    "exceed context limit",
+    "context window",
+    "context length",
+    "too many tokens",
+    "maximum context",
+)
 
 Event = TypeVar("Event")
 
@@ -99,13 +111,14 @@ async def retried(
                         f"{retry.max_wait_s:g} s accord waits)"
                     )
             elif failure.retryable and attempt:
-                says += f" ({attempt + 1} attempts)"
+                says += f", after {attempt + 1} attempts"
             if wait is None:
                 raise ModelError(
                     f"model {model}: {says}",
                     reason=failure.reason,
                     model=model,
                     retry_after_s=failure.retry_after_s,
+                    detail=says,
                 ) from exc
             log.info("model %s: %s; trying again in %.1f s", model, failure.says, wait)
             await asyncio.sleep(wait)
@@ -119,6 +132,33 @@ async def whole(events: AsyncIterator[ModelEvent]) -> ModelResponse:
             final = event
     assert final is not None, "a model stream ends with its response"
     return final
+
+
+def unreachable(error: BaseException) -> str:
+    """Why a connection to the endpoint failed, in a few words: "connection refused", a
+    name that does not resolve, or what the HTTP client said."""
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, ConnectionRefusedError):
+            return "connection refused"
+        if isinstance(seen, socket.gaierror):
+            return f"the host's name does not resolve: {seen}"
+        if isinstance(seen, TimeoutError):
+            return "the connection timed out"
+        seen = seen.__cause__ or seen.__context__
+    cause = error.__cause__ or error
+    said = str(cause)
+    if "refused" in said.lower() or "all connection attempts failed" in said.lower():
+        return "connection refused"
+    return f"cannot connect: {said or type(cause).__name__}"
+
+
+def broken(error: Exception) -> Failure | None:
+    """A stream that broke, where a provider's package lets its HTTP client's error
+    through; None for any other error."""
+    if type(error).__module__.partition(".")[0] in HTTP_CLIENTS:
+        return Failure("model_unavailable", f"the stream broke ({error!r})", True)
+    return None
 
 
 def tool_call(call_id: str, name: str, arguments: str) -> ToolCall:

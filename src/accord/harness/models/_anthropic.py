@@ -34,7 +34,17 @@ from anthropic import AsyncAnthropic
 
 from accord.errors import AccordError
 from accord.harness._transcript import Conversation, ToolCall
-from accord.harness.models._adapter import Failure, Retry, retried, retry_after, tool_call, whole
+from accord.harness.models._adapter import (
+    TOO_LONG,
+    Failure,
+    Retry,
+    broken,
+    retried,
+    retry_after,
+    tool_call,
+    unreachable,
+    whole,
+)
 from accord.harness.models._base import ModelError, ModelEvent, ModelResponse, TextDelta, Usage
 from accord.harness.models._prompt import anthropic_messages, anthropic_tools
 
@@ -42,8 +52,6 @@ log = logging.getLogger("accord.harness.model")
 
 CACHED = {"type": "ephemeral"}
 THOUGHTS_KEPT = 256  # answers whose thinking is kept for the tool results that follow them
-HTTP_CLIENTS = ("httpx", "httpx2", "httpcore")
-TOO_LONG = ("prompt is too long", "exceed context limit", "context window", "too many tokens")
 
 
 class AnthropicModel:
@@ -264,16 +272,12 @@ def _failure(error: Exception) -> Failure | None:
     if isinstance(error, anthropic.APITimeoutError):
         return Failure("model_unavailable", "the endpoint did not answer in time", True)
     if isinstance(error, anthropic.APIConnectionError):
-        cause = error.__cause__ or error
-        return Failure("model_unavailable", f"cannot reach the endpoint ({cause})", True)
+        return Failure("model_unavailable", unreachable(error), True)
     if isinstance(error, anthropic.APIStatusError):
         return _status_failure(error)
-    if type(error).__module__.partition(".")[0] in HTTP_CLIENTS:
-        # (a stream that broke, where the package lets its HTTP client's error through)
-        return Failure("model_unavailable", f"the stream broke ({error!r})", True)
     if isinstance(error, anthropic.AnthropicError):
         return Failure("model_error", str(error) or type(error).__name__)
-    return None
+    return broken(error)
 
 
 def _status_failure(error: anthropic.APIStatusError) -> Failure:

@@ -27,8 +27,8 @@ ModelFailure = Literal[
 class ModelError(AccordError):
     """A model call failed after the retries its adapter allows. ``reason`` is the kind of
     failure, ``model`` the model as the settings name it (``openai:gpt-4.1-mini``), the message
-    says how in one line; ``retry_after_s`` is what the provider last asked to wait, if it
-    did."""
+    says how in one line (``detail``: the same without the model's name); ``retry_after_s`` is
+    what the provider last asked to wait, if it did."""
 
     def __init__(
         self,
@@ -37,11 +37,14 @@ class ModelError(AccordError):
         reason: ModelFailure = "model_error",
         model: str = "",
         retry_after_s: float | None = None,
+        detail: str = "",
     ) -> None:
         super().__init__(message)
         self.reason: ModelFailure = reason
         self.model = model
         self.retry_after_s = retry_after_s
+        # what failed, without the model's name (the message is "model <model>: <detail>")
+        self.detail = detail or message.removeprefix(f"model {model}: ")
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,9 +10,8 @@ reason.
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any, Literal
 
 import openai
@@ -26,9 +25,20 @@ from openai.types.responses import (
     ResponseTextDeltaEvent,
 )
 
+from accord.errors import AccordError
 from accord.harness._transcript import Conversation, ToolCall
-from accord.harness.models._adapter import Retry, tool_call, whole
-from accord.harness.models._base import ModelError, ModelEvent, ModelResponse, TextDelta, Usage
+from accord.harness.models._adapter import (
+    TOO_LONG,
+    Failure,
+    Retry,
+    broken,
+    retried,
+    retry_after,
+    tool_call,
+    unreachable,
+    whole,
+)
+from accord.harness.models._base import ModelEvent, ModelResponse, TextDelta, Usage
 from accord.harness.models._prompt import (
     chat_messages,
     chat_tools,
@@ -40,14 +50,6 @@ from accord.harness.models._prompt import (
 log = logging.getLogger("accord.harness.model")
 
 Api = Literal["chat", "responses"]
-
-
-def _retryable(error: BaseException) -> bool:
-    if isinstance(error, openai.APIConnectionError | openai.APITimeoutError):
-        return True
-    if isinstance(error, openai.APIStatusError):
-        return error.status_code == 429 or error.status_code >= 500
-    return False
 
 
 class OpenAIModel:
@@ -72,28 +74,23 @@ class OpenAIModel:
     async def respond(self, conversation: Conversation) -> ModelResponse:
         return await whole(self.stream(conversation))
 
-    async def stream(self, conversation: Conversation) -> AsyncIterator[ModelEvent]:
+    @property
+    def label(self) -> str:
+        """The model as the settings name it."""
+        return f"openai:{self.name}"
+
+    def stream(self, conversation: Conversation) -> AsyncIterator[ModelEvent]:
         call = self._chat if self.api == "chat" else self._responses
-        started = False
-        for attempt in range(self.retry.attempts):
-            try:
-                async for event in call(conversation):
-                    started = True
-                    yield event
-                return
-            except (openai.OpenAIError, ValueError) as exc:
-                if started or not _retryable(exc) or attempt + 1 == self.retry.attempts:
-                    raise ModelError(f"model {self.name}: {_describe(exc)}") from exc
-                delay = self.retry.delay(attempt)
-                log.info("model %s: %s; trying again in %.1f s", self.name, _describe(exc), delay)
-                await asyncio.sleep(delay)
+        return retried(
+            lambda: call(conversation), model=self.label, retry=self.retry, read=_failure
+        )
 
     def _cache_key(self, conversation: Conversation) -> dict[str, Any]:
         return {"prompt_cache_key": conversation.task_id} if self.cache_key else {}
 
     # --- Chat Completions ------------------------------------------------------------------
 
-    async def _chat(self, conversation: Conversation) -> AsyncIterator[ModelEvent]:
+    async def _chat(self, conversation: Conversation) -> AsyncGenerator[ModelEvent]:
         options: dict[str, Any] = {}
         if conversation.tools:
             options["tools"] = chat_tools(conversation.tools)
@@ -110,6 +107,7 @@ class OpenAIModel:
         text: list[str] = []
         calls: dict[int, dict[str, str]] = {}
         usage: Usage | None = None
+        filtered = False
         async for chunk in stream:
             if chunk.usage is not None:
                 details = chunk.usage.prompt_tokens_details
@@ -119,6 +117,7 @@ class OpenAIModel:
                     cached_tokens=(details.cached_tokens or 0) if details is not None else 0,
                 )
             for choice in chunk.choices:
+                filtered = filtered or choice.finish_reason == "content_filter"
                 delta = choice.delta
                 if delta.content:
                     text.append(delta.content)
@@ -129,6 +128,8 @@ class OpenAIModel:
                     if piece.function is not None:
                         found["name"] += piece.function.name or ""
                         found["arguments"] += piece.function.arguments or ""
+        if filtered and not text and not calls:
+            raise _Failed(Failure("model_refused", "the model refused to answer (content filter)"))
         yield ModelResponse(
             text="".join(text),
             tool_calls=tuple(
@@ -139,7 +140,7 @@ class OpenAIModel:
 
     # --- Responses -------------------------------------------------------------------------
 
-    async def _responses(self, conversation: Conversation) -> AsyncIterator[ModelEvent]:
+    async def _responses(self, conversation: Conversation) -> AsyncGenerator[ModelEvent]:
         options: dict[str, Any] = {}
         if conversation.tools:
             options["tools"] = responses_tools(conversation.tools)
@@ -175,20 +176,59 @@ class OpenAIModel:
                     cached_tokens=(details.cached_tokens or 0) if details is not None else 0,
                 )
             elif isinstance(event, ResponseFailedEvent | ResponseErrorEvent):
-                raise ModelError(f"model {self.name}: the response failed: {_event_error(event)}")
+                raise _stream_failure(event)
         yield ModelResponse(text="".join(text), tool_calls=tuple(calls), usage=usage)
 
 
-def _describe(error: BaseException) -> str:
-    if isinstance(error, openai.APIStatusError):
-        return f"HTTP {error.status_code} from the endpoint: {error.message}"
+def _failure(error: Exception) -> Failure | None:
+    """What an error of the openai package means."""
+    if isinstance(error, _Failed):
+        return error.failure
     if isinstance(error, openai.APITimeoutError):
-        return "the endpoint did not answer in time"
+        return Failure("model_unavailable", "the endpoint did not answer in time", True)
     if isinstance(error, openai.APIConnectionError):
-        return f"cannot reach the endpoint ({error.__cause__ or error})"
-    return str(error) or type(error).__name__
+        return Failure("model_unavailable", unreachable(error), True)
+    if isinstance(error, openai.APIStatusError):
+        return _status_failure(error)
+    if isinstance(error, openai.OpenAIError | ValueError):
+        return Failure("model_error", str(error) or type(error).__name__)
+    return broken(error)
 
 
-def _event_error(event: Any) -> str:
+def _status_failure(error: openai.APIStatusError) -> Failure:
+    status, code = error.status_code, str(getattr(error, "code", None) or "")
+    says = f"HTTP {status} from the endpoint: {error.message}"
+    asked = retry_after(error.response.headers)
+    if status == 429:
+        if code == "insufficient_quota":  # (no wait makes this one pass)
+            return Failure("rate_limited", says)
+        return Failure("rate_limited", says, True, asked)
+    if status >= 500:
+        return Failure("model_unavailable", says, True, asked)
+    text = error.message.lower()
+    if code == "context_length_exceeded" or status == 413 or any(w in text for w in TOO_LONG):
+        return Failure("context_too_long", says)
+    if code == "content_filter" or "content management policy" in text:
+        return Failure("model_refused", says)
+    return Failure("model_error", says)
+
+
+class _Failed(AccordError):
+    """A failure the endpoint told on the stream (a Responses API ``error`` event)."""
+
+    def __init__(self, failure: Failure) -> None:
+        super().__init__(failure.says)
+        self.failure = failure
+
+
+def _stream_failure(event: Any) -> _Failed:
     error = getattr(getattr(event, "response", None), "error", None) or event
-    return str(getattr(error, "message", error))
+    code = str(getattr(error, "code", "") or "")
+    says = f"the response failed: {getattr(error, 'message', error)}"
+    if code in ("rate_limit_exceeded",):
+        return _Failed(Failure("rate_limited", says, True))
+    if code in ("server_error", "vector_store_timeout"):
+        return _Failed(Failure("model_unavailable", says, True))
+    if code == "context_length_exceeded":
+        return _Failed(Failure("context_too_long", says))
+    return _Failed(Failure("model_error", says))
