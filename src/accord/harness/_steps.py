@@ -195,16 +195,19 @@ class Steps:
                         task, tools, call, mark, who, journal, call_number, dict(used)
                     )
                 took = None if result is not None else (time.perf_counter() - began) * 1000
-                await shown.tool_call(
-                    number,
-                    call.id,
-                    call.name,
-                    arguments,
-                    outcome.content,
-                    outcome.error,
-                    took,
-                    result is not None,
-                )
+                # (a call that ended the turn parked the task, and its message shows it; the
+                # task's status message is that one's from then on)
+                if not (ended or outcome.ends_turn):
+                    await shown.tool_call(
+                        number,
+                        call.id,
+                        call.name,
+                        arguments,
+                        outcome.content,
+                        outcome.error,
+                        took,
+                        result is not None,
+                    )
                 ended = ended or outcome.ends_turn
                 steps.append(ToolResult(call.id, call.name, outcome.content, outcome.error))
             if ended:  # (the step's other calls ran: each has its result)
