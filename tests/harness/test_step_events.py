@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 from tests.harness.engine_kit import ALICE, brief, send, sub_state
-from tests.harness.tiny_harness_shapes import check_store
 from tests.harness.test_usage import Priced
+from tests.harness.tiny_harness_shapes import check_store
 from tests.waiting import until
 
 from accord.engine import Engine
@@ -223,7 +223,9 @@ async def test_a_resumed_turn_marks_what_it_replayed_and_sends_nothing_twice(
         calls = [(s["name"], s["replayed"]) for s in steps if s["kind"] == "tool_call"]
         assert calls == [("quick", False), ("slow", False)]
         assert "interrupted" in steps[-1]["result"] and steps[-1]["error"]
-        models = [(s["step"], s["usage"]["input_tokens"]) for s in steps if s["kind"] == "model_call"]
+        models = [
+            (s["step"], s["usage"]["input_tokens"]) for s in steps if s["kind"] == "model_call"
+        ]
         assert models == [(0, 20)]
     finally:
         await engine.stop()

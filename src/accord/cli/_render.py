@@ -224,6 +224,44 @@ def print_configs(out: Console, configs: list[TaskPushNotificationConfig]) -> No
 # --- streams -----------------------------------------------------------------------------------
 
 
+# The harness's step events (docs/harness.md, "Visible work").
+STEP_MEDIA_TYPE = "application/vnd.accord.step+json"
+STEP_PREVIEW = 120
+
+
+def step_line(message: Any) -> str | None:
+    """A step event as one line (None: ``message`` is none)."""
+    if not isinstance(message, Message):
+        return None
+    for part in message.parts:
+        data = part.data
+        if part.media_type != STEP_MEDIA_TYPE or not isinstance(data, dict):
+            continue
+        if data.get("kind") == "tool_call":
+            arguments = json.dumps(data.get("arguments"), ensure_ascii=False)
+            result = " ".join(str(data.get("result", "")).split())
+            if len(result) > STEP_PREVIEW:
+                result = result[:STEP_PREVIEW] + "…"
+            took = data.get("duration_ms")
+            timing = f" ({took:.0f} ms)" if isinstance(took, int | float) else ""
+            mark = "✗" if data.get("error") else "→"
+            return f"{data.get('name', '?')} {arguments} {mark} {result}{timing}"
+        calls = data.get("tool_calls")
+        names = (
+            ", ".join(str(c.get("name", "?")) for c in calls if isinstance(c, dict))
+            if isinstance(calls, list)
+            else ""
+        )
+        used = data.get("usage")
+        tokens = (
+            f" [{used.get('input_tokens', 0)} in / {used.get('output_tokens', 0)} out tokens]"
+            if isinstance(used, dict)
+            else ""
+        )
+        return f"model {data.get('model', '')} calls {names}{tokens}"
+    return None
+
+
 class StreamPrinter:
     """Renders events as they arrive: state changes on their own line, artifact text inline."""
 
@@ -248,6 +286,10 @@ class StreamPrinter:
         elif isinstance(event.status_update, TaskStatusUpdateEvent):
             self._close_line()
             update = event.status_update
+            step = step_line(update.status.message)
+            if step is not None:  # the harness's visible work: a tool call, one line
+                self.out.print(f"  ⚙ {step}", style="dim", markup=False)
+                return
             self.out.print(f"[bold]→ {_status_line(update.status, update.metadata)}[/bold]")
         elif isinstance(event.artifact_update, TaskArtifactUpdateEvent):
             self._artifact(event.artifact_update)

@@ -36,10 +36,10 @@ from typing import TYPE_CHECKING
 
 from accord.agents import ExecutorFunction
 from accord.core import TaskRecord, lifecycle
+from accord.harness._step_events import is_step
 from accord.harness.channels._decisions import NOTE_KEY
 from accord.harness.channels._judge import OWED_KEY, OWED_TURN
 from accord.harness.channels._state import state_of
-from accord.harness._step_events import is_step
 from accord.harness.core._state import RECEIVED_KEY
 from accord.store import TaskHolds
 from accord.wire import Message, Role, Task, TaskState
