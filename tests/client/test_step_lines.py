@@ -8,7 +8,8 @@ import io
 
 from rich.console import Console
 
-from accord.cli._render import STEP_MEDIA_TYPE, StreamPrinter
+from accord.cli._render import StreamPrinter
+from accord.harness import STEP_MEDIA_TYPE
 from accord.wire import (
     Message,
     Part,
@@ -62,3 +63,21 @@ def test_step_events_print_as_lines() -> None:
         '  ⚙ lookup_order {"order_id": 7} → order 7: shipped (12 ms)',
         "  ⚙ refund null ✗ hook.abort: no",
     ]
+
+
+def test_accord_chat_shows_a_step_event_as_one_line_not_json() -> None:
+    from accord.chat._conversation import Conversation
+
+    shown = Conversation(me="alice").see(
+        step(
+            {
+                "kind": "tool_call",
+                "name": "lookup_order",
+                "arguments": {"order_id": 7},
+                "result": "shipped",
+                "error": False,
+                "duration_ms": 3,
+            }
+        )  # fmt: skip
+    )
+    assert [line.text for line in shown] == ['⚙ lookup_order {"order_id": 7} → shipped (3 ms)']

@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from accord.cli._output import id_column, print_table
+from accord.harness import step_line
 from accord.wire import (
     AgentCard,
     APIKeySecurityScheme,
@@ -222,44 +223,6 @@ def print_configs(out: Console, configs: list[TaskPushNotificationConfig]) -> No
 
 
 # --- streams -----------------------------------------------------------------------------------
-
-
-# The harness's step events (docs/harness.md, "Visible work").
-STEP_MEDIA_TYPE = "application/vnd.accord.step+json"
-STEP_PREVIEW = 120
-
-
-def step_line(message: Any) -> str | None:
-    """A step event as one line (None: ``message`` is none)."""
-    if not isinstance(message, Message):
-        return None
-    for part in message.parts:
-        data = part.data
-        if part.media_type != STEP_MEDIA_TYPE or not isinstance(data, dict):
-            continue
-        if data.get("kind") == "tool_call":
-            arguments = json.dumps(data.get("arguments"), ensure_ascii=False)
-            result = " ".join(str(data.get("result", "")).split())
-            if len(result) > STEP_PREVIEW:
-                result = result[:STEP_PREVIEW] + "…"
-            took = data.get("duration_ms")
-            timing = f" ({took:.0f} ms)" if isinstance(took, int | float) else ""
-            mark = "✗" if data.get("error") else "→"
-            return f"{data.get('name', '?')} {arguments} {mark} {result}{timing}"
-        calls = data.get("tool_calls")
-        names = (
-            ", ".join(str(c.get("name", "?")) for c in calls if isinstance(c, dict))
-            if isinstance(calls, list)
-            else ""
-        )
-        used = data.get("usage")
-        tokens = (
-            f" [{used.get('input_tokens', 0)} in / {used.get('output_tokens', 0)} out tokens]"
-            if isinstance(used, dict)
-            else ""
-        )
-        return f"model {data.get('model', '')} calls {names}{tokens}"
-    return None
 
 
 class StreamPrinter:

@@ -22,6 +22,7 @@ a turn resumed after a crash does not send again what its cut run had sent.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
 STEP_MEDIA_TYPE = "application/vnd.accord.step+json"
 STEP_VERSION = 1
 RESULT_PREVIEW = 4_000  # characters of a tool's result an event carries
+STEP_PREVIEW = 120  # characters of a result a one-line summary shows
 OFF_ENV = "ACCORD_HARNESS_STEP_EVENTS"  # "0": no step events (benchmarks compare with it)
 
 
@@ -128,3 +130,36 @@ class StepEvents:
             context_id=self.task.context_id,
         )
         await self.task.note(message)
+
+
+def step_line(message: Any) -> str | None:
+    """A step event as one line (None: ``message`` is none)."""
+    if not isinstance(message, Message):
+        return None
+    for part in message.parts:
+        data = part.data
+        if part.media_type != STEP_MEDIA_TYPE or not isinstance(data, dict):
+            continue
+        if data.get("kind") == "tool_call":
+            arguments = json.dumps(data.get("arguments"), ensure_ascii=False)
+            result = " ".join(str(data.get("result", "")).split())
+            if len(result) > STEP_PREVIEW:
+                result = result[:STEP_PREVIEW] + "…"
+            took = data.get("duration_ms")
+            timing = f" ({took:.0f} ms)" if isinstance(took, int | float) else ""
+            mark = "✗" if data.get("error") else "→"
+            return f"{data.get('name', '?')} {arguments} {mark} {result}{timing}"
+        calls = data.get("tool_calls")
+        names = (
+            ", ".join(str(c.get("name", "?")) for c in calls if isinstance(c, dict))
+            if isinstance(calls, list)
+            else ""
+        )
+        used = data.get("usage")
+        tokens = (
+            f" [{used.get('input_tokens', 0)} in / {used.get('output_tokens', 0)} out tokens]"
+            if isinstance(used, dict)
+            else ""
+        )
+        return f"model {data.get('model', '')} calls {names}{tokens}"
+    return None
