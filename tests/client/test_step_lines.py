@@ -78,6 +78,6 @@ def test_accord_chat_shows_a_step_event_as_one_line_not_json() -> None:
                 "error": False,
                 "duration_ms": 3,
             }
-        )  # fmt: skip
+        )
     )
     assert [line.text for line in shown] == ['⚙ lookup_order {"order_id": 7} → shipped (3 ms)']
