@@ -11,12 +11,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import grpc
 import pytest
-from a2a.client import ClientCallContext, ClientConfig, create_client
+from a2a.client import ClientCallContext
 from a2a.types import a2a_pb2 as pb
 from google.protobuf import json_format
 from tests.harness.harness_proc import HarnessServer, start, write_settings
+from tests.harness.test_harness_sdk import client_for
 
 pytestmark = pytest.mark.processes
 
@@ -45,15 +45,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HarnessServer]:
         yield started
     finally:
         started.stop()
-
-
-async def client_for(server: HarnessServer, binding: str, *, streaming: bool) -> Any:
-    config = ClientConfig(
-        streaming=streaming,
-        supported_protocol_bindings=[binding],
-        grpc_channel_factory=grpc.aio.insecure_channel,
-    )
-    return await create_client(server.url, client_config=config)
 
 
 ALICE = ClientCallContext(service_parameters={"X-Participant-Id": "alice"})
