@@ -520,5 +520,7 @@ async def test_two_replies_at_once_answer_the_request_once() -> None:
         ]
         answered = final.metadata[CHANNELS_KEY]["requests"][0]["answered_by"]
         assert answered in {
-            m.message_id for m in final.history if m.metadata.get("participant_id") == "bob"
+            m.message_id
+            for m in final.history
+            if isinstance(m.metadata, dict) and m.metadata.get("participant_id") == "bob"
         }

@@ -13,7 +13,13 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from accord.harness import CHANNEL_MEDIA_TYPE, EVENT_MEDIA_TYPE, STATUS_KEY
+from accord.harness import (
+    CHANNEL_MEDIA_TYPE,
+    EVENT_MEDIA_TYPE,
+    STATUS_KEY,
+    STEP_MEDIA_TYPE,
+    step_line,
+)
 from accord.wire import (
     UNSET,
     Message,
@@ -73,6 +79,8 @@ def part_text(part: Part) -> str:
             to = addressees(data)
             target = f" to {', '.join(to)}" if to else ""
             return f"[{kind}{target} from {data.get('sender', '?')}] {data.get('text', '')}"
+        if part.media_type == STEP_MEDIA_TYPE:  # the harness's visible work: one line
+            return f"⚙ {step_line(Message(message_id='step', role=Role.AGENT, parts=[part]))}"
         if part.media_type == EVENT_MEDIA_TYPE and isinstance(data, dict):
             if data.get("kind") == "control":
                 return f"[control: {data.get('action', '')}]"

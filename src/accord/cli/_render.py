@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from accord.cli._output import id_column, print_table
+from accord.harness import step_line
 from accord.wire import (
     AgentCard,
     APIKeySecurityScheme,
@@ -271,6 +272,10 @@ class StreamPrinter:
         elif isinstance(event.status_update, TaskStatusUpdateEvent):
             self._close_line()
             update = event.status_update
+            step = step_line(update.status.message)
+            if step is not None:  # the harness's visible work: a tool call, one line
+                self.out.print(f"  ⚙ {step}", style="dim", markup=False)
+                return
             self.out.print(f"[bold]→ {_status_line(update.status, update.metadata)}[/bold]")
         elif isinstance(event.artifact_update, TaskArtifactUpdateEvent):
             self._artifact(event.artifact_update)

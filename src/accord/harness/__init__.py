@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from accord.harness._agent import HarnessAgent
     from accord.harness._build import conversation_agent, from_settings
     from accord.harness._settings import HarnessSettings, parse
+    from accord.harness._step_events import STEP_MEDIA_TYPE, step_line
     from accord.harness._transcript import Conversation, Entry
     from accord.harness._wire import (
         CHANNEL_MEDIA_TYPE,
@@ -43,6 +44,8 @@ if TYPE_CHECKING:
     from accord.harness.models import Model, ModelResponse, ToolCall
 
 _WHERE = {
+    "STEP_MEDIA_TYPE": "accord.harness._step_events",
+    "step_line": "accord.harness._step_events",
     "CHANNEL_MEDIA_TYPE": "accord.harness._wire",
     "COMMANDS_URI": "accord.harness._wire",
     "EVENT_MEDIA_TYPE": "accord.harness._wire",
@@ -74,6 +77,7 @@ __all__ = [
     "EVENT_MEDIA_TYPE",
     "PARTICIPANT_HEADER",
     "STATUS_KEY",
+    "STEP_MEDIA_TYPE",
     "TASK_KEY",
     "Conversation",
     "Entry",
@@ -88,4 +92,5 @@ __all__ = [
     "conversation_agent",
     "from_settings",
     "parse",
+    "step_line",
 ]

@@ -13,6 +13,7 @@ to the model as interrupted, never run a second time.
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,6 +32,7 @@ from accord.harness._journal import (
     encode,
 )
 from accord.harness._moves import Who
+from accord.harness._step_events import StepEvents
 from accord.harness._transcript import Conversation, ModelStep, Step, ToolCall, ToolResult
 from accord.harness.hooks._base import HookAbort
 from accord.harness.hooks._operations import LLM_INVOKED, TOOL_INVOKED, LlmInvoked, ToolInvoked
@@ -38,6 +40,7 @@ from accord.harness.hooks._registry import Hooks
 from accord.harness.models import Model, ModelResponse, StreamingModel, TextDelta, Usage
 from accord.harness.tools import ToolContext, ToolOutcome, ToolSet
 from accord.telemetry import agents as telemetry
+from accord.wire import Role
 
 REPLY = "reply"  # the artifact the model's text streams into
 INTERRUPTED = (
@@ -148,9 +151,12 @@ class Steps:
         from ``first_step`` (a turn that goes on with messages that joined it)."""
         journal = journal or Journal()
         mark = _Mark(turn, first_step)  # (what each of its journal entries carries)
+        # (visible work; a resumed turn does not send again what its cut run sent)
+        resumed = bool(journal.models or journal.results)
+        asked_of = len(view.task.history)  # (the messages its model calls answer)
+        shown = StepEvents(task, turn, _sent(view) if resumed else (), after=asked_of)
         steps: list[Step] = []
         used: dict[str, Usage] = {}  # (the tokens of each model call of this stretch)
-        asked_of = len(view.task.history)  # (the messages its model calls answer)
         for number in range(first_step, first_step + self.max_steps):
             calls_before = number - first_step
             asked = dataclasses.replace(
@@ -171,23 +177,43 @@ class Steps:
                     response = await self._ask(task, asked, model, mark, number, who)
                 except HookAbort as abort:
                     refused = f"model call refused: {abort.message}"
-                    return Answer(refused, used, calls_before, answers=asked_of)
+                    return Answer(refused, used, calls_before, answers=asked_of + shown.noted)
             if response.usage is not None:
                 used[usage.call_id(turn, number)] = response.usage
-            if not response.tool_calls:
+            if not response.tool_calls:  # (its tokens are on the answer: usage.USAGE_KEY)
                 seen = recorded.seen if recorded is not None else None
-                answers = seen if seen is not None else asked_of
+                # (after what it answered and this stretch's step events, before a message
+                # that joined while it ran)
+                answers = seen if seen is not None else asked_of + shown.noted
                 return Answer(response.text, used, calls_before + 1, seen=seen, answers=answers)
+            await shown.model_call(number, view.model, response, recorded is not None)
             steps.append(ModelStep(response.text, response.tool_calls))
             ended = False
             for call in response.tool_calls:
                 result = journal.results.get(call.id)
+                began = time.perf_counter()
                 if result is not None:
                     outcome = ToolOutcome(result.content, result.error)
+                    # (what hooks showed of its arguments is not journaled: withheld)
+                    arguments = None if self.hooks.wants(TOOL_INVOKED) else call.arguments
                 else:
                     call_number = view.model_calls + calls_before
-                    outcome = await self._tool(
+                    outcome, arguments = await self._tool(
                         task, tools, call, mark, who, journal, call_number, dict(used)
+                    )
+                took = None if result is not None else (time.perf_counter() - began) * 1000
+                # (a call that ended the turn parked the task, and its message shows it; the
+                # task's status message is that one's from then on)
+                if not (ended or outcome.ends_turn):
+                    await shown.tool_call(
+                        number,
+                        call.id,
+                        call.name,
+                        arguments,
+                        outcome.content,
+                        outcome.error,
+                        took,
+                        result is not None,
                     )
                 ended = ended or outcome.ends_turn
                 steps.append(ToolResult(call.id, call.name, outcome.content, outcome.error))
@@ -197,7 +223,7 @@ class Steps:
             f"I stopped after {self.max_steps} model calls in this turn without a final "
             "answer (the turn's limit); send a message to go on."
         )
-        return Answer(text, used, self.max_steps, answers=asked_of)
+        return Answer(text, used, self.max_steps, answers=asked_of + shown.noted)
 
     # --- one model call ----------------------------------------------------------------------
 
@@ -289,14 +315,19 @@ class Steps:
         journal: Journal,
         model_call: int = -1,
         used: dict[str, Usage] | None = None,
-    ) -> ToolOutcome:
+    ) -> tuple[ToolOutcome, dict[str, Any] | None]:
+        """The call's outcome, and its arguments as the ``tool.invoked`` hooks left them
+        (None: a hook refused the call)."""
         tool = tools.get(call.name)
+        arguments: dict[str, Any] | None = call.arguments
         if tool is None:
             outcome = ToolOutcome(f"there is no tool named {call.name!r}", error=True)
         elif call.id in journal.started and not tool.idempotent:
             outcome = ToolOutcome(INTERRUPTED, error=True)
         else:
-            outcome = await self._run_tool(task, tool, call, mark, who, model_call, used or {})
+            outcome, arguments = await self._run_tool(
+                task, tool, call, mark, who, model_call, used or {}
+            )
         finished = ToolFinished(
             turn=mark.turn,
             first_step=mark.first_step,
@@ -306,7 +337,7 @@ class Steps:
             error=outcome.error,
         )
         await task.journal(encode(finished))
-        return outcome
+        return outcome, arguments
 
     async def _run_tool(
         self,
@@ -317,7 +348,7 @@ class Steps:
         who: Who,
         model_call: int,
         used: dict[str, Usage],
-    ) -> ToolOutcome:
+    ) -> tuple[ToolOutcome, dict[str, Any] | None]:
         arguments = call.arguments
         context = ToolInvoked(
             **who.fields(task.task_id),
@@ -332,7 +363,7 @@ class Steps:
             try:
                 context = await self.hooks.run(pre, context)
             except HookAbort as abort:
-                return ToolOutcome(f"hook.abort: {abort.message}", error=True)
+                return ToolOutcome(f"hook.abort: {abort.message}", error=True), None
             arguments = context.arguments
         if not tool.idempotent:
             started = ToolStarted(
@@ -360,9 +391,16 @@ class Steps:
             try:
                 after = await self.hooks.run(post, await self.hooks.run(body, after))
             except HookAbort as abort:
-                return ToolOutcome(f"hook.abort: {abort.message}", error=True)
+                return ToolOutcome(f"hook.abort: {abort.message}", error=True), arguments
             outcome = ToolOutcome(after.content, after.error, outcome.ends_turn)
-        return outcome.bounded()
+            # (what the model and clients see of the arguments: as ``in`` and ``post`` left them)
+            arguments = after.arguments
+        return outcome.bounded(), arguments
+
+
+def _sent(view: Conversation) -> frozenset[str]:
+    """The ids of the agent's messages the task holds (a resumed turn's step events)."""
+    return frozenset(m.message_id for m in view.task.history if m.role is Role.AGENT)
 
 
 def _llm_after(context: LlmInvoked, response: ModelResponse) -> LlmInvoked:

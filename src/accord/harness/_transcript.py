@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from accord.harness._step_events import is_step
 from accord.harness._untrusted import untrusted
 from accord.harness._wire import COMMAND_METADATA, EVENT_MEDIA_TYPE, Effort, TaskExtension
 from accord.harness.channels._owed import owed
@@ -146,6 +147,8 @@ def entries(task: Task, agent_id: str) -> tuple[Entry, ...]:
             COMMAND_METADATA in marks or RECEIVED_KEY in marks or MODEL_FAILURE_KEY in marks
         ):
             continue  # a command, a command's reply, a refusal's note, a model's failure
+        if is_step(message):
+            continue  # visible work (accord.harness._step_events): for clients only
         if decided is not None and message.role is Role.USER:
             if message.message_id in refused:
                 continue

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING
 
 from accord.agents import ExecutorFunction
 from accord.core import TaskRecord, lifecycle
+from accord.harness._step_events import is_step
 from accord.harness.channels._decisions import NOTE_KEY
 from accord.harness.channels._judge import OWED_KEY, OWED_TURN
 from accord.harness.channels._state import state_of
@@ -101,7 +102,7 @@ def unanswered(task: Task) -> set[str]:
     """The ids of the messages after the agent's newest one."""
     found: set[str] = set()
     for message in reversed(task.history):
-        if message.role is Role.AGENT:
+        if message.role is Role.AGENT and not is_step(message):
             break
         found.add(message.message_id)
     return found
