@@ -19,13 +19,13 @@ from typing import Any
 import click
 
 from accord.harness import EVENT_MEDIA_TYPE
+from accord.harness import PARTICIPANT_KINDS as KINDS
+from accord.harness import PARTICIPANT_ROLES as ROLES
 from accord.wire import UNSET, Message, Part, Role
 
 STDIN = "-"
 DATA_MEDIA_TYPE = "application/json"
 UNKNOWN_MEDIA_TYPE = "application/octet-stream"
-ROLES = ("assignee", "reporter", "watcher", "admin")
-KINDS = ("human", "agent")
 BRIEF_NAME_CHARS = 80  # a brief's name, from the text's first line
 
 

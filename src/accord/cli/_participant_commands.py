@@ -30,23 +30,20 @@ from accord.cli._client_commands import (
     _task_exit,
     _wait_for_turn,
 )
-from accord.cli._message_input import KINDS, ROLES
 from accord.cli._output import console, id_column, print_table
-from accord.harness import EVENT_MEDIA_TYPE, TASK_KEY
+from accord.harness import (
+    EVENT_MEDIA_TYPE,
+    PARTICIPANT_KINDS,
+    PARTICIPANT_ROLES,
+    participants_envelope,
+    participants_of,
+    with_participant,
+    without_participant,
+)
 from accord.wire import Message, Part, Role, Task
 
 if TYPE_CHECKING:
     from accord.client import Client
-
-
-def participants_of(task: Task) -> list[dict[str, Any]] | None:
-    """The task's participants (the harness's task extension), or None when it has none."""
-    metadata = task.metadata if isinstance(task.metadata, dict) else {}
-    extension = metadata.get(TASK_KEY)
-    found = extension.get("participants") if isinstance(extension, dict) else None
-    if not isinstance(found, list):
-        return None
-    return [entry for entry in found if isinstance(entry, dict)]
 
 
 def _roles(people: list[dict[str, Any]]) -> set[tuple[str, str, str]]:
@@ -70,7 +67,7 @@ def _print(settings: Settings, task: Task, people: list[dict[str, Any]]) -> None
 
 async def _current(run: Run, client: Client, task_id: str) -> tuple[Task, list[dict[str, Any]]]:
     task = await client.get_task(task_id, history_length=0)
-    people = participants_of(task)
+    people = participants_of(task.metadata)
     if people is None:
         _fail(
             run.settings,
@@ -109,16 +106,15 @@ def _change(run: Run, task_id: str, change: Any) -> None:
     async def work(client: Client) -> int:
         _, people = await _current(run, client, task_id)
         wanted = change(people)
-        envelope = {"kind": "task", "payload": {"participants": wanted}}
         message = Message(
             message_id=str(uuid.uuid4()),
             role=Role.USER,
-            parts=[Part(data=envelope, media_type=EVENT_MEDIA_TYPE)],
+            parts=[Part(data=participants_envelope(wanted), media_type=EVENT_MEDIA_TYPE)],
             task_id=task_id,
         )
         answer = await _wait_for_turn(run, client, message)
         task = answer if isinstance(answer, Task) else await client.get_task(task_id)
-        now = participants_of(task) or []
+        now = participants_of(task.metadata) or []
         if _roles(now) != _roles(wanted):
             # A hook judged the change (refused or replaced it): the task says why.
             from accord.cli._render import parts_text
@@ -139,10 +135,10 @@ def _change(run: Run, task_id: str, change: Any) -> None:
 @click.argument("participant_id", metavar="ID")
 @click.option(
     "--role",
-    type=click.Choice(ROLES),
+    type=click.Choice(PARTICIPANT_ROLES),
     help="The participant's role (default: watcher; an existing participant's is changed).",
 )
-@click.option("--kind", type=click.Choice(KINDS), help="human (default) or agent.")
+@click.option("--kind", type=click.Choice(PARTICIPANT_KINDS), help="human (default) or agent.")
 @click.option("--name", "display_name", help="A display name.")
 @_client_options
 def add(
@@ -158,18 +154,9 @@ def add(
     Prints the participants once the change's turn has ended."""
 
     def change(people: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        old = next((p for p in people if p.get("id") == participant_id), None)
-        entry = {
-            "id": participant_id,
-            "kind": kind or (old or {}).get("kind") or "human",
-            "role": role or (old or {}).get("role") or "watcher",
-            "display_name": display_name
-            if display_name is not None
-            else str((old or {}).get("display_name") or ""),
-        }
-        if old is None:
-            return [*people, entry]
-        return [entry if person is old else person for person in people]
+        return with_participant(
+            people, participant_id, role=role, kind=kind, display_name=display_name
+        )
 
     _change(Run(settings, TimeLimit(settings.timeout, "--timeout")), task_id, change)
 
@@ -185,14 +172,14 @@ def remove(settings: Settings, task_id: str, participant_id: str) -> None:
     run = Run(settings, TimeLimit(settings.timeout, "--timeout"))
 
     def change(people: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        others = [person for person in people if person.get("id") != participant_id]
-        if len(others) == len(people):
+        try:
+            return without_participant(people, participant_id)
+        except KeyError:
             _fail(
                 settings,
                 EXIT_USAGE,
                 "NotAParticipant",
                 f"{participant_id} is not a participant of task {task_id}",
             )
-        return others
 
     _change(run, task_id, change)

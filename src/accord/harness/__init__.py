@@ -27,6 +27,14 @@ from accord.harness import _lazy
 if TYPE_CHECKING:
     from accord.harness._agent import HarnessAgent
     from accord.harness._build import conversation_agent, from_settings
+    from accord.harness._membership import (
+        PARTICIPANT_KINDS,
+        PARTICIPANT_ROLES,
+        participants_envelope,
+        participants_of,
+        with_participant,
+        without_participant,
+    )
     from accord.harness._settings import HarnessSettings, parse
     from accord.harness._transcript import Conversation, Entry
     from accord.harness._wire import (
@@ -52,6 +60,12 @@ _WHERE = {
     "HarnessAgent": "accord.harness._agent",
     "conversation_agent": "accord.harness._build",
     "from_settings": "accord.harness._build",
+    "PARTICIPANT_KINDS": "accord.harness._membership",
+    "PARTICIPANT_ROLES": "accord.harness._membership",
+    "participants_envelope": "accord.harness._membership",
+    "participants_of": "accord.harness._membership",
+    "with_participant": "accord.harness._membership",
+    "without_participant": "accord.harness._membership",
     "Model": "accord.harness.models",
     "ModelResponse": "accord.harness.models",
     "ToolCall": "accord.harness.models",
@@ -73,6 +87,8 @@ __all__ = [
     "COMMANDS_URI",
     "EVENT_MEDIA_TYPE",
     "PARTICIPANT_HEADER",
+    "PARTICIPANT_KINDS",
+    "PARTICIPANT_ROLES",
     "STATUS_KEY",
     "TASK_KEY",
     "Conversation",
@@ -88,4 +104,8 @@ __all__ = [
     "conversation_agent",
     "from_settings",
     "parse",
+    "participants_envelope",
+    "participants_of",
+    "with_participant",
+    "without_participant",
 ]
