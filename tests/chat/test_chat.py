@@ -119,7 +119,7 @@ async def test_what_people_write_is_shown_as_written_never_as_markup() -> None:
             shown = [str(view.render()) for view in lines(app)]
             assert "alice: [bold]not bold[/bold] [link=http://x]no link[/link] [/oops]" in shown
             assert (
-                "agent: heard alice: [bold]not bold[/bold] [link=http://x]no link[/link] [/oops]"
+                "accord agent: heard alice: [bold]not bold[/bold] [link=http://x]no link[/link] [/oops]"
                 in shown
             )
 
