@@ -235,7 +235,9 @@ async def test_joining_a_task_shows_what_was_said() -> None:
         async with app.run_test() as pilot:
             await until(pilot, lambda: "heard alice: hi" in texts(app), "the history")
             assert texts(app)[:2] == ["hi", "heard alice: hi"]
-            assert f"task {task_id}" in header(app) and "— your turn" in header(app)
+            # (the subscription replays the task's log: the header follows it to its end)
+            await until(pilot, lambda: "— your turn" in header(app), "your turn")
+            assert f"task {task_id}" in header(app)
         stranger = chat(url, task_id=task_id, participant="mallory")
         async with stranger.run_test() as pilot:
             await until(

@@ -186,11 +186,20 @@ class ChatApp(App[None]):
         self.start()
 
     def _show_header(self) -> None:
+        if not self._drawn():
+            return
         who = f" — you are {self.conversation.me}" if self.conversation.me else ""
         task = f"task {self.conversation.task_id} · " if self.conversation.task_id else ""
         self.query_one("#header", Static).update(Text(f"{task}{self.conversation.header}{who}"))
 
+    def _drawn(self) -> bool:
+        """Whether the screen is still there (a follower may hear of the task as the app
+        closes)."""
+        return bool(self.screen_stack) and bool(self.query("#log"))
+
     def show(self, lines: list[Line]) -> None:
+        if not self._drawn():
+            return
         log = self.query_one("#log", VerticalScroll)
         for line in lines:
             view = self.views.get(line.key)
