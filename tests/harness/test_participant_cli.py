@@ -6,12 +6,11 @@ remove`` read and change them (an admin's envelope underneath; anyone else is re
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from tests.harness.harness_proc import ACCORD, HarnessServer, harness_serve
+from tests.harness.harness_proc import HarnessServer, accord, harness_serve
 
 pytestmark = pytest.mark.processes
 
@@ -22,10 +21,6 @@ EVENT_MEDIA_TYPE = "application/vnd.tiny-harness.event+json"
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HarnessServer]:
     with harness_serve(tmp_path_factory.mktemp("participants-cli"), grpc=False) as started:
         yield started
-
-
-def accord(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(ACCORD), *args], capture_output=True, text=True, timeout=60)
 
 
 def started(server: HarnessServer, *args: str) -> str:

@@ -188,6 +188,8 @@ class Conversation:
             if message.role is Role.AGENT and message.message_id not in self._seen:
                 text = message.text()
                 for artifact_id, artifact in list(pending.items()):
+                    if f"artifact:{artifact_id}" in self._folded:
+                        continue  # (an earlier answer's)
                     if text and "".join(part_text(p) for p in artifact.parts) == text:
                         show(artifact_id)
                         break
