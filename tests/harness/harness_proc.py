@@ -19,6 +19,11 @@ HERE = Path(__file__).resolve().parent
 SCRIPT = [{"text": f"answer {n}"} for n in range(1, 50)]
 
 
+def accord(*args: str) -> subprocess.CompletedProcess[str]:
+    """The real ``accord`` command, its output captured."""
+    return subprocess.run([str(ACCORD), *args], capture_output=True, text=True, timeout=60)
+
+
 @dataclass
 class HarnessServer(ServerProcess):
     url: str

@@ -4,11 +4,10 @@ sends the complete control, and the sub-state shows beside INPUT_REQUIRED."""
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterator
 
 import pytest
-from tests.harness.harness_proc import ACCORD, HarnessServer, harness_serve
+from tests.harness.harness_proc import HarnessServer, accord, harness_serve
 
 pytestmark = pytest.mark.processes
 
@@ -17,10 +16,6 @@ pytestmark = pytest.mark.processes
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HarnessServer]:
     with harness_serve(tmp_path_factory.mktemp("harness-cli"), grpc=False) as started:
         yield started
-
-
-def accord(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(ACCORD), *args], capture_output=True, text=True, timeout=60)
 
 
 def test_a_conversation_from_the_command_line(server: HarnessServer) -> None:

@@ -1,9 +1,13 @@
 """``accord chat``: a conversation with an agent in the terminal (Textual).
 
-The header shows ``state · sub_state`` and whose turn it is; the reply appears as it is
-written (artifact chunks); ``/`` completes the commands the agent's card lists; a help
-request addressed to you is highlighted (and rings the bell). Enter sends, Ctrl+D completes
-the conversation, Ctrl+C cancels it after asking, Ctrl+Q leaves (the conversation goes on).
+The header shows ``state · sub_state`` and whose turn it is; what you send shows at once;
+the reply appears as it is written (artifact chunks), under the agent's name, and a reply
+cut before its turn ended is marked interrupted; ``/`` completes the commands the agent's
+card lists and the chat's own (``/new``, ``/invite ID [ROLE]``); a help request addressed to
+you is highlighted (and rings the bell), its options numbered: a number answers with that
+option. Enter sends, Ctrl+D completes the conversation, Ctrl+N starts a new one, Ctrl+C
+cancels it after asking, Ctrl+Q leaves (the conversation goes on). Against an agent whose
+tasks are not conversations (each ends with its answer), each message starts a new task.
 
 The task is followed with SubscribeToTask through accord's client, which resumes a broken
 stream after the last event it saw (``Last-Event-ID``); a stream that cannot be resumed is
@@ -27,7 +31,14 @@ from textual.suggester import SuggestFromList
 from textual.widgets import Button, Input, Label, Static
 
 from accord.chat._conversation import Conversation, Line
-from accord.harness import COMMANDS_URI, EVENT_MEDIA_TYPE
+from accord.harness import (
+    COMMANDS_URI,
+    EVENT_MEDIA_TYPE,
+    PARTICIPANT_ROLES,
+    participants_envelope,
+    participants_of,
+    with_participant,
+)
 from accord.wire import (
     UNSET,
     AgentCard,
@@ -44,6 +55,15 @@ if TYPE_CHECKING:
     from accord.client import Client
 
 RETRY_S = 2.0  # between attempts to follow the task once the client gave up resuming
+# The chat's own commands (never sent as text), listed with the card's.
+CHAT_COMMANDS = [
+    {"name": "new", "description": "Start a new conversation", "argument_hint": ""},
+    {
+        "name": "invite",
+        "description": "Add a participant (an admin): role assignee, reporter, watcher or admin",
+        "argument_hint": "ID [ROLE]",
+    },
+]
 
 
 def card_commands(card: AgentCard | None) -> list[dict[str, str]]:
@@ -64,6 +84,10 @@ def card_commands(card: AgentCard | None) -> list[dict[str, str]]:
     return []
 
 
+def pick_hint(request: Line) -> str:
+    return f"type a number (1 to {len(request.options)}) to answer with that option"
+
+
 class LineView(Static):
     """One line of the conversation; ``line`` is what it shows (tests read it)."""
 
@@ -75,10 +99,12 @@ class LineView(Static):
     def refresh_line(self) -> None:
         line = self.line
         who = f"{line.who}: " if line.who else ""
+        end = " ▍" if not line.done else " ⋯ [interrupted]" if line.interrupted else ""
         # As plain text: what agents and participants write is never read as markup.
-        self.update(Text(f"{who}{line.text}{'' if line.done else ' ▍'}"))
+        self.update(Text(f"{who}{line.text}{end}"))
         self.set_class(line.for_me, "for-me")
         self.set_class(not line.done, "streaming")
+        self.set_class(line.interrupted, "interrupted")
 
 
 class Confirm(ModalScreen[bool]):
@@ -114,6 +140,7 @@ class ChatApp(App[None]):
     .reply { color: $text; }
     .message { color: $text-muted; }
     .notice { color: $warning; text-style: italic; }
+    .interrupted { color: $text-muted; }
     .help { border-left: thick $warning; padding-left: 1; }
     .for-me { background: $warning 30%; text-style: bold; }
     #hint { color: $text-muted; height: auto; padding: 0 1; }
@@ -123,6 +150,7 @@ class ChatApp(App[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+d", "complete", "Complete", priority=True),
         Binding("ctrl+c", "cancel_task", "Cancel", priority=True),
+        Binding("ctrl+n", "new_conversation", "New", priority=True),
         Binding("ctrl+q", "quit", "Leave", priority=True),
     ]
 
@@ -158,11 +186,20 @@ class ChatApp(App[None]):
         self.start()
 
     def _show_header(self) -> None:
+        if not self._drawn():
+            return
         who = f" — you are {self.conversation.me}" if self.conversation.me else ""
         task = f"task {self.conversation.task_id} · " if self.conversation.task_id else ""
         self.query_one("#header", Static).update(Text(f"{task}{self.conversation.header}{who}"))
 
+    def _drawn(self) -> bool:
+        """Whether the screen is still there (a follower may hear of the task as the app
+        closes)."""
+        return bool(self.screen_stack) and bool(self.query("#log"))
+
     def show(self, lines: list[Line]) -> None:
+        if not self._drawn():
+            return
         log = self.query_one("#log", VerticalScroll)
         for line in lines:
             view = self.views.get(line.key)
@@ -171,6 +208,8 @@ class ChatApp(App[None]):
                 log.mount(view)
                 if line.for_me:
                     self.bell()
+                    if line.options:
+                        self.query_one("#hint", Static).update(pick_hint(line))
             else:
                 view.refresh_line()
         if lines:
@@ -189,7 +228,8 @@ class ChatApp(App[None]):
         except Exception as exc:
             self.note(f"cannot connect: {exc}")
             return
-        self.commands = card_commands(self.client.card)
+        self.conversation.agent = self.client.card.name or "agent"
+        self.commands = card_commands(self.client.card) + CHAT_COMMANDS
         names = [f"/{command['name']} " for command in self.commands]
         self.query_one("#input", Input).suggester = SuggestFromList(names, case_sensitive=False)
         if self.conversation.task_id:
@@ -207,9 +247,10 @@ class ChatApp(App[None]):
         (after RETRY_S) when the client gives up."""
         assert self.client is not None
         conversation = self.conversation
-        while not conversation.ended:
+        task_id = conversation.task_id
+        while not conversation.ended and conversation.task_id == task_id:
             try:
-                async for event in self.client.subscribe(conversation.task_id):
+                async for event in self.client.subscribe(task_id):
                     self.show(conversation.see(event))
                     status = event.status_update
                     if isinstance(status, TaskStatusUpdateEvent) and (
@@ -221,10 +262,18 @@ class ChatApp(App[None]):
             except Exception as exc:
                 if conversation.ended:
                     break
+                if conversation.task_id != task_id:
+                    return  # a new conversation began meanwhile: its own follower follows it
                 self.note(f"connection lost ({exc}); reconnecting")
                 await asyncio.sleep(RETRY_S)
                 await self._catch_up()
+        if conversation.ended and conversation.task_id == task_id:
+            self._ended()
         self._show_header()
+
+    def _ended(self) -> None:
+        if self.conversation.is_conversation:
+            self.note("the conversation has ended: Ctrl+N or /new starts a new one")
 
     async def _catch_up(self) -> None:
         """Messages the stream does not carry (other participants'), from the task itself."""
@@ -235,7 +284,9 @@ class ChatApp(App[None]):
             return  # the next attempt will tell
         self.show(self.conversation.see_task(task))
 
-    async def _send(self, parts: list[Part], what: str) -> bool:
+    async def _send(self, parts: list[Part], what: str, shown: str | None = None) -> bool:
+        """Send ``parts`` on the conversation (a new one when there is none); ``shown`` (the
+        line as typed) is shown at once."""
         if self.client is None:
             self.note("not connected yet")
             return False
@@ -245,6 +296,8 @@ class ChatApp(App[None]):
             parts=parts,
             task_id=self.conversation.task_id,
         )
+        if shown is not None:
+            self.show(self.conversation.said(message, shown))
         try:
             answer = await self.client.send(message, return_immediately=True)
         except Exception as exc:
@@ -263,18 +316,74 @@ class ChatApp(App[None]):
         text = event.value.strip()
         if not text:
             return
-        if self.conversation.ended:
-            self.note("the conversation has ended")
-            return
         event.input.value = ""
         self.query_one("#hint", Static).update("")
-        # (shown when the server's copy, with its id, comes back with the task)
-        await self._send([Part(text=text)], "the message")
+        word, _, rest = text.partition(" ")
+        if word == "/new":
+            self.action_new_conversation()
+            return
+        if self.conversation.ended:
+            if self.conversation.is_conversation:
+                self.note("the conversation has ended: Ctrl+N or /new starts a new one")
+                event.input.value = text
+                return
+            self._begin_anew()  # an agent whose tasks end with their answer: a task per message
+        if word == "/invite":
+            await self._invite(text, rest.split())
+            return
+        text = self._picked(text)
+        await self._send([Part(text=text)], "the message", shown=text)
+
+    def _picked(self, text: str) -> str:
+        """A number answers the help request waiting on you with that option."""
+        if not text.isdigit() or not self.conversation.waiting_on_me:
+            return text
+        request = self.conversation.open_request
+        if request is None or not 1 <= int(text) <= len(request.options):
+            return text
+        return request.options[int(text) - 1]
+
+    async def _invite(self, typed: str, words: list[str]) -> None:
+        usage = "usage: /invite ID [ROLE] (ROLE: " + ", ".join(PARTICIPANT_ROLES) + ")"
+        if not 1 <= len(words) <= 2 or (len(words) == 2 and words[1] not in PARTICIPANT_ROLES):
+            self.note(usage)
+            return
+        if self.client is None or not self.conversation.task_id:
+            self.note("say something first: invite into a conversation that has begun")
+            return
+        try:
+            task = await self.client.get_task(self.conversation.task_id, history_length=0)
+        except Exception as exc:
+            self.note(f"invite refused: {exc}")
+            return
+        people = participants_of(task.metadata)
+        if people is None:
+            self.note("this task is not a conversation: it has no participants")
+            return
+        role = words[1] if len(words) == 2 else None
+        changed = with_participant(people, words[0], role=role)
+        envelope = Part(data=participants_envelope(changed), media_type=EVENT_MEDIA_TYPE)
+        await self._send([envelope], "the invitation", shown=typed)
+
+    def _begin_anew(self) -> None:
+        self.conversation.reset()
+        self._show_header()
+
+    def action_new_conversation(self) -> None:
+        if self.conversation.task_id and not self.conversation.ended:
+            self.note("a new conversation: the last one goes on (its task is left running)")
+        else:
+            self.note("a new conversation: say something to start it")
+        self._begin_anew()
 
     @on(Input.Changed, "#input")
     def changed(self, event: Input.Changed) -> None:
         value = event.value
         hint = ""
+        if not value and self.conversation.waiting_on_me:
+            request = self.conversation.open_request
+            if request is not None and request.options:
+                hint = pick_hint(request)
         if value.startswith("/") and " " not in value:
             matching = [c for c in self.commands if c["name"].startswith(value[1:])]
             hint = "   ".join(

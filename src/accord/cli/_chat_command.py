@@ -19,8 +19,10 @@ def chat(settings: Settings, task_id: str | None) -> None:
     """Hold a conversation with an agent in the terminal.
 
     The reply streams in as it is written; the header shows the task's state, sub-state and
-    whose turn it is. Enter sends; / completes the agent's commands; Ctrl+D completes the
-    conversation; Ctrl+C cancels it (after asking); Ctrl+Q leaves it running."""
+    whose turn it is. Enter sends; / completes the agent's commands and the chat's own (/new,
+    /invite ID [ROLE]); a number answers a help request with that option; Ctrl+D completes
+    the conversation; Ctrl+N starts a new one; Ctrl+C cancels it (after asking); Ctrl+Q
+    leaves it running."""
     from accord.errors import require
 
     require("chat", "accord chat")

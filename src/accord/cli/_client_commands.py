@@ -30,7 +30,7 @@ import click
 
 from accord.cli import _render as render
 from accord.cli._contract_message import contract_options
-from accord.cli._message_input import build_message
+from accord.cli._message_input import DATA_MEDIA_TYPE, build_message
 from accord.cli._output import console, exit_on_closed_pipe
 from accord.harness import EVENT_MEDIA_TYPE, PARTICIPANT_HEADER
 from accord.wire import (
@@ -425,6 +425,22 @@ def _message_options(command: F) -> F:
     @click.option("--context-id", default="", help="Continue this context.")
     @click.option("--data", multiple=True, metavar="JSON", help="Add a data part. Repeatable.")
     @click.option(
+        "--data-media-type",
+        default=DATA_MEDIA_TYPE,
+        show_default=True,
+        metavar="TYPE",
+        help="The media type of the --data parts (the harness's envelopes: "
+        "application/vnd.tiny-harness.event+json).",
+    )
+    @click.option(
+        "--participant",
+        "participants",
+        multiple=True,
+        metavar="ID[:ROLE]",
+        help="Brief a new conversation with this participant (role assignee, reporter, "
+        "watcher or admin; watcher unless told; ID:ROLE:agent for an agent). Repeatable.",
+    )
+    @click.option(
         "--file",
         "files",
         multiple=True,
@@ -438,12 +454,21 @@ def _message_options(command: F) -> F:
         task_id: str,
         context_id: str,
         data: tuple[str, ...],
+        data_media_type: str,
+        participants: tuple[str, ...],
         files: tuple[str, ...],
         metadata: str | None,
         **kwargs: Any,
     ) -> Any:
         message = build_message(
-            text, data=data, files=files, metadata=metadata, context_id=context_id, task_id=task_id
+            text,
+            data=data,
+            data_media_type=data_media_type,
+            participants=participants,
+            files=files,
+            metadata=metadata,
+            context_id=context_id,
+            task_id=task_id,
         )
         return command(message=message, **kwargs)
 

@@ -44,6 +44,10 @@ LAZY_COMMANDS = {
         "accord.cli._contract_commands:keys",
         "Agent keys (Ed25519) for card signing and signed contract acceptances.",
     ),
+    "participants": LazyCommand(
+        "accord.cli._participant_commands:participants",
+        "A conversation's participants: list them; add, change or remove one (an admin).",
+    ),
     "chat": LazyCommand(
         "accord.cli._chat_command:chat", "Hold a conversation with an agent in the terminal."
     ),

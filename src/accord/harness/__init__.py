@@ -27,6 +27,14 @@ from accord.harness import _lazy
 if TYPE_CHECKING:
     from accord.harness._agent import HarnessAgent
     from accord.harness._build import conversation_agent, from_settings
+    from accord.harness._membership import (
+        PARTICIPANT_KINDS,
+        PARTICIPANT_ROLES,
+        participants_envelope,
+        participants_of,
+        with_participant,
+        without_participant,
+    )
     from accord.harness._settings import HarnessSettings, parse
     from accord.harness._step_events import STEP_MEDIA_TYPE, step_line
     from accord.harness._transcript import Conversation, Entry
@@ -55,6 +63,12 @@ _WHERE = {
     "HarnessAgent": "accord.harness._agent",
     "conversation_agent": "accord.harness._build",
     "from_settings": "accord.harness._build",
+    "PARTICIPANT_KINDS": "accord.harness._membership",
+    "PARTICIPANT_ROLES": "accord.harness._membership",
+    "participants_envelope": "accord.harness._membership",
+    "participants_of": "accord.harness._membership",
+    "with_participant": "accord.harness._membership",
+    "without_participant": "accord.harness._membership",
     "Model": "accord.harness.models",
     "ModelResponse": "accord.harness.models",
     "ToolCall": "accord.harness.models",
@@ -76,6 +90,8 @@ __all__ = [
     "COMMANDS_URI",
     "EVENT_MEDIA_TYPE",
     "PARTICIPANT_HEADER",
+    "PARTICIPANT_KINDS",
+    "PARTICIPANT_ROLES",
     "STATUS_KEY",
     "STEP_MEDIA_TYPE",
     "TASK_KEY",
@@ -92,5 +108,9 @@ __all__ = [
     "conversation_agent",
     "from_settings",
     "parse",
+    "participants_envelope",
+    "participants_of",
     "step_line",
+    "with_participant",
+    "without_participant",
 ]

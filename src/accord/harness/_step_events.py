@@ -28,7 +28,7 @@ from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
 from accord.core import AFTER_KEY
-from accord.wire import Message, Part, Role
+from accord.wire import UNSET, Message, Part, Role
 
 if TYPE_CHECKING:
     from accord.agents import TaskHandle
@@ -133,7 +133,7 @@ class StepEvents:
             message_id=message_id,
             role=Role.AGENT,
             parts=[Part(data=data, media_type=STEP_MEDIA_TYPE)],
-            metadata=None if self.after is None else {AFTER_KEY: self.after + self.noted},
+            metadata=UNSET if self.after is None else {AFTER_KEY: self.after + self.noted},
             task_id=self.task.task_id,
             context_id=self.task.context_id,
         )
