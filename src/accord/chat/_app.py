@@ -26,6 +26,7 @@ from textual.screen import ModalScreen
 from textual.suggester import SuggestFromList
 from textual.widgets import Button, Input, Label, Static
 
+from accord.chat import _a2ui as a2ui
 from accord.chat._conversation import Conversation, Line
 from accord.harness import COMMANDS_URI, EVENT_MEDIA_TYPE
 from accord.wire import (
@@ -268,8 +269,30 @@ class ChatApp(App[None]):
             return
         event.input.value = ""
         self.query_one("#hint", Static).update("")
+        if await self._ui(text):  # /ui: the task's surfaces (accord.chat._a2ui)
+            return
         # (shown when the server's copy, with its id, comes back with the task)
         await self._send([Part(text=text)], "the message")
+
+    async def _ui(self, text: str) -> bool:
+        """``/ui``, ``/ui N VALUE``: draw, fill or press the task's surfaces' controls."""
+        try:
+            found = a2ui.command(text)
+            if found is None:
+                return False
+            number, value = found
+            if not number:
+                self.note(self.conversation.ui.draw())
+                return True
+            did, part = self.conversation.ui.act(number, value)
+        except ValueError as wrong:
+            self.note(str(wrong))
+            return True
+        if part is None:
+            self.note(f"{did}\n{self.conversation.ui.draw()}")
+        elif await self._send([part], "the action"):
+            self.note(did)
+        return True
 
     @on(Input.Changed, "#input")
     def changed(self, event: Input.Changed) -> None:

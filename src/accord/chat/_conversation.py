@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from accord.chat import _a2ui as a2ui
 from accord.harness import CHANNEL_MEDIA_TYPE, EVENT_MEDIA_TYPE, STATUS_KEY
 from accord.wire import (
     UNSET,
@@ -66,6 +67,8 @@ def part_text(part: Part) -> str:
     envelope) or as compact JSON; files by name."""
     if isinstance(part.text, str):
         return part.text
+    if (action := a2ui.part_text(part)) is not None:
+        return action
     if part.data is not UNSET:
         data = part.data
         if part.media_type == CHANNEL_MEDIA_TYPE and isinstance(data, dict):
@@ -98,6 +101,7 @@ class Conversation:
     lines: dict[str, Line] = field(default_factory=dict)
     _streamed: dict[str, str] = field(default_factory=dict)  # artifact id -> text this turn
     _seen: set[str] = field(default_factory=set)  # message ids shown (or folded into a reply)
+    ui: a2ui.Surfaces = field(default_factory=a2ui.Surfaces)  # the task's A2UI surfaces
 
     # --- what the server sends ---------------------------------------------------------------
 
@@ -173,6 +177,11 @@ class Conversation:
     def _artifact(self, update: TaskArtifactUpdateEvent, done: bool | None = None) -> list[Line]:
         artifact = update.artifact
         key = f"artifact:{artifact.artifact_id}"
+        if self.ui.see(artifact):  # a surface: its form, drawn once as it came
+            if key in self.lines:
+                return []
+            self.lines[key] = Line(key, "ui", self.ui.draw(), "reply")
+            return [self.lines[key]]
         text = "".join(part_text(part) for part in artifact.parts)
         line = self.lines.get(key)
         if line is None:
