@@ -152,7 +152,8 @@ class Surfaces:
                 if isinstance(component, dict) and isinstance(component.get("id"), str):
                     surface.components[component["id"]] = component
         else:
-            pointer = body.get("path") if isinstance(body.get("path"), str) else "/"
+            given = body.get("path")
+            pointer = given if isinstance(given, str) else "/"
             surface.data = write(surface.data, pointer, body.get("value"), "value" not in body)
 
     # --- drawing --------------------------------------------------------------------------------
@@ -338,7 +339,8 @@ class Surfaces:
         event = action.get("event") if isinstance(action, dict) else None
         if not isinstance(event, dict) or not isinstance(event.get("name"), str):
             return None  # (a function call: nothing for the task)
-        context = event.get("context") if isinstance(event.get("context"), dict) else {}
+        given = event.get("context")
+        context: dict[str, Any] = given if isinstance(given, dict) else {}
         resolved = {key: surface.resolve(value, scope) for key, value in context.items()}
         now = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
         data = {
