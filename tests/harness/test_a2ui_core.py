@@ -69,7 +69,7 @@ def test_every_basic_catalog_component_and_a_function_call() -> None:
             "id": "dt",
             "component": "DateTimeInput",
             "value": {"path": "/when"},
-            "min": "2026-01-01",
+            "min": {"path": "/start"},
             "enableTime": False,
         },
         {
@@ -161,6 +161,36 @@ def test_every_basic_catalog_component_and_a_function_call() -> None:
         (
             lambda c: c[0]["createSurface"].update(theme={"primaryColor": "red"}),
             "createSurface.theme.primaryColor: expected a colour",
+        ),
+        # (as the official schema has them, and tiny-harness's clients read it)
+        (
+            lambda c: c[1]["updateComponents"]["components"].append(
+                {"id": "t", "component": "Tabs", "tabs": []}
+            ),
+            "components[7].tabs: expected 1 to 200 items",
+        ),
+        (
+            lambda c: c[1]["updateComponents"]["components"][2].update(
+                text={"call": "and", "args": {"values": [True]}}
+            ),
+            "components[2].text.args.values: expected 2 to 200 items",
+        ),
+        (
+            lambda c: c[1]["updateComponents"]["components"][6].update(
+                checks=[
+                    {
+                        "condition": {"call": "length", "args": {"value": "x", "min": -1}},
+                        "message": "m",
+                    }
+                ]
+            ),
+            "components[6].checks[0].condition.args.min: expected an integer of at least 0",
+        ),
+        (
+            lambda c: c[1]["updateComponents"]["components"].append(
+                {"id": "d", "component": "DateTimeInput", "value": "", "min": "2026-01-01"}
+            ),
+            "components[7].min: bind it to the data model",
         ),
     ],
 )
