@@ -5,10 +5,12 @@ task's artifacts leave."""
 from __future__ import annotations
 
 import copy
+import random
 from typing import Any
 
 import pytest
 from tests.harness import a2ui_kit as kit
+from tests.harness import tiny_harness_a2ui as tiny_harness
 
 from accord.harness.a2ui import (
     A2UI_MEDIA_TYPE,
@@ -281,3 +283,49 @@ def test_an_action_is_accepted_only_from_a_button_on_a_surface_of_the_task() -> 
         "error": {"code": "RENDER", "surfaceId": kit.SURFACE, "message": "no"},
     }
     assert judged(error) == "accepted"
+
+
+MUTANTS: list[Any] = [
+    None, -1, 0, 1.5, True, "", "x", "2026-01-01", [], ["a"], {}, {"path": "/a"},
+    {"call": "formatString", "args": {"value": "x"}}, {"call": "and", "args": {"values": [True]}},
+]  # fmt: skip
+
+
+def _places(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    found = [path]
+    items = (
+        value.items()
+        if isinstance(value, dict)
+        else enumerate(value)
+        if isinstance(value, list)
+        else ()
+    )
+    for key, item in items:
+        found += _places(item, (*path, key))
+    return found
+
+
+def test_what_the_checks_accept_tiny_harness_can_draw() -> None:
+    """Three hundred random one-value changes of the form: every change the checks accept is a
+    surface tiny-harness's TUI parses (tests/harness/tiny_harness_a2ui.py)."""
+    chance = random.Random(37)
+    accepted = 0
+    for _ in range(300):
+        messages = copy.deepcopy(kit.form())
+        message = chance.choice(messages)
+        place = chance.choice(_places(message)[1:])
+        parent = message
+        for key in place[:-1]:
+            parent = parent[key]
+        if isinstance(parent, dict) and chance.random() < 0.3:
+            del parent[place[-1]]
+        else:
+            parent[place[-1]] = copy.deepcopy(chance.choice(MUTANTS))
+        try:
+            check_messages(messages, Surfaces())
+        except A2uiError:
+            continue
+        accepted += 1
+        for each in messages:
+            tiny_harness.VALIDATOR.validate(each)
+    assert accepted > 20  # (the changes the checks accept are drawn too)

@@ -20,6 +20,7 @@ from a2a.utils.errors import InvalidParamsError
 from google.protobuf import json_format, struct_pb2
 from tests.harness import a2ui_kit as kit
 from tests.harness.harness_proc import HarnessServer, start, write_settings
+from tests.harness.tiny_harness_a2ui import check_artifacts
 
 pytestmark = pytest.mark.processes
 
@@ -100,6 +101,8 @@ async def test_a_surface_streams_and_its_button_press_is_answered(
         assert events[-1].status_update.status.message.parts[0].text.startswith("Choose a remedy")
         task = await client.get_task(pb.GetTaskRequest(id=task_id), context=as_alice())
         assert [a.artifact_id for a in task.artifacts] == ["a2ui:1"]
+        # As tiny-harness's TUI parses them (tests/harness/tiny_harness_a2ui.py).
+        assert check_artifacts(json_format.MessageToDict(task)["artifacts"]) == 3
 
         # The button's press is accepted and answered.
         pressed = [
