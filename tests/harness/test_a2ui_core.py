@@ -276,6 +276,8 @@ def test_an_action_is_accepted_only_from_a_button_on_a_surface_of_the_task() -> 
     late = kit.action()
     late["action"]["timestamp"] = "yesterday"
     assert judged(late) == "data.action.timestamp: expected an ISO 8601 date-time"
+    late["action"]["timestamp"] = "2026-12-04T19:03:01.123456+00:00"  # (tiny-harness's TUI's)
+    assert judged(late) == "accepted"
     assert judged({**kit.action(), "extra": 1}).startswith("data.extra: unknown property")
     assert "bytes; at most" in judged(kit.action(context={"blob": "x" * 40_000}))
     error = {
