@@ -216,7 +216,7 @@ def test_the_bounds() -> None:
         "updateDataModel": {"surfaceId": kit.SURFACE, "value": "x" * 20_000},
     }
     assert "longer than" in refused([kit.create(), long])
-    assert "bytes of messages" in refused([kit.create(), long, long] * 8)
+    assert "bytes; at most" in refused([kit.create(), long, long] * 8)
     assert refused([]) == "messages: expected a non-empty array of A2UI messages"
     assert "expected JSON" in refused([kit.create(), {**kit.data_model(), "x": float("nan")}])
 

@@ -10,25 +10,15 @@ from typing import Any
 import pytest
 from tests.harness import a2ui_kit as kit
 from tests.harness.engine_kit import ALICE, BOB, brief, send
+from tests.harness.test_turn_tools import Script
 
 from accord.engine import Engine
-from accord.harness import Conversation, HarnessAgent, HarnessSettings, ModelResponse, ToolCall
+from accord.harness import HarnessAgent, HarnessSettings, ToolCall
 from accord.harness._transcript import ToolResult
 from accord.harness.a2ui import A2UI_MEDIA_TYPE
 from accord.harness.models import FunctionModel
 from accord.store._memory import MemoryStore
 from accord.wire import A2AError, ErrorKind, Part, Task
-
-
-class Script:
-    def __init__(self, *answers: str | list[ToolCall]) -> None:
-        self.answers = list(answers)
-        self.asked: list[Conversation] = []
-
-    async def __call__(self, conversation: Conversation) -> str | ModelResponse:
-        self.asked.append(conversation)
-        answer = self.answers.pop(0) if self.answers else "done"
-        return answer if isinstance(answer, str) else ModelResponse("", tuple(answer))
 
 
 def engine_for(model: Script) -> Engine:

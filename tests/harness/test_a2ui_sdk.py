@@ -6,7 +6,6 @@ is accepted and answered; an action on a surface the task did not create is Inva
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,12 +13,13 @@ from typing import Any
 import grpc
 import httpx
 import pytest
-from a2a.client import ClientCallContext, ClientConfig, create_client
+from a2a.client import ClientConfig, create_client
 from a2a.types import a2a_pb2 as pb
 from a2a.utils.errors import InvalidParamsError
 from google.protobuf import json_format, struct_pb2
 from tests.harness import a2ui_kit as kit
 from tests.harness.harness_proc import HarnessServer, start, write_settings
+from tests.harness.test_harness_sdk import as_, message
 from tests.harness.tiny_harness_a2ui import check_artifacts
 
 pytestmark = pytest.mark.processes
@@ -57,22 +57,10 @@ def test_the_card_lists_a2ui_with_the_basic_catalog(server: HarnessServer) -> No
     assert MEDIA in card["defaultInputModes"] and MEDIA in card["defaultOutputModes"]
 
 
-def message(*parts: pb.Part, task_id: str = "") -> pb.SendMessageRequest:
-    return pb.SendMessageRequest(
-        message=pb.Message(
-            role=pb.ROLE_USER, message_id=uuid.uuid4().hex, parts=list(parts), task_id=task_id
-        )
-    )
-
-
 def a2ui_part(value: dict[str, Any]) -> pb.Part:
     data = struct_pb2.Value()
     json_format.ParseDict(value, data)
     return pb.Part(data=data, media_type=MEDIA)
-
-
-def as_alice() -> ClientCallContext:
-    return ClientCallContext(service_parameters={"X-Participant-Id": "alice"})
 
 
 @pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON", "GRPC"])
@@ -88,7 +76,7 @@ async def test_a_surface_streams_and_its_button_press_is_answered(
         events = [
             e
             async for e in client.send_message(
-                message(pb.Part(text="my blender arrived cracked")), context=as_alice()
+                message(pb.Part(text="my blender arrived cracked")), context=as_("alice")
             )
         ]
         [update] = [e.artifact_update for e in events if e.HasField("artifact_update")]
@@ -99,7 +87,7 @@ async def test_a_surface_streams_and_its_button_press_is_answered(
         assert sent == kit.form()
         task_id = update.task_id
         assert events[-1].status_update.status.message.parts[0].text.startswith("Choose a remedy")
-        task = await client.get_task(pb.GetTaskRequest(id=task_id), context=as_alice())
+        task = await client.get_task(pb.GetTaskRequest(id=task_id), context=as_("alice"))
         assert [a.artifact_id for a in task.artifacts] == ["a2ui:1"]
         # As tiny-harness's TUI parses them (tests/harness/tiny_harness_a2ui.py).
         assert check_artifacts(json_format.MessageToDict(task)["artifacts"]) == 3
@@ -108,7 +96,7 @@ async def test_a_surface_streams_and_its_button_press_is_answered(
         pressed = [
             e
             async for e in client.send_message(
-                message(a2ui_part(kit.action()), task_id=task_id), context=as_alice()
+                message(a2ui_part(kit.action()), task_id=task_id), context=as_("alice")
             )
         ]
         answer = pressed[-1].status_update.status.message.parts[0].text
@@ -117,7 +105,7 @@ async def test_a_surface_streams_and_its_button_press_is_answered(
         with pytest.raises(InvalidParamsError) as refused:
             async for _ in client.send_message(
                 message(a2ui_part(kit.action(surface="other")), task_id=task_id),
-                context=as_alice(),
+                context=as_("alice"),
             ):
                 pass
         assert "this task has no surface 'other'" in str(refused.value)

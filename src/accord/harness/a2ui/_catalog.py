@@ -97,6 +97,13 @@ def data_binding(value: Any, path: str) -> None:
     _object(value, path, {"path": string}, ("path",))
 
 
+def _named(table: Mapping[str, Any], name: Any, path: str, what: str) -> Any:
+    """``table[name]``, or the error listing the names there are."""
+    if not isinstance(name, str) or name not in table:
+        raise _fail(path, f"expected {what}: {', '.join(table)}")
+    return table[name]
+
+
 RETURN_TYPES = ("string", "number", "boolean", "array", "object", "any", "void")
 
 
@@ -106,12 +113,9 @@ def function_call(value: Any, path: str, returns: str | None = None) -> None:
     if not isinstance(value, dict):
         raise _fail(path, "expected an object")
     name = value.get("call")
-    function = FUNCTIONS.get(name) if isinstance(name, str) else None
-    if function is None:
-        raise _fail(
-            f"{path}.call", f"expected one of the catalog's functions: {', '.join(FUNCTIONS)}"
-        )
-    args, required, result = function
+    args, required, result = _named(
+        FUNCTIONS, name, f"{path}.call", "one of the catalog's functions"
+    )
     keys: dict[str, Check] = {"call": string, "args": closed(args, *required)}
     keys["returnType"] = one_of(result)
     _object(value, path, keys, ("call", "args"))
@@ -460,12 +464,9 @@ def check_component(value: Any, path: str) -> None:
     """One component of the basic catalog (``{"id", "component", …its properties}``)."""
     if not isinstance(value, dict):
         raise _fail(path, "expected a component object")
-    name = value.get("component")
-    found = COMPONENTS.get(name) if isinstance(name, str) else None
-    if found is None:
-        raise _fail(
-            f"{path}.component", f"expected a basic catalog component: {', '.join(COMPONENTS)}"
-        )
+    found = _named(
+        COMPONENTS, value.get("component"), f"{path}.component", "a basic catalog component"
+    )
     own, required, checkable = found
     keys = {**_COMMON, **own}
     if checkable:

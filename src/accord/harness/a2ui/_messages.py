@@ -105,6 +105,16 @@ def _event_name(component: dict[str, Any]) -> str | None:
     return None
 
 
+def _bounded_json(value: Any, path: str, limit: int) -> None:
+    """``value`` is JSON of at most ``limit`` bytes."""
+    try:
+        size = len(json.dumps(value, ensure_ascii=False, allow_nan=False))
+    except (TypeError, ValueError):
+        raise A2uiError(path, "expected JSON") from None
+    if size > limit:
+        raise A2uiError(path, f"{size} bytes; at most {limit}")
+
+
 # --- server messages -------------------------------------------------------------------------
 
 
@@ -116,12 +126,7 @@ def check_messages(messages: Any, surfaces: Surfaces, path: str = "messages") ->
         raise A2uiError(path, "expected a non-empty array of A2UI messages")
     if len(messages) > MAX_MESSAGES:
         raise A2uiError(path, f"at most {MAX_MESSAGES} messages in one call")
-    try:
-        size = len(json.dumps(messages, ensure_ascii=False, allow_nan=False))
-    except (TypeError, ValueError):
-        raise A2uiError(path, "expected JSON") from None
-    if size > MAX_CALL_BYTES:
-        raise A2uiError(path, f"{size} bytes of messages; at most {MAX_CALL_BYTES}")
+    _bounded_json(messages, path, MAX_CALL_BYTES)
     after = surfaces.copy()
     for index, message in enumerate(messages):
         check_message(message, after, f"{path}[{index}]")
@@ -231,12 +236,7 @@ def parse_client(data: Any, path: str) -> ClientEvent:
     against the schema and the bounds."""
     if not isinstance(data, dict):
         raise A2uiError(path, "expected an A2UI client message object")
-    try:
-        size = len(json.dumps(data, ensure_ascii=False, allow_nan=False))
-    except (TypeError, ValueError):
-        raise A2uiError(path, "expected JSON") from None
-    if size > MAX_ACTION_BYTES:
-        raise A2uiError(path, f"{size} bytes; at most {MAX_ACTION_BYTES}")
+    _bounded_json(data, path, MAX_ACTION_BYTES)
     check_json(data, path)
     kinds = [kind for kind in ("action", "error") if kind in data]
     unknown = sorted(set(data) - {"version", "action", "error"})
