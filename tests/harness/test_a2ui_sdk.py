@@ -55,6 +55,14 @@ def test_the_card_lists_a2ui_with_the_basic_catalog(server: HarnessServer) -> No
     }
     assert not a2ui.get("required", False)
     assert MEDIA in card["defaultInputModes"] and MEDIA in card["defaultOutputModes"]
+    # A client that asks for the extension (as tiny-harness's does) has it activated.
+    asked = httpx.get(
+        f"{server.url}/tasks",
+        headers={"A2A-Version": "1.0", "A2A-Extensions": A2UI_URI, "X-Participant-Id": "alice"},
+        timeout=10,
+    )
+    assert asked.status_code == 200, asked.text
+    assert A2UI_URI in asked.headers["a2a-extensions"]
 
 
 def a2ui_part(value: dict[str, Any]) -> pb.Part:
