@@ -1,6 +1,7 @@
 """The offline demo (examples/harness/demo.toml) runs as the README says: a scripted support
 conversation that plans, looks the order up on the demo's MCP server, asks, and ships a
-replacement, with every call in the orders server's ledger."""
+replacement, with every call in the orders server's ledger; its question comes with a form
+(an A2UI surface)."""
 
 from __future__ import annotations
 
@@ -50,6 +51,14 @@ def test_the_offline_demo_runs_as_documented(tmp_path: Path) -> None:
         first = send(url, "my blender order 48213 arrived cracked")
         status = first["status"]  # type: ignore[index]
         assert "Would you like a refund or a replacement?" in json.dumps(status)
+        # The question comes with a form (A2UI): a choice and a Confirm button.
+        [form] = first["artifacts"]  # type: ignore[misc]
+        assert (form["name"], form["artifactId"]) == ("a2ui", "a2ui:1")
+        assert [next(k for k in p["data"] if k != "version") for p in form["parts"]] == [
+            "createSurface",
+            "updateComponents",
+            "updateDataModel",
+        ]
         done = send(url, "a replacement please", str(first["id"]))
         assert "a replacement blender ships today" in json.dumps(done["status"])
         plan = done["metadata"]["io.github.madarauchiha-314.tiny-harness/task"]["plan"]  # type: ignore[index]

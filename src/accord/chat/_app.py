@@ -30,6 +30,7 @@ from textual.screen import ModalScreen
 from textual.suggester import SuggestFromList
 from textual.widgets import Button, Input, Label, Static
 
+from accord.chat import _a2ui as a2ui
 from accord.chat._conversation import Conversation, Line
 from accord.harness import (
     COMMANDS_URI,
@@ -331,6 +332,8 @@ class ChatApp(App[None]):
         if word == "/invite":
             await self._invite(text, rest.split())
             return
+        if await self._ui(text):  # /ui: the task's surfaces (accord.chat._a2ui)
+            return
         text = self._picked(text)
         await self._send([Part(text=text)], "the message", shown=text)
 
@@ -375,6 +378,26 @@ class ChatApp(App[None]):
         else:
             self.note("a new conversation: say something to start it")
         self._begin_anew()
+
+    async def _ui(self, text: str) -> bool:
+        """``/ui``, ``/ui N VALUE``: draw, fill or press the task's surfaces' controls."""
+        try:
+            found = a2ui.command(text)
+            if found is None:
+                return False
+            number, value = found
+            if not number:
+                self.note(self.conversation.ui.draw())
+                return True
+            did, part = self.conversation.ui.act(number, value)
+        except ValueError as wrong:
+            self.note(str(wrong))
+            return True
+        if part is None:
+            self.note(f"{did}\n{self.conversation.ui.draw()}")
+        elif await self._send([part], "the action"):
+            self.note(did)
+        return True
 
     @on(Input.Changed, "#input")
     def changed(self, event: Input.Changed) -> None:

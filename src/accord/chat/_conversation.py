@@ -17,6 +17,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from accord.chat import _a2ui as a2ui
 from accord.harness import (
     CHANNEL_MEDIA_TYPE,
     EVENT_MEDIA_TYPE,
@@ -82,6 +83,8 @@ def part_text(part: Part) -> str:
     envelope) or as compact JSON; files by name."""
     if isinstance(part.text, str):
         return part.text
+    if (action := a2ui.part_text(part)) is not None:
+        return action
     if part.data is not UNSET:
         data = part.data
         if part.media_type == CHANNEL_MEDIA_TYPE and isinstance(data, dict):
@@ -135,6 +138,7 @@ class Conversation:
     is_conversation: bool = False  # a harness conversation (else: a task per message)
     lines: dict[str, Line] = field(default_factory=dict)
     _seen: set[str] = field(default_factory=set)  # message ids shown (or folded into a reply)
+    ui: a2ui.Surfaces = field(default_factory=a2ui.Surfaces)  # the task's A2UI surfaces
     _folded: set[str] = field(default_factory=set)  # replies an answer message was folded into
     open_request: Line | None = None  # the newest help request to this participant, unanswered
 
@@ -227,6 +231,7 @@ class Conversation:
         self.state = None
         self.sub_state = ""
         self.open_request = None
+        self.ui = a2ui.Surfaces()  # (the surfaces were the last task's)
 
     def _state(self, state: object, metadata: dict[str, Any] | Any) -> None:
         if isinstance(state, TaskState):
@@ -291,6 +296,11 @@ class Conversation:
     def _artifact(self, update: TaskArtifactUpdateEvent, done: bool | None = None) -> list[Line]:
         artifact = update.artifact
         key = f"artifact:{artifact.artifact_id}"
+        if self.ui.see(artifact):  # a surface: its form, drawn once as it came
+            if key in self.lines:
+                return []
+            self.lines[key] = Line(key, "ui", self.ui.draw(), "reply")
+            return [self.lines[key]]
         text = "".join(part_text(part) for part in artifact.parts)
         line = self.lines.get(key)
         if line is None:

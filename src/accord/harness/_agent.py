@@ -45,6 +45,7 @@ from accord.agents import (
 from accord.core import AFTER_KEY, Caller, lifecycle
 from accord.harness import _received as received
 from accord.harness import _usage as usage
+from accord.harness import a2ui
 from accord.harness._command_run import CommandRunner
 from accord.harness._compacting import Compactor
 from accord.harness._completion import Completion, register_unresolved_rule
@@ -66,6 +67,7 @@ from accord.harness._wire import (
     TASK_URI,
     TaskExtension,
 )
+from accord.harness.a2ui import A2UI_MEDIA_TYPE
 from accord.harness.channels._desk import Channels
 from accord.harness.channels._judge import OWED_TURN, Judged
 from accord.harness.channels._judge import owed as owed_message
@@ -140,8 +142,15 @@ INPUT_MODES = (
     TASK_MEDIA_TYPE,
     CHANNEL_MEDIA_TYPE,
     EVENT_MEDIA_TYPE,
+    A2UI_MEDIA_TYPE,
 )
-OUTPUT_MODES = ("text/plain", "application/json", TASK_MEDIA_TYPE, CHANNEL_MEDIA_TYPE)
+OUTPUT_MODES = (
+    "text/plain",
+    "application/json",
+    TASK_MEDIA_TYPE,
+    CHANNEL_MEDIA_TYPE,
+    A2UI_MEDIA_TYPE,
+)
 STALL_TURN_ENV = "ACCORD_TEST_STALL_TURN_START"
 # SubscribeToTask on a harness task replays the streamed events among the newest this many
 # events of its log after the Task (tiny-harness's clients render events, not the Task).
@@ -257,6 +266,7 @@ class HarnessAgent:
                 description="/commands a message may run instead of a turn",
                 params=self.commands.card_params(),
             ),
+            a2ui.card_extension(),
         ]
 
     input_modes = INPUT_MODES
@@ -338,6 +348,7 @@ class HarnessAgent:
             caller, request.message, self.settings.agent_id, task.id if task else None
         )
         judgement = judge(task, request.message, sender, self.policy)
+        a2ui.client_events(judgement.message, task)  # (actions: on this task's surfaces)
         call = parse_command(judgement.message, self._names)
         own = sender == self.settings.agent_id and is_harness(caller)
         message = _marked(judgement.message, call, own)
@@ -679,6 +690,7 @@ class HarnessAgent:
         if self._tools is None:
             own: tuple[Tool, ...] = (
                 *INTRINSICS,
+                a2ui.EmitUi(),
                 AskParticipant(self.channels),
                 SpawnSubtask(self.delegation),
                 CreateTaskForParticipant(self.delegation),

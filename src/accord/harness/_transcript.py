@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from accord.harness import a2ui
 from accord.harness._step_events import is_step
 from accord.harness._untrusted import untrusted
 from accord.harness._wire import COMMAND_METADATA, EVENT_MEDIA_TYPE, Effort, TaskExtension
@@ -217,6 +218,8 @@ def entry(message: Message, agent_id: str, *, first: bool = False) -> Entry:
 def _describe(part: Part, index: int, sender: str, first: bool) -> str:
     if isinstance(part.text, str):
         return part.text
+    if (action := a2ui.describe(part, sender)) is not None:
+        return action
     if part.media_type == EVENT_MEDIA_TYPE:
         return "" if first else _describe_envelope(part.data, index, sender)
     if part.data is not UNSET:

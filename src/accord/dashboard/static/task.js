@@ -2,6 +2,7 @@
 // a break), participants and roles, plan and sub-tasks, push configs with their delivery,
 // and for a conversation a compose box (messages, the card's /commands, complete, cancel).
 
+import { a2uiPanel, isA2ui, summary } from "./a2ui.js";
 import { clear, h, shortId, stateBadge, timeCell } from "./dom.js";
 import { a2a, follow, getJson, session } from "./net.js";
 import {
@@ -37,12 +38,13 @@ export function taskPage({ main, card, who }, taskId) {
   const compose = h("div", {});
   const contract = contractPanel(taskId);
   const invite = invitePanel((parts, status, doing) => post(parts, status, doing));
+  const surfaces = a2uiPanel({ send: (parts, status) => post(parts, status, "sending…") });
   main.append(
     header, problem,
     h("div", { class: "columns" },
       h("div", {},
         h("section", { class: "panel" }, h("h2", {}, "Timeline"), timeline),
-        compose),
+        surfaces.node, compose),
       h("div", {},
         contract.panel,
         h("section", { class: "panel" }, h("h2", {}, "Participants"), people, invite.node),
@@ -166,6 +168,11 @@ export function taskPage({ main, card, who }, taskId) {
   function showArtifact(at, update) {
     const artifact = update.artifact || {};
     const id = artifact.artifactId;
+    if (isA2ui(artifact)) { // (drawn in the Surfaces panel; the timeline says what changed)
+      surfaces.update(artifact);
+      entry("artifact", at, null, h("div", { class: "muted" }, summary(artifact))).dataset.artifactId = id;
+      return;
+    }
     let shown = artifacts.get(id);
     if (!shown || !update.append) {
       if (shown) shown.item.remove();
