@@ -8,19 +8,17 @@ extension suggests). ``--metadata JSON`` (an object) becomes the message's metad
 from __future__ import annotations
 
 import json
-import mimetypes
 import sys
 import uuid
-from pathlib import Path
 from typing import Any
 
 import click
 
+from accord.media import FileError, file_part
 from accord.wire import UNSET, Message, Part, Role
 
 STDIN = "-"
 DATA_MEDIA_TYPE = "application/json"
-UNKNOWN_MEDIA_TYPE = "application/octet-stream"
 
 
 def _json(value: str, flag: str) -> Any:
@@ -38,15 +36,10 @@ def _text(text: str) -> str:
 
 
 def _file_part(path: str) -> Part:
-    file = Path(path)
     try:
-        content = file.read_bytes()
-    except OSError as exc:
-        raise click.BadParameter(
-            f"cannot read {path}: {exc.strerror}", param_hint="--file"
-        ) from None
-    media_type = mimetypes.guess_type(file.name)[0] or UNKNOWN_MEDIA_TYPE
-    return Part(raw=content, filename=file.name, media_type=media_type)
+        return file_part(path)
+    except FileError as error:
+        raise click.BadParameter(str(error), param_hint="--file") from None
 
 
 def build_message(

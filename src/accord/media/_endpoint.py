@@ -1,8 +1,8 @@
 """``/media``: serving a task's files, and uploading one before the message that carries it.
 
 - ``GET /media/{id}`` (and ``HEAD``): the file's bytes, to whoever may read its task, as
-  GetTask decides it (the service's one read path: the tenant, the grants, the agent's
-  access check — the harness's participants); to its uploader while no message took it.
+  GetTask decides it (GetTask's own read: its grant, the tenant rule, the agent's access
+  check — the harness's participants); to its uploader while no message took it.
   Anyone else, an unknown id, another tenant's file: the same 404 answer, byte for byte.
   ``Range: bytes=…`` (one range) gets 206; ``Content-Type`` is the file's,
   ``Content-Disposition`` ``inline`` for raster images and ``attachment`` for the rest,
@@ -32,12 +32,12 @@ from accord.media._ingest import (
 )
 from accord.media._tables import MediaFile, MediaStore
 from accord.server import JSON, Binding, Request, Send, respond, rest_error
-from accord.service import _reads as reads
 from accord.wire import A2AError, ErrorKind
 
 log = logging.getLogger("accord.media")
 
 SEND_GRANT = "a2a.tasks.SendMessage"
+READ_GRANT = "a2a.tasks.GetTask"
 INLINE = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 _RANGE = re.compile(r"bytes=(\d*)-(\d*)\Z")
 # The one answer for an unknown id, another tenant's file, a file the caller may not read.
@@ -132,8 +132,9 @@ class MediaEndpoint:
             if file.owner != owner_of(caller):
                 raise _Unknown
             return file
-        try:
-            await reads.visible_task(self.service, reader, file.task_id)
+        try:  # GetTask's own read: the grant, the tenant, the agent's access check
+            self.binding.authorize(reader.caller, READ_GRANT)
+            await self.service.engine.get_task(file.task_id, reader.caller, 0)
         except A2AError:
             raise _Unknown from None
         return file
