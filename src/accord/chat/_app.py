@@ -26,6 +26,7 @@ from textual.screen import ModalScreen
 from textual.suggester import SuggestFromList
 from textual.widgets import Button, Input, Label, Static
 
+from accord.chat._attach import Attachments
 from accord.chat._conversation import Conversation, Line
 from accord.harness import COMMANDS_URI, EVENT_MEDIA_TYPE
 from accord.wire import (
@@ -142,6 +143,7 @@ class ChatApp(App[None]):
         self.commands: list[dict[str, str]] = []
         self.views: dict[str, LineView] = {}
         self._following = False
+        self.attachments = Attachments()  # /attach PATH: files for the next message
 
     # --- layout ------------------------------------------------------------------------------
 
@@ -190,7 +192,7 @@ class ChatApp(App[None]):
             self.note(f"cannot connect: {exc}")
             return
         self.commands = card_commands(self.client.card)
-        names = [f"/{command['name']} " for command in self.commands]
+        names = [f"/{command['name']} " for command in self.commands] + ["/attach "]
         self.query_one("#input", Input).suggester = SuggestFromList(names, case_sensitive=False)
         if self.conversation.task_id:
             try:
@@ -268,8 +270,14 @@ class ChatApp(App[None]):
             return
         event.input.value = ""
         self.query_one("#hint", Static).update("")
+        attached = self.attachments.command(text)
+        if attached is not None:
+            self.note(attached)
+            return
         # (shown when the server's copy, with its id, comes back with the task)
-        await self._send([Part(text=text)], "the message")
+        files = self.attachments.take()
+        if not await self._send([Part(text=text), *files], "the message"):
+            self.attachments.parts[:0] = files  # (kept for the next try)
 
     @on(Input.Changed, "#input")
     def changed(self, event: Input.Changed) -> None:
