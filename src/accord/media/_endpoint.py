@@ -22,6 +22,7 @@ import re
 from urllib.parse import quote
 
 from accord.core import Caller
+from accord.errors import AccordError
 from accord.media._ingest import (
     MEDIA_PATH,
     MediaIngest,
@@ -46,7 +47,7 @@ UNKNOWN = json.dumps(
 ).encode()
 
 
-class _Unknown(Exception):
+class _Unknown(AccordError):
     pass
 
 

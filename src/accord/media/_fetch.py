@@ -12,11 +12,12 @@ import ssl
 
 import httpx
 
+from accord.errors import AccordError
 from accord.push import Guard, IPAddress, RefusedTarget, Target, parse_target, pinned_url
 from accord.wire import A2AError, ErrorKind
 
 
-class FetchFailed(Exception):
+class FetchFailed(AccordError):
     """Why a URL was not fetched (one line, no address beyond the URL's own origin)."""
 
 

@@ -24,7 +24,6 @@ import hashlib
 import mimetypes
 import re
 import secrets
-import struct
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -91,19 +90,17 @@ def wav_seconds(data: bytes) -> float | None:
     """A WAV file's length from its header (None: not a WAV this can read)."""
     if len(data) < 12 or data[:4] != b"RIFF" or data[8:12] != b"WAVE":
         return None
-    offset, byte_rate, size = 12, 0, None
+    offset, byte_rate, size = 12, 0, -1
     while offset + 8 <= len(data):
-        kind, length = (
-            data[offset : offset + 4],
-            struct.unpack("<I", data[offset + 4 : offset + 8])[0],
-        )
-        if kind == b"fmt " and offset + 16 <= len(data):
-            byte_rate = struct.unpack("<I", data[offset + 16 : offset + 20])[0]
+        kind = data[offset : offset + 4]
+        length = int.from_bytes(data[offset + 4 : offset + 8], "little")
+        if kind == b"fmt " and offset + 20 <= len(data):
+            byte_rate = int.from_bytes(data[offset + 16 : offset + 20], "little")
         elif kind == b"data":
             size = length
             break
         offset += 8 + length + (length & 1)
-    if not byte_rate or size is None:
+    if not byte_rate or size < 0:
         return None
     return size / byte_rate
 
