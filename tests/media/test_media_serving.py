@@ -5,6 +5,9 @@ limits are refused with the protocol's error; on SQLite and PostgreSQL."""
 from __future__ import annotations
 
 import os
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -131,3 +134,48 @@ async def test_uploads_and_the_limits(
         assert shown.content == PNG
         assert shown.headers["content-disposition"].startswith('inline; filename="dot.png"')
         assert (await http.get(path, headers=BOB)).status_code == 404
+
+
+@pytest.fixture
+def file_host() -> Iterator[str]:
+    """A plain HTTP server on loopback serving PNG at /dot.png (a thread of this process)."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200 if self.path == "/dot.png" else 404)
+            self.send_header("Content-Type", "image/png")
+            self.send_header("Content-Length", str(len(PNG)))
+            self.end_headers()
+            self.wfile.write(PNG)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+async def test_a_url_part_is_fetched_through_the_ssrf_guard(tmp_path: Path, file_host: str) -> None:
+    message = {
+        "messageId": "m1",
+        "role": "ROLE_USER",
+        "parts": [{"url": f"{file_host}/dot.png"}],
+    }
+    async with harness_server(f"sqlite:///{tmp_path / 'a.db'}") as http:
+        refused = await http.post("/message:send", json={"message": message}, headers=ALICE)
+        assert refused.status_code == 400
+        assert "refused by the SSRF guard" in refused.json()["error"]["message"]
+    allowed = MediaSettings(allow_hosts=("127.0.0.1",))
+    async with harness_server(f"sqlite:///{tmp_path / 'b.db'}", media=allowed) as http:
+        task = await send(http, message, ALICE)
+        [part] = task["history"][0]["parts"]
+        assert part["url"].startswith("http://localhost/media/")
+        assert (part["filename"], part["mediaType"]) == ("dot.png", "image/png")
+        got = await http.get(part["url"].removeprefix("http://localhost"), headers=ALICE)
+        assert got.content == PNG
