@@ -95,19 +95,19 @@ def parse_media(value: Any, source: str = "") -> MediaSettings:
         values["fetch_urls"] = check.boolean(fields["fetch_urls"], f"{where}.fetch_urls")
     for name in ("max_file_bytes", "max_message_bytes", "model_text_chars"):
         if name in fields:
-            number = check.integer(fields[name], f"{where}.{name}")
-            if number <= 0:
-                raise ConfigError(f"{where}.{name}: must be more than 0, got {number}")
-            values[name] = number
+            values[name] = _positive(check.integer(fields[name], f"{where}.{name}"), where, name)
     for name in ("max_audio_seconds", "fetch_timeout_s"):
         if name in fields:
-            seconds = check.number(fields[name], f"{where}.{name}")
-            if seconds <= 0:
-                raise ConfigError(f"{where}.{name}: must be more than 0, got {seconds:g}")
-            values[name] = seconds
+            values[name] = _positive(check.number(fields[name], f"{where}.{name}"), where, name)
     for name in ("accepted", "produced"):
         if name in fields:
             values[name] = tuple(check.media_types(fields[name], f"{where}.{name}"))
     if "allow_hosts" in fields:
         values["allow_hosts"] = tuple(check.texts(fields["allow_hosts"], f"{where}.allow_hosts"))
     return MediaSettings(**values)
+
+
+def _positive(value: float, where: str, name: str) -> Any:
+    if value <= 0:
+        raise ConfigError(f"{where}.{name}: must be more than 0, got {value:g}")
+    return value

@@ -16,6 +16,7 @@ its task; files never bound (a refused message, an upload never sent) are forgot
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -105,17 +106,7 @@ class MemoryMedia:
         for media_id in ids:
             file = self.files.get(media_id)
             if file is not None and file.tenant == tenant and not file.task_id:
-                self.files[media_id] = MediaFile(
-                    file.id,
-                    file.tenant,
-                    task_id,
-                    file.owner,
-                    file.media_type,
-                    file.filename,
-                    file.size,
-                    file.sha256,
-                    file.created_ms,
-                )
+                self.files[media_id] = dataclasses.replace(file, task_id=task_id)
 
     async def get(self, tenant: str, media_id: str) -> MediaFile | None:
         file = self.files.get(media_id)
@@ -148,61 +139,35 @@ def cut(chunk: bytes, index: int, start: int, end: int) -> bytes:
     return chunk[max(start - offset, 0) : max(end - offset, 0)]
 
 
-SQLITE: Migrations = [
-    (
-        1,
-        (
-            """CREATE TABLE media_files (
-                id TEXT PRIMARY KEY,
-                tenant TEXT NOT NULL,
-                task_id TEXT NOT NULL DEFAULT '',
-                owner TEXT NOT NULL,
-                media_type TEXT NOT NULL,
-                filename TEXT NOT NULL,
-                size INTEGER NOT NULL,
-                sha256 TEXT NOT NULL,
-                created_ms INTEGER NOT NULL
-            ) WITHOUT ROWID""",
-            "CREATE INDEX media_files_task ON media_files (task_id, created_ms)",
-            """CREATE TABLE media_chunks (
-                media_id TEXT NOT NULL,
-                n INTEGER NOT NULL,
-                task_id TEXT NOT NULL DEFAULT '',
-                data BLOB NOT NULL,
-                PRIMARY KEY (media_id, n)
-            )""",
-            "CREATE INDEX media_chunks_task ON media_chunks (task_id)",
-        ),
-    ),
-]
+def _schema(integer: str, blob: str, without_rowid: str) -> tuple[str, ...]:
+    """Version 1 of the tables, in a backend's words for a big integer and for bytes."""
+    return (
+        f"""CREATE TABLE media_files (
+            id TEXT PRIMARY KEY,
+            tenant TEXT NOT NULL,
+            task_id TEXT NOT NULL DEFAULT '',
+            owner TEXT NOT NULL,
+            media_type TEXT NOT NULL,
+            filename TEXT NOT NULL,
+            size {integer} NOT NULL,
+            sha256 TEXT NOT NULL,
+            created_ms {integer} NOT NULL
+        ){without_rowid}""",
+        "CREATE INDEX media_files_task ON media_files (task_id, created_ms)",
+        f"""CREATE TABLE media_chunks (
+            media_id TEXT NOT NULL,
+            n INTEGER NOT NULL,
+            task_id TEXT NOT NULL DEFAULT '',
+            data {blob} NOT NULL,
+            PRIMARY KEY (media_id, n)
+        )""",
+        "CREATE INDEX media_chunks_task ON media_chunks (task_id)",
+    )
 
-POSTGRESQL: Migrations = [
-    (
-        1,
-        (
-            """CREATE TABLE media_files (
-                id TEXT PRIMARY KEY,
-                tenant TEXT NOT NULL,
-                task_id TEXT NOT NULL DEFAULT '',
-                owner TEXT NOT NULL,
-                media_type TEXT NOT NULL,
-                filename TEXT NOT NULL,
-                size BIGINT NOT NULL,
-                sha256 TEXT NOT NULL,
-                created_ms BIGINT NOT NULL
-            )""",
-            "CREATE INDEX media_files_task ON media_files (task_id, created_ms)",
-            """CREATE TABLE media_chunks (
-                media_id TEXT NOT NULL,
-                n INTEGER NOT NULL,
-                task_id TEXT NOT NULL DEFAULT '',
-                data BYTEA NOT NULL,
-                PRIMARY KEY (media_id, n)
-            )""",
-            "CREATE INDEX media_chunks_task ON media_chunks (task_id)",
-        ),
-    ),
-]
+
+# A released migration is never edited: a change is a new entry at the end.
+SQLITE: Migrations = [(1, _schema("INTEGER", "BLOB", " WITHOUT ROWID"))]
+POSTGRESQL: Migrations = [(1, _schema("BIGINT", "BYTEA", ""))]
 
 MEDIA_TABLES: StoreExtension[MemoryMedia] = StoreExtension(
     name="media",

@@ -3,6 +3,7 @@ PostgreSQL (the store's pool)."""
 
 from __future__ import annotations
 
+import dataclasses
 import sqlite3
 from collections.abc import AsyncIterator, Sequence
 
@@ -16,17 +17,7 @@ def _span(start: int, end: int) -> tuple[int, int]:
 
 
 def _row(file: MediaFile) -> tuple[object, ...]:
-    return (
-        file.id,
-        file.tenant,
-        file.task_id,
-        file.owner,
-        file.media_type,
-        file.filename,
-        file.size,
-        file.sha256,
-        file.created_ms,
-    )
+    return dataclasses.astuple(file)  # (its fields are COLUMNS, in order)
 
 
 class SqliteMedia:
