@@ -134,6 +134,13 @@ async def test_uploads_and_the_limits(
         assert shown.content == PNG
         assert shown.headers["content-disposition"].startswith('inline; filename="dot.png"')
         assert (await http.get(path, headers=BOB)).status_code == 404
+        # Named again in the same task: taken; in another task: refused.
+        again = {**named, "messageId": "m-again", "taskId": task["id"]}
+        answer = await http.post("/message:send", json={"message": again}, headers=ALICE)
+        assert answer.status_code == 200, answer.text
+        elsewhere = {**named, "messageId": "m-elsewhere"}
+        answer = await http.post("/message:send", json={"message": elsewhere}, headers=ALICE)
+        assert answer.status_code == 400
 
 
 @pytest.fixture

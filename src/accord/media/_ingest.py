@@ -4,8 +4,9 @@ Every SendMessage passes the engine's gates before anything of it is stored. A m
 no file part costs one look at its parts. For each file part, the gate:
 
 - takes its bytes: ``raw``; or ``url``: a URL of this server's ``/media/{id}`` naming a file
-  the same caller uploaded (``POST /media``) and no message took yet; any other URL fetched
-  through the SSRF guard (``[media] fetch_urls``; off: left as it is, a link);
+  the same caller uploaded (``POST /media``) and no message took yet, or a file of the task
+  the message continues (named again); any other URL fetched through the SSRF guard
+  (``[media] fetch_urls``; off: left as it is, a link);
 - refuses, before anything is stored, a file over ``max_file_bytes`` or files over
   ``max_message_bytes`` together (PAYLOAD_TOO_LARGE), a media type ``accepted`` does not
   list (CONTENT_TYPE_NOT_SUPPORTED), a WAV longer than ``max_audio_seconds``;
@@ -192,7 +193,10 @@ class MediaIngest:
             elif isinstance(part.url, str):
                 own = self.own_id(part.url)
                 if own is not None:
-                    taken.append(await self._uploaded(caller, part, own, where))
+                    continuing = request.message.task_id
+                    found = await self._uploaded(caller, part, own, where, continuing)
+                    if found:
+                        taken.append(found)
                     continue
                 if not self.settings.fetch_urls:
                     continue  # a link, left as it is
@@ -217,13 +221,20 @@ class MediaIngest:
 
         return Screened(judge=_no_opinion, admitted=admitted)
 
-    async def _uploaded(self, caller: Caller, part: Part, media_id: str, where: str) -> str:
-        """A part naming a file the caller uploaded: kept as it is, with the file's metadata."""
+    async def _uploaded(
+        self, caller: Caller, part: Part, media_id: str, where: str, task_id: str
+    ) -> str:
+        """A part naming a file of this server: the caller's own upload no message took yet
+        (its id: bound with the message), or a file of the very task the message continues
+        (""; named again); anything else is refused, as one answer."""
         file = await self.files.get(caller.tenant, media_id)
-        if file is None or file.task_id or file.owner != owner_of(caller):
-            raise invalid_params(where, "no such uploaded file (upload it again)")
-        _rewrite(part, file, self.url_of(file))
-        return file.id
+        if file is not None and not file.task_id and file.owner == owner_of(caller):
+            _rewrite(part, file, self.url_of(file))
+            return file.id
+        if file is not None and task_id and file.task_id == task_id:
+            _rewrite(part, file, self.url_of(file))
+            return ""
+        raise invalid_params(where, "no such uploaded file (upload it again)")
 
     async def _fetch(self, url: str, where: str) -> tuple[bytes, str]:
         assert self.guard is not None
