@@ -4,8 +4,11 @@
 
 import { h } from "./dom.js";
 import { headers, tenant } from "./net.js";
+import { COMMANDS_URI } from "./parts.js";
 
-export const MEDIA_URI = "https://madarauchiha-314.github.io/tiny-harness/a2a/ext/media/v1";
+// tiny-harness's media extension, a sibling of its commands extension (the one URI the
+// page's files spell out: it names an extension, it is never fetched).
+export const MEDIA_URI = COMMANDS_URI.replace(/commands\/v1$/, "media/v1");
 
 function uploadPath(card) {
   const found = (card?.capabilities?.extensions || []).find((e) => e.uri === MEDIA_URI);
