@@ -17,7 +17,6 @@
 from __future__ import annotations
 
 import json
-import logging
 import re
 from urllib.parse import quote
 
@@ -34,8 +33,6 @@ from accord.media._ingest import (
 from accord.media._tables import MediaFile, MediaStore
 from accord.server import JSON, Binding, Request, Send, respond, rest_error
 from accord.wire import A2AError, ErrorKind
-
-log = logging.getLogger("accord.media")
 
 SEND_GRANT = "a2a.tasks.SendMessage"
 READ_GRANT = "a2a.tasks.GetTask"
@@ -153,7 +150,6 @@ class MediaEndpoint:
             (b"content-security-policy", b"default-src 'none'; sandbox"),
         ]
         if span is False:
-            headers[0] = (b"content-type", JSON)
             body = json.dumps(
                 rest_error(A2AError(ErrorKind.INVALID_REQUEST, "range not satisfiable"))
             ).encode()
