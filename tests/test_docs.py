@@ -85,6 +85,27 @@ def _resolves(dotted: str) -> bool:
     return False
 
 
+def test_sqlite_urls_of_system_directories_are_absolute() -> None:
+    """``sqlite:///var/lib/…`` is ``var/lib/…`` in the working directory: a system directory
+    takes four slashes."""
+    relative = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for path in DOCS
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if re.search(r"sqlite:///(var|etc|srv|opt|home|tmp)/", line)
+    ]
+    assert relative == []
+
+
+def test_the_readmes_curl_example_sends_a_fresh_message_id() -> None:
+    """A fixed ``messageId`` is a retry on a second run: the old task comes back."""
+    readme = (ROOT / "README.md").read_text()
+    example = readme[readme.index("curl -s -XPOST") :].split("```", 1)[0]
+    assert '"messageId":"\'"$id"\'"' in example
+    assert not re.search(r'"messageId":"[A-Za-z0-9-]+"', example)
+    assert "id=$(python3 -c 'import uuid; print(uuid.uuid4())')" in readme
+
+
 @pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.name)
 def test_python_names_import(doc: Path) -> None:
     text = doc.read_text()

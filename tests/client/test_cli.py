@@ -52,8 +52,24 @@ def test_failed_task_exits_4(accord_server: AccordServer) -> None:
     task_id = result.stdout.split()[1]
     shown = accord("tasks", "get", accord_server.url, task_id)
     assert shown.returncode == 0 and "failed: asked to fail" in shown.stdout
+    # a task that has ended is printed as it ended, and judged as if followed to its end
     followed = accord("tasks", "subscribe", accord_server.url, task_id)
-    assert followed.returncode == 1  # a final task cannot be subscribed to: an A2A error
+    assert followed.returncode == 4, followed.stderr
+    assert followed.stdout.splitlines()[0] == f"task {task_id} failed: asked to fail"
+
+
+@pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON", "GRPC"])
+def test_subscribing_to_a_task_that_has_ended_prints_it(
+    accord_server: AccordServer, binding: str
+) -> None:
+    task_id = json_out(accord("send", accord_server.url, "done", "--json"))["task"]["id"]
+    followed = accord("tasks", "subscribe", accord_server.url, task_id, "--binding", binding)
+    assert followed.returncode == 0, followed.stderr
+    assert followed.stdout.splitlines()[0] == f"task {task_id} completed"
+    assert "[echo] echo: done" in followed.stdout
+    as_json = accord("tasks", "subscribe", accord_server.url, task_id, "--json")
+    assert as_json.returncode == 0
+    assert json_out(as_json)["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
 
 
 @pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON", "GRPC"])

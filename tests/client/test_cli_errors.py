@@ -4,6 +4,7 @@ httpie shorthand understood), a closed output pipe ends the command without a wo
 
 from __future__ import annotations
 
+import signal
 import subprocess
 
 import pytest
@@ -99,3 +100,53 @@ def test_a_closed_pipe_ends_the_command_quietly(accord_server: AccordServer) -> 
     process.stdout.close()
     assert process.wait(timeout=30) == 141
     assert process.stderr.read().decode() == ""
+
+
+def test_a_grpc_port_is_named_and_the_binding_flag_given(accord_server: AccordServer) -> None:
+    card = json_out(accord("card", accord_server.url, "--json"))
+    grpc = next(i for i in card["supportedInterfaces"] if i["protocolBinding"] == "GRPC")
+    result = accord("send", f"http://{grpc['url'].split('://')[-1]}", "hello")
+    assert result.returncode == 3
+    assert len(result.stderr.splitlines()) == 1
+    assert "this is a gRPC port: use --binding grpc" in result.stderr
+    assert "RemoteProtocolError" not in result.stderr
+
+
+def test_the_max_time_message_starts_on_its_own_line(accord_server: AccordServer) -> None:
+    url = accord_server.url
+    command = [ACCORD, "stream", url, "chunks:30", "--max-time", "2", "--token", TOKEN]
+    # standard output and standard error on one pipe, as on a terminal
+    result = subprocess.run(
+        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60
+    )
+    assert result.returncode == 3
+    lines = result.stdout.splitlines()
+    task_id = lines[0].split()[1]
+    assert lines[-2].startswith("  [echo] chunk 0;chunk 1;")  # cut mid-line
+    assert not lines[-2].endswith("chunk 29;")
+    assert lines[-1].startswith("accord: gave up after 2 s (--max-time); task ")
+    _cancel(accord_server, task_id)
+
+
+def test_ctrl_c_on_stream_says_how_to_follow_the_task(accord_server: AccordServer) -> None:
+    url = accord_server.url
+    watcher = subprocess.Popen(
+        [ACCORD, "stream", url, "slow:30", "--token", TOKEN],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert watcher.stdout is not None
+        task_id = watcher.stdout.readline().split()[1]  # "task <id> submitted"
+        assert watcher.stdout.readline().strip() == "→ working"
+        watcher.send_signal(signal.SIGINT)
+        _, err = watcher.communicate(timeout=30)
+    finally:
+        watcher.kill()
+    assert watcher.returncode == 130
+    assert err == (
+        f"accord: interrupted; task {task_id} goes on at the agent (last seen working): "
+        f"follow it with: accord tasks subscribe {url} {task_id}\n"
+    )
+    _cancel(accord_server, task_id)

@@ -5,12 +5,21 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from accord.cli._main import main
+from accord.contracts._schema import TERMS_FIELDS, SchemaError, parse_terms
 from accord.signing._keys import KeySet, load_private_pem
 
-from .contract_helpers import NOW_MS, accepted, new_key, proposal
+from .contract_helpers import (
+    INTERACTION,
+    NOW_MS,
+    VECTOR_TERMS,
+    accepted,
+    new_key,
+    proposal,
+)
 
 
 def test_keys_generate_writes_a_private_key_for_its_owner_only(tmp_path: Path) -> None:
@@ -73,3 +82,25 @@ def test_verify_reads_keys_from_a_jwks_or_a_saved_card(tmp_path: Path) -> None:
         main, ["contracts", "verify", str(contract), "--keys", f"agent:a={contract}"]
     )
     assert not_keys.exit_code == 2 and "neither a JWKS nor a card" in not_keys.output
+
+
+def test_terms_template_is_a_complete_terms_file_the_schema_takes() -> None:
+    result = CliRunner().invoke(main, ["contracts", "terms-template"])
+    assert result.exit_code == 0, result.output
+    template = json.loads(result.output)
+    assert set(template) == set(TERMS_FIELDS) - {"interactionId", "parties"}
+    # the proposal fills in the interaction id and the parties: then the schema takes it
+    filled = {**template, "interactionId": INTERACTION, "parties": ["agent:a", "agent:b"]}
+    assert parse_terms(filled) == filled
+
+
+def test_a_terms_file_missing_several_fields_names_every_one() -> None:
+    partial = {key: value for key, value in VECTOR_TERMS.items() if key in ("purpose", "parties")}
+    with pytest.raises(SchemaError) as refused:
+        parse_terms({**partial, "retentionDays": "thirty"})
+    message = str(refused.value)
+    # (signatures has a default: {})
+    missing = [f for f in TERMS_FIELDS if f not in (*partial, "retentionDays", "signatures")]
+    assert message.startswith(f"missing: {', '.join(missing)}; ")
+    assert message.endswith("retentionDays: expected an integer, got a string")
+    assert "more)" not in message

@@ -48,6 +48,14 @@ async def active(service: ContractService, **kwargs: Any) -> dict[str, Any]:
     return (await service.accept("", document["interactionId"])).document
 
 
+async def needing_approval(service: ContractService) -> dict[str, Any]:
+    """An active contract whose action ``purchase`` waits for a person's approval."""
+    return await active(
+        service, terms={"humanApprovalRequirements": ["purchase"],
+                        "allowedActions": ["browse", "purchase"], "prohibitedActions": []},
+    )  # fmt: skip
+
+
 async def send(
     service: ContractService, document: dict[str, Any], action: str = "browse", task_id: str = ""
 ) -> Task | Message:
@@ -158,10 +166,7 @@ async def test_retention_keeps_tasks_for_their_days(store_url: str) -> None:
 
 async def test_an_approval_needs_a_task_parked_for_it() -> None:
     async with responder_service("memory://", B_KEY, public(A_KEY)) as service:
-        document = await active(
-            service, terms={"humanApprovalRequirements": ["purchase"],
-                            "allowedActions": ["browse", "purchase"], "prohibitedActions": []},
-        )  # fmt: skip
+        document = await needing_approval(service)
         interaction_id = document["interactionId"]
         done = await send(service, document)
         assert isinstance(done, Task)
@@ -304,10 +309,7 @@ async def test_the_harness_is_held_to_the_contract_like_any_agent() -> None:
 
     harness = conversation_agent(turn, agent_id="agent:b")
     async with responder_service("memory://", B_KEY, public(A_KEY), agent=harness) as service:
-        document = await active(
-            service, terms={"humanApprovalRequirements": ["purchase"],
-                            "allowedActions": ["browse", "purchase"], "prohibitedActions": []},
-        )  # fmt: skip
+        document = await needing_approval(service)
         started = await send(service, document)
         assert isinstance(started, Task) and started.status.state is TaskState.INPUT_REQUIRED
         # A conversation parked between turns is parked again, for the approval.
@@ -328,3 +330,23 @@ async def test_the_harness_is_held_to_the_contract_like_any_agent() -> None:
         with pytest.raises(A2AError) as refused:
             await service.engine.send_message(SendMessageRequest(message=command), AGENT_A)
         assert "'delete'" in refused.value.message
+
+
+async def test_the_last_enforcement_decisions_are_kept_newest_first() -> None:
+    async with responder_service("memory://", B_KEY, public(A_KEY)) as service:
+        document = await needing_approval(service)
+        interaction_id = document["interactionId"]
+        done = await send(service, document)
+        parked = await send(service, document, action="purchase")
+        with pytest.raises(A2AError):
+            await send(service, document, action="sell")
+        assert isinstance(done, Task) and isinstance(parked, Task)
+        shown = [d.as_json() for d in service.decisions.last("", interaction_id)]
+        assert [(d["outcome"], d.get("taskId"), d["action"]) for d in shown] == [
+            ("refused", None, "sell"),
+            ("parked", parked.id, "purchase"),
+            ("admitted", done.id, "browse"),
+        ]
+        assert shown[0]["code"] == "action_outside_contract"
+        assert "not allowed" in shown[0]["reason"] and shown[0]["sender"] == "agent:a"
+        assert service.decisions.last("other-tenant", interaction_id) == []

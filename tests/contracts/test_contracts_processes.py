@@ -345,6 +345,59 @@ async def test_the_negotiated_document_verifies_offline(pair: Pair, tmp_path: Pa
     assert "signature: valid (key " in shown.stdout
 
 
+def test_accord_send_fills_in_the_contract_metadata(pair: Pair, tmp_path: Path) -> None:
+    """``accord send --contract ID --action A``: the contract read from agent:a's operators'
+    API, or from a file, and the message under it accepted (or refused) by agent:b."""
+    document = negotiate(pair, tmp_path)
+    interaction_id = document["interactionId"]
+    as_a = ["--header", f"X-API-Key:{A_AT_B}"]
+    from_a = ["--contract-api", pair.a.url, "--contract-api-header", f"X-API-Key:{OPERATOR_A}"]
+    sent = cli("send", pair.b.url, "find sources", *as_a, "--contract", interaction_id,
+               "--action", "browse", "--data-class", "public", *from_a, "--json")  # fmt: skip
+    task = json.loads(sent.stdout)["task"]
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+    trust = task["history"][0]["metadata"][TRUST_URI]
+    assert trust == {
+        "interactionId": interaction_id, "termsHash": document["termsHash"],
+        "initiatorAgentId": "agent:a", "responderAgentId": "agent:b",
+    }  # fmt: skip
+    assert task["history"][0]["metadata"][CONTRACTS_URI] == {
+        "action": "browse",
+        "dataClasses": ["public"],
+    }
+    # the record as `contracts show --json` saves it, and an action outside the terms
+    saved = tmp_path / "contract.json"
+    saved.write_text(json.dumps(contracts(pair.a, OPERATOR_A, "show", interaction_id)))
+    refused = cli("send", pair.b.url, "wipe", *as_a, "--contract", str(saved),
+                  "--action", "delete", check=False)  # fmt: skip
+    assert refused.returncode == 1
+    assert "PermissionDeniedError: action_outside_contract" in refused.stderr
+    streamed = cli("stream", pair.b.url, "more", *as_a, "--contract", str(saved),
+                   "--action", "browse")  # fmt: skip
+    assert "completed" in streamed.stdout
+    # --action without --contract is a usage error
+    alone = cli("send", pair.b.url, "hi", *as_a, "--action", "browse", check=False)
+    assert alone.returncode == 2 and "go with --contract" in alone.stderr
+
+
+def test_a_proposal_missing_fields_names_every_one(pair: Pair, tmp_path: Path) -> None:
+    terms_file = tmp_path / "partial.json"
+    terms_file.write_text(json.dumps({"purpose": "Research a market"}))
+    done = cli("contracts", "propose", pair.a.url, "--responder", "agent:b", "--terms",
+               str(terms_file), "--header", f"X-API-Key:{OPERATOR_A}", check=False)  # fmt: skip
+    assert done.returncode == 1
+    for field in ("taskCategory", "allowedActions", "retentionDays", "cancellationConditions"):
+        assert field in done.stderr
+    assert "more)" not in done.stderr
+    # the template, as printed, is a proposal agent:b receives
+    template = tmp_path / "template.json"
+    template.write_text(cli("contracts", "terms-template").stdout)
+    proposed = contracts(
+        pair.a, OPERATOR_A, "propose", "--responder", "agent:b", "--terms", str(template)
+    )
+    assert proposed["interaction"]["status"] == "pending"
+
+
 # --- notices, strangers and unsigned acceptances ----------------------------------------------
 
 

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 from accord.agents import RequestContext, TaskHandle
 from accord.harness import Conversation, HarnessSettings
 from accord.harness._agent import HarnessAgent
-from accord.harness.models import FunctionModel
+from accord.harness.models import FunctionModel, ModelEvent, ModelResponse, TextDelta
 
 # A message "gate:PATH" makes the streamer stop after its first tokens until PATH exists, so
 # a test sees a reply half written, then lets it finish.
@@ -40,4 +41,23 @@ async def _turn(conversation: Conversation) -> str:
 # /help — under the commands extension: what the compose box and the chat client complete)
 conversation = HarnessAgent(
     HarnessSettings(agent_id="echoer", model="function"), {"function": FunctionModel(_turn)}
+)
+
+
+class _Streaming:
+    """A model that writes its answer in pieces, as a real model streams (the reply
+    artifact, then the same text as the turn's status message)."""
+
+    async def respond(self, conversation: Conversation) -> ModelResponse:
+        return ModelResponse(text=await _turn(conversation))
+
+    async def stream(self, conversation: Conversation) -> AsyncIterator[ModelEvent]:
+        text = await _turn(conversation)
+        for start in range(0, len(text), 6):
+            yield TextDelta(text[start : start + 6])
+        yield ModelResponse(text=text)
+
+
+talker = HarnessAgent(
+    HarnessSettings(agent_id="talker", model="streaming"), {"streaming": _Streaming()}
 )

@@ -20,6 +20,7 @@ from tests.server.server_helpers import listening, message
 import accord.dashboard
 from accord.app._build import build_app
 from accord.app._settings import Settings, load
+from accord.contracts._wire import TRUST_URI
 from accord.core.views import TaskQuery
 from accord.harness._wire import COMMANDS_URI
 from accord.service import _search as search
@@ -423,10 +424,14 @@ async def test_the_page_is_served_from_the_package_with_a_strict_policy() -> Non
             assert asset.status_code == 200, name
             again = await http.get(f"/ui/{name}", headers={"If-None-Match": asset.headers["etag"]})
             assert again.status_code == 304
-        # Nothing is fetched from elsewhere: the only address in the files is an extension's
-        # URI, which names the commands extension and is never fetched.
+        # Nothing is fetched from elsewhere: the only addresses in the files are names, never
+        # fetched — the commands extension's URI, OpenClasp's trust extension's (a contract's
+        # metadata key) and SVG's namespace (the Activity charts).
+        names = (COMMANDS_URI, TRUST_URI, "http://www.w3.org/2000/svg")
         for asset in STATIC.iterdir():
-            text = asset.read_text().replace(COMMANDS_URI, "")
+            text = asset.read_text()
+            for name in names:
+                text = text.replace(name, "")
             assert "http://" not in text and "https://" not in text, asset.name
         assert (await http.get("/ui/missing.js")).status_code == 404
         assert (await http.post("/ui/", json={})).status_code == 405
@@ -469,3 +474,17 @@ async def test_health_lists_the_nodes_of_a_postgresql_cluster(pg_url: str) -> No
     listed = {node["node"]: node["this"] for node in health["nodes"]}
     assert listed[first.service.engine.bus.node] is True  # type: ignore[attr-defined]
     assert listed[second.service.engine.bus.node] is False  # type: ignore[attr-defined]
+
+
+async def test_activity_is_the_last_hour_of_the_servers_metrics() -> None:
+    async with running(principals=PRINCIPALS) as http:
+        assert (await http.get("/ui/api/activity")).status_code == 401
+        await send(http, "counted", **key(ACME_CLIENT))
+        document = (await http.get("/ui/api/activity", headers=key(ACME_CLIENT))).json()
+        assert document["intervalS"] == 10 and document["windowS"] == 3600
+        assert document["metrics"] is True
+        now = document["points"][-1]
+        assert now["partial"] and now["requests"] > 0
+        assert now["latency"]["SendMessage"]["n"] == 1
+        first = await sse(http, "/ui/api/activity/events", 1, key(ACME_CLIENT))
+        assert first[0]["event"] == "activity" and first[0]["data"]["points"]

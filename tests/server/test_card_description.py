@@ -15,7 +15,9 @@ from a2a.types import Message, Part, Role, SendMessageRequest
 from serve_process import serve_fails, serving
 from tests.processes import free_port
 
+from accord import __version__
 from accord.app._settings import Settings, load
+from accord.service._card import CardSettings, build_card
 
 CARD_TOML = """
 [card]
@@ -115,6 +117,12 @@ def test_the_grpc_url_follows_the_public_url_not_the_bind_address(tmp_path: Path
     urls = {i["protocolBinding"]: i["url"] for i in card["supportedInterfaces"]}
     assert urls["JSONRPC"] == "https://agents.example.com"
     assert urls["GRPC"] == f"agents.example.com:{grpc_port}"
+    assert card["version"] == __version__  # no version given: accord's, never 0.0.0
+
+
+def test_the_card_version_is_the_agents_own_else_accords() -> None:
+    assert build_card(CardSettings()).version == __version__ != "0.0.0"
+    assert build_card(CardSettings(version="2.3.1")).version == "2.3.1"
 
 
 def test_grpc_public_url_is_what_the_card_says() -> None:

@@ -202,6 +202,19 @@ def test_a_bad_value_in_the_settings_file_names_the_file_and_the_setting(
     assert ended.lines == ["accord: bad.toml: port: expected an integer, got 'abc'"]
 
 
+def test_a_missing_model_script_names_the_file_and_the_setting(tmp_path: Path) -> None:
+    (tmp_path / "h.toml").write_text('[harness]\nmodel = "scripted:nope.json"\n')
+    ended = serve_fails(
+        "--agent", "harness", "--config", "h.toml", "--port", "0", "--store", "memory://",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert ended.status == 2
+    assert ended.lines == [
+        "accord: h.toml: harness.model: nope.json: cannot read the model script "
+        "(No such file or directory)"
+    ]
+
+
 def test_a_settings_file_that_is_not_toml_is_named(tmp_path: Path) -> None:
     (tmp_path / "broken.toml").write_text("port = \n")
     ended = serve_fails("--config", "broken.toml", cwd=tmp_path)
@@ -221,7 +234,23 @@ def test_a_sqlite_store_that_cannot_open_is_one_line(tmp_path: Path) -> None:
     ended = serve_fails("--port", "0", "--store", store, cwd=tmp_path)
     assert ended.status == 3
     assert len(ended.lines) == 1
-    assert ended.lines[0].startswith(f"accord: cannot open {tmp_path}/missing-directory/tasks.db")
+    assert ended.lines[0] == (
+        f"accord: cannot open {tmp_path}/missing-directory/tasks.db: the directory "
+        f"{tmp_path}/missing-directory does not exist (create it first)"
+    )
+
+
+def test_a_relative_sqlite_path_whose_directory_is_missing_hints_at_four_slashes(
+    tmp_path: Path,
+) -> None:
+    # sqlite:/// + var/lib/…: relative to the working directory, where var/ does not exist
+    ended = serve_fails("--port", "0", "--store", "sqlite:///var/lib/accord/tasks.db", cwd=tmp_path)
+    assert ended.status == 3
+    assert ended.lines == [
+        "accord: cannot open var/lib/accord/tasks.db: the directory var/lib/accord does not "
+        "exist (sqlite:///var/lib/accord/tasks.db is a path relative to the working directory, "
+        f"{tmp_path}; an absolute path takes four slashes: sqlite:////var/lib/accord/tasks.db)"
+    ]
 
 
 @pytest.mark.parametrize("http", ["accord", "uvicorn"])

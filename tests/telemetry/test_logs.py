@@ -98,3 +98,52 @@ def test_json_lines_carry_the_ids_and_never_a_secret(server: tuple[str, Path]) -
     assert send["task_id"] == task["id"]
     failing = [line for line in lines if "is failing" in str(line["message"])]
     assert failing and failing[0]["task_id"] == task["id"]
+
+
+def test_with_tracing_on_every_request_line_carries_its_spans_trace_id(tmp_path: Path) -> None:
+    """``tracing = "console"`` and JSON logs, a client that sends no ``traceparent``: each
+    request's lines (the access log's, written after its span ended, included) carry the
+    trace id of the request's span; the spans go to standard error, standard output stays
+    empty."""
+    port = free_port()
+    config = tmp_path / "accord.toml"
+    config.write_text('tracing = "console"\n')
+    out_path, err_path = tmp_path / "stdout", tmp_path / "stderr"
+    command = [
+        sys.executable, "-m", "accord", "serve", "--port", str(port), "--store", "memory://",
+        "--config", str(config), "--log-format", "json", "--access-log",
+    ]  # fmt: skip
+    with out_path.open("wb") as out, err_path.open("wb") as err:
+        process = subprocess.Popen(command, stdout=out, stderr=err, env=os.environ)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_serving(url, process, err_path.read_text, path="/healthz")
+        headers = {"A2A-Version": "1.0"}
+        message = {"messageId": "m-1", "role": "ROLE_USER", "parts": [{"text": "hi"}]}
+        task = httpx.post(f"{url}/message:send", json={"message": message}, headers=headers)
+        task_id = task.json()["task"]["id"]
+        stream_body = {"message": {**message, "messageId": "m-2"}}
+        with httpx.stream("POST", f"{url}/message:stream", json=stream_body, headers=headers) as r:
+            r.read()
+
+        def access_lines() -> list[dict[str, object]]:
+            found = []
+            for line in err_path.read_text().splitlines():
+                if line.startswith('{"time"'):
+                    parsed = json.loads(line)
+                    if parsed["logger"] == "accord.access" and "op=" in str(parsed["message"]):
+                        found.append(parsed)
+            return found if len(found) >= 2 else []
+
+        send, streamed = eventually(access_lines, "the two requests' access lines")
+    finally:
+        process.terminate()
+        process.wait(15)
+    spans = err_path.read_text()
+    assert out_path.read_text() == ""  # the spans went to standard error
+    for line in (send, streamed):
+        assert isinstance(line["trace_id"], str) and len(line["trace_id"]) == 32
+        assert f'"trace_id": "0x{line["trace_id"]}"' in spans  # its span's
+    assert send["trace_id"] != streamed["trace_id"]
+    assert send["task_id"] == task_id
+    assert streamed["task_id"]  # a new task's id, known from the stream's first event

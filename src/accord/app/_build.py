@@ -31,7 +31,7 @@ from accord.server import A2AApplication, BrowserPolicy, MetricsEndpoint
 from accord.service import Bounds, CardSettings, Preview, Service, build_card
 from accord.store import SharedStore, open_store
 from accord.surface import SurfaceApp
-from accord.telemetry import RequestMetrics, Sources
+from accord.telemetry import ActivityHistory, RequestMetrics, Sources
 from accord.telemetry import _tracing as tracing
 from accord.wire import (
     AgentCard,
@@ -148,6 +148,8 @@ def build_app(settings: Settings, agent: Any = None) -> A2AApplication:
     if settings.access_log:
         # Asked for explicitly: shown whatever log_level says of the rest.
         logging.getLogger("accord.access").setLevel(logging.INFO)
+    metrics = metrics_endpoint(settings, engine, auth)
+    activity = _activity(engine, metrics) if settings.ui else None
     return A2AApplication(
         service,
         auth,
@@ -161,9 +163,9 @@ def build_app(settings: Settings, agent: Any = None) -> A2AApplication:
             cors_max_age_s=settings.cors_max_age_s,
         ),
         access_log=settings.access_log,
-        metrics=metrics_endpoint(settings, engine, auth),
+        metrics=metrics,
         metrics_path=settings.metrics_path,
-        endpoints=_endpoints(settings, service, auth, loaded.agent, ingest),
+        endpoints=_endpoints(settings, service, auth, loaded.agent, activity, ingest),
     )
 
 
@@ -302,6 +304,7 @@ def _endpoints(
     service: Service,
     auth: PrincipalAuthenticator,
     agent: Any,
+    activity: ActivityHistory | None = None,
     ingest: Any = None,
 ) -> list[Endpoint]:
     """What the application serves beside A2A, in the order it asks them: the command
@@ -350,7 +353,9 @@ def _endpoints(
     if settings.ui:
         from accord.dashboard import DashboardApp
 
-        endpoints.append(DashboardApp(service, auth, require_auth=settings.require_auth))
+        endpoints.append(
+            DashboardApp(service, auth, require_auth=settings.require_auth, activity=activity)
+        )
     own = _inbound(agent, settings.max_body_bytes)
     if own is not None:
         endpoints.append(own)
@@ -360,6 +365,18 @@ def _endpoints(
 def _inbound(agent: Any, max_body: int) -> Endpoint | None:
     """The agent's own HTTP endpoint, if it has one (the harness's push doorbell)."""
     return agent.inbound_endpoint(max_body) if isinstance(agent, ServesEndpoint) else None
+
+
+def _activity(engine: Engine, metrics: MetricsEndpoint | None) -> ActivityHistory:
+    """The last hour of this server's metrics for the dashboard's Activity page, sampled
+    beside the engine from its start (none of the requests' numbers with ``metrics = false``)."""
+    activity = ActivityHistory(metrics.sources.requests if metrics is not None else None)
+
+    async def sample() -> None:
+        engine.spawn(activity.run())
+
+    engine.on_start(sample)
+    return activity
 
 
 def metrics_endpoint(settings: Settings, engine: Engine, auth: Any) -> MetricsEndpoint | None:

@@ -27,8 +27,9 @@ def chat(settings: Settings, task_id: str | None) -> None:
     from accord.chat import ChatApp
     from accord.client import check_agent_url
 
-    if settings.as_json:
-        click.echo("accord: chat is interactive: --json does not apply", err=True)
+    if settings.as_json or settings.verbose:
+        flag = "--json" if settings.as_json else "--verbose"
+        click.echo(f"accord: chat is interactive: {flag} does not apply", err=True)
         sys.exit(EXIT_USAGE)
     if not sys.stdin.isatty() or not sys.stdout.isatty():
         click.echo("accord: chat needs a terminal (use accord send or stream in scripts)", err=True)

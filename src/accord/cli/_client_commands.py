@@ -21,7 +21,7 @@ import shlex
 import sys
 import uuid
 from collections.abc import AsyncGenerator, Awaitable, Callable
-from contextlib import aclosing
+from contextlib import AsyncExitStack, aclosing
 from dataclasses import dataclass, field
 from functools import wraps
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 import click
 
 from accord.cli import _render as render
+from accord.cli._contract_message import contract_options
 from accord.cli._message_input import build_message
 from accord.cli._output import console, exit_on_closed_pipe
 from accord.harness import EVENT_MEDIA_TYPE, PARTICIPANT_HEADER
@@ -61,7 +62,9 @@ _STATE_NAMES = [
 ]
 
 if TYPE_CHECKING:  # the client is imported when a client command runs, not for `accord serve`
-    from accord.client import A2AClientError, Client
+    import httpx
+
+    from accord.client import A2AClientError, Client, ClientError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -75,6 +78,7 @@ class Settings:
     extensions: tuple[str, ...]
     timeout: float | None
     as_json: bool
+    verbose: bool = False  # print every HTTP exchange to standard error (secrets masked)
 
 
 @dataclass
@@ -85,10 +89,16 @@ class Progress:
     task_id: str = ""
     state: TaskState | None = None
     turn_ended: bool = False
+    # The artifacts begun (not appended to) on this stream, in order: this turn's; and those
+    # the first Task seen already had (a turn's artifacts are the others).
+    begun: list[str] = field(default_factory=list)
+    before: set[str] | None = None
 
     def see(self, event: StreamResponse) -> None:
         if isinstance(event.task, Task):
             self.task_id = self.task_id or event.task.id
+            if self.before is None:
+                self.before = {artifact.artifact_id for artifact in event.task.artifacts}
             self.state = render.state_of(event.task.status)
             # A Task event that says INPUT_REQUIRED may be the task as the new turn began,
             # before the agent read the message: only a final state ends the turn here.
@@ -98,7 +108,11 @@ class Progress:
             self.state = render.state_of(event.status_update.status)
             self.turn_ended = self.state.terminal or self.state.interrupted
         elif isinstance(event.artifact_update, TaskArtifactUpdateEvent):
-            self.task_id = self.task_id or event.artifact_update.task_id
+            update = event.artifact_update
+            self.task_id = self.task_id or update.task_id
+            artifact_id = update.artifact.artifact_id
+            if not update.append and artifact_id not in self.begun:
+                self.begun.append(artifact_id)
 
     @property
     def exit_code(self) -> int:
@@ -124,6 +138,14 @@ class Run:
     limit: TimeLimit = NO_LIMIT
     progress: Progress = field(default_factory=Progress)
     card: AgentCard | None = None  # the agent's, once connected
+    printer: render.StreamPrinter | None = None  # the live output of stream and subscribe
+
+    def end_line(self) -> None:
+        """End a line of artifact text left open, so that a message after it (to standard
+        error, on the same terminal) starts on a line of its own."""
+        if self.printer is not None:
+            self.printer.finish()
+            sys.stdout.flush()
 
 
 def _parse_headers(values: tuple[str, ...]) -> dict[str, str]:
@@ -140,6 +162,12 @@ def _client_options(command: F) -> F:
     """The options every client command shares; they become a :class:`Settings`."""
 
     @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (ProtoJSON).")
+    @click.option(
+        "--verbose",
+        "-v",
+        is_flag=True,
+        help="Print each HTTP request and response to standard error (secrets masked).",
+    )
     @click.option(
         "--timeout",
         type=click.FloatRange(min=0, min_open=True),
@@ -174,6 +202,7 @@ def _client_options(command: F) -> F:
         extensions: tuple[str, ...],
         timeout: float | None,
         as_json: bool,
+        verbose: bool,
         **kwargs: Any,
     ) -> Any:
         from accord.client import expand_shorthand
@@ -189,6 +218,7 @@ def _client_options(command: F) -> F:
             extensions=extensions,
             timeout=timeout,
             as_json=as_json,
+            verbose=verbose,
         )
         return command(settings, **kwargs)
 
@@ -204,7 +234,8 @@ def _max_time_option(command: F) -> F:
     )(command)
 
 
-async def _connect(settings: Settings) -> Client:
+async def _connect(settings: Settings, http: httpx.AsyncClient | None = None) -> Client:
+    """A client of the agent at ``settings.url`` (over ``http``, which the caller closes)."""
     from accord.client import BearerToken, Client, Timeouts
 
     timeouts = Timeouts()
@@ -219,6 +250,7 @@ async def _connect(settings: Settings) -> Client:
         headers=settings.headers,
         extensions=settings.extensions,
         timeouts=timeouts,
+        http_client=http,
     )
 
 
@@ -271,6 +303,18 @@ def _agent_error(run: Run, exc: A2AClientError) -> NoReturn:
     _fail(run.settings, EXIT_AGENT_ERROR, name, message, {"reason": exc.reason, "code": exc.code})
 
 
+def _transport_failure(exc: ClientError) -> str:
+    """What went wrong, in the words of these commands' flags."""
+    from accord.client import GrpcPortError
+
+    if isinstance(exc, GrpcPortError):
+        return (
+            f"{exc.origin}: this is a gRPC port: use --binding grpc with the agent's HTTP URL "
+            "(its card is served over HTTP, not gRPC)"
+        )
+    return str(exc)
+
+
 def _time_limit_reason(run: Run) -> str:
     if run.limit.seconds is None:  # a timeout of some layer below, not the command's
         return "timed out"
@@ -285,10 +329,17 @@ def _run(run: Run, work: Callable[[Client], Awaitable[int]]) -> NoReturn:
     settings = run.settings
 
     async def main() -> int:
-        async with asyncio.timeout(run.limit.seconds):
-            async with await _connect(settings) as client:
-                run.card = client.card
-                return await work(client)
+        async with asyncio.timeout(run.limit.seconds), AsyncExitStack() as stack:
+            http = None
+            if settings.verbose:
+                from accord.cli._verbose import verbose_http_client
+
+                http = await stack.enter_async_context(verbose_http_client())
+            client = await stack.enter_async_context(await _connect(settings, http))
+            run.card = client.card
+            if settings.verbose and client.binding == "GRPC":
+                click.echo(f"* gRPC calls to {client.interface.url} are not shown", err=True)
+            return await work(client)
 
     try:
         try:
@@ -298,15 +349,20 @@ def _run(run: Run, work: Callable[[Client], Awaitable[int]]) -> NoReturn:
         except InvalidURLError as exc:
             _fail(settings, EXIT_USAGE, "InvalidURLError", str(exc))
         except TimeoutError:
+            run.end_line()
             message, extra = _stopped(run, _time_limit_reason(run))
             _fail(settings, EXIT_UNREACHABLE, "RequestTimeoutError", message, extra)
         except A2AClientError as exc:
+            run.end_line()
             _agent_error(run, exc)
         except ClientError as exc:
-            message, extra = _stopped(run, str(exc))
+            run.end_line()
+            message, extra = _stopped(run, _transport_failure(exc))
             _fail(settings, EXIT_UNREACHABLE, type(exc).__name__, message, extra)
         except KeyboardInterrupt:
-            _fail(settings, EXIT_INTERRUPTED, "Interrupted", "interrupted")
+            run.end_line()
+            message, extra = _stopped(run, "interrupted")
+            _fail(settings, EXIT_INTERRUPTED, "Interrupted", message, extra)
     except BrokenPipeError:
         exit_on_closed_pipe()
     sys.exit(code)
@@ -397,6 +453,7 @@ def _message_options(command: F) -> F:
 async def _follow(run: Run, events: AsyncGenerator[StreamResponse, None]) -> None:
     """Print a stream's events as they come (one JSON object per line with ``--json``)."""
     printer = None if run.settings.as_json else render.StreamPrinter(console())
+    run.printer = printer
     async with aclosing(events):  # closed here, in this task, whatever stops the loop
         async for event in events:
             run.progress.see(event)
@@ -416,6 +473,8 @@ async def _wait_for_turn(run: Run, client: Client, message: Message) -> Task | M
     from the first event on: a command that stops early can say which task goes on. Else a
     blocking SendMessage."""
     if client.card.capabilities.streaming is not True:
+        if message.task_id:  # what the task had before: the turn's artifacts are the others
+            run.progress.before = await _artifact_ids(client, message.task_id)
         return await client.send(message)
     async with aclosing(client.stream(message)) as events:
         async for event in events:
@@ -431,15 +490,54 @@ async def _wait_for_turn(run: Run, client: Client, message: Message) -> Task | M
     return await client.get_task(run.progress.task_id)
 
 
-def _show_answer(settings: Settings, answer: Task | Message) -> int:
-    """Print a turn's answer; the command's exit code."""
+def _show_answer(settings: Settings, answer: Task | Message, turn: list[str] | None = None) -> int:
+    """Print a turn's answer; the command's exit code.
+
+    ``turn``: the artifacts this turn made, when the task had others before it (a
+    conversation's later turn): only those are printed."""
     if settings.as_json:
         _dump({"task": answer} if isinstance(answer, Task) else {"message": answer})
     elif isinstance(answer, Task):
-        render.print_task(console(), answer)
+        render.print_task(console(), answer, artifact_ids=turn)
     else:
         render.print_message(console(), answer)
     return _task_exit(answer) if isinstance(answer, Task) else EXIT_OK
+
+
+async def _artifact_ids(client: Client, task_id: str) -> set[str] | None:
+    """The ids of the artifacts task ``task_id`` has now; None if it cannot be read (the send
+    then says why, or prints the whole task)."""
+    from accord.client import A2AClientError
+
+    try:
+        task = await client.get_task(task_id, history_length=0)
+    except A2AClientError:
+        return None
+    return {artifact.artifact_id for artifact in task.artifacts}
+
+
+def _this_turn(
+    run: Run, client: Client, message: Message, answer: Task | Message
+) -> list[str] | None:
+    """The artifacts of the turn ``message`` began or joined, when it went to a task that
+    existed (a conversation's later turn); None: every artifact of the task is this turn's.
+
+    The turn was followed (a streaming agent): the artifacts begun on that stream, then any
+    the final task has that the first Task of the stream had not. A message that joined a
+    running turn missed the artifacts begun before it came: it shows those begun after (the
+    answers to it). An agent that does not stream: those the task had not before the message
+    was sent (GetTask then)."""
+    before = run.progress.before
+    if not message.task_id or (client.card.capabilities.streaming is not True and before is None):
+        return None
+    turn = list(run.progress.begun)
+    if isinstance(answer, Task) and before is not None:
+        turn += [
+            artifact.artifact_id
+            for artifact in answer.artifacts
+            if artifact.artifact_id not in before and artifact.artifact_id not in turn
+        ]
+    return turn
 
 
 @click.command()
@@ -447,6 +545,7 @@ def _show_answer(settings: Settings, answer: Task | Message) -> int:
 @_message_options
 @click.option("--no-wait", is_flag=True, help="Return as soon as the task exists.")
 @_client_options
+@contract_options
 def send(settings: Settings, message: Message, no_wait: bool) -> None:
     """Send a message and print the answer, once the turn ends.
 
@@ -458,7 +557,7 @@ def send(settings: Settings, message: Message, no_wait: bool) -> None:
             answer = await client.send(message, return_immediately=True)
         else:
             answer = await _wait_for_turn(run, client, message)
-        return _show_answer(settings, answer)
+        return _show_answer(settings, answer, _this_turn(run, client, message, answer))
 
     _run(run, work)
 
@@ -468,6 +567,7 @@ def send(settings: Settings, message: Message, no_wait: bool) -> None:
 @_message_options
 @_max_time_option
 @_client_options
+@contract_options
 def stream(settings: Settings, message: Message, max_time: float | None) -> None:
     """Send a message and show the task's progress live.
 
@@ -499,7 +599,8 @@ def complete(settings: Settings, task_id: str) -> None:
     )
 
     async def work(client: Client) -> int:
-        return _show_answer(settings, await _wait_for_turn(run, client, message))
+        answer = await _wait_for_turn(run, client, message)
+        return _show_answer(settings, answer, _this_turn(run, client, message, answer))
 
     _run(run, work)
 
@@ -640,11 +741,27 @@ def tasks_cancel(settings: Settings, task_id: str) -> None:
 @_max_time_option
 @_client_options
 def tasks_subscribe(settings: Settings, task_id: str, max_time: float | None) -> None:
-    """Follow a task's events live until it ends."""
+    """Follow a task's events live until it ends (a task that has ended: printed as it is)."""
     run = Run(settings, TimeLimit(max_time, "--max-time"))
 
     async def work(client: Client) -> int:
-        await _follow(run, client.subscribe(task_id))
+        from accord.client import A2AClientError
+        from accord.wire import ErrorKind
+
+        try:
+            await _follow(run, client.subscribe(task_id))
+        except A2AClientError as exc:
+            # A2A refuses to subscribe to a task in a final state: then the task, as it ended.
+            if exc.kind is not ErrorKind.UNSUPPORTED_OPERATION or run.progress.task_id:
+                raise
+            task = await client.get_task(task_id)
+            if not render.state_of(task.status).terminal:
+                raise
+            if settings.as_json:
+                _dump(StreamResponse(task=task))
+            else:
+                render.print_task(console(), task)
+            return _task_exit(task)
         return run.progress.exit_code
 
     _run(run, work)

@@ -110,8 +110,8 @@ def _api(
 
 @click.group()
 def contracts() -> None:
-    """Interaction contracts between agents: propose, list, show, accept, reject, cancel,
-    complete, approve, verify."""
+    """Interaction contracts between agents: terms-template, propose, list, show, accept,
+    reject, cancel, complete, approve, verify."""
 
 
 def _show(api: Api, record: dict[str, Any]) -> None:
@@ -164,6 +164,15 @@ def propose(
     if expires_at:
         body["expiresAt"] = expires_at
     _show(api, api.call("POST", "", body))
+
+
+@contracts.command("terms-template")
+def terms_template() -> None:
+    """Print a complete terms file to edit (JSON: every field of the terms; a proposal fills
+    in interactionId and parties): accord contracts terms-template > terms.json"""
+    from accord.contracts import terms_template as template
+
+    click.echo(json.dumps(template(), indent=2, ensure_ascii=False))
 
 
 @contracts.command("list")

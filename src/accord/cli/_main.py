@@ -37,8 +37,8 @@ LAZY_COMMANDS = {
     "push": LazyCommand(f"{_CLIENT}:push", "Manage a task's push-notification webhooks."),
     "contracts": LazyCommand(
         "accord.cli._contract_commands:contracts",
-        "Interaction contracts between agents: propose, list, show, accept, reject, cancel, "
-        "complete, approve, verify.",
+        "Interaction contracts between agents: terms-template, propose, list, show, accept, "
+        "reject, cancel, complete, approve, verify.",
     ),
     "keys": LazyCommand(
         "accord.cli._contract_commands:keys",

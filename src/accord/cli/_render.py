@@ -69,21 +69,44 @@ def sub_state(metadata: Any) -> str:
     return found if isinstance(found, str) else ""
 
 
-def _status_line(status: TaskStatus, metadata: Any = None) -> str:
+def _status_line(
+    status: TaskStatus, metadata: Any = None, *, said: frozenset[str] = frozenset()
+) -> str:
+    """The state, its sub-state, and the status message (unless its text is in ``said``)."""
     line = short_state(state_of(status))
     reason = sub_state(metadata)
     if reason and state_of(status) is TaskState.INPUT_REQUIRED:
         line += f" ({escape(reason)})"
     if isinstance(status.message, Message):
-        line += f": {escape(parts_text(status.message.parts))}"
+        text = parts_text(status.message.parts)
+        if text not in said:
+            line += f": {escape(text)}"
     return line
 
 
-def print_task(out: Console, task: Task, *, history: bool = False) -> None:
-    out.print(f"task {escape(task.id)} [bold]{_status_line(task.status, task.metadata)}[/bold]")
+def print_task(
+    out: Console,
+    task: Task,
+    *,
+    history: bool = False,
+    artifact_ids: list[str] | None = None,
+) -> None:
+    """``task``: its state line, context, artifacts and (``history``) messages.
+
+    ``artifact_ids``: only these artifacts, in this order (a turn's, not the whole
+    conversation's). A status message that repeats an artifact printed (a conversation's
+    answer is both the ``reply`` artifact and the status message) is not printed twice."""
+    artifacts = task.artifacts
+    if artifact_ids is not None:
+        by_id = {artifact.artifact_id: artifact for artifact in task.artifacts}
+        artifacts = [by_id[i] for i in artifact_ids if i in by_id]
+    said = frozenset(parts_text(a.parts) for a in artifacts)
+    out.print(
+        f"task {escape(task.id)} [bold]{_status_line(task.status, task.metadata, said=said)}[/bold]"
+    )
     if task.context_id:
         out.print(f"  context {task.context_id}", style="dim", markup=False)
-    for artifact in task.artifacts:
+    for artifact in artifacts:
         _print_artifact(out, artifact)
     if history:
         for message in task.history:

@@ -12,11 +12,12 @@ import httpx
 
 from accord.client._errors import (
     CardSignatureError,
+    GrpcPortError,
     InvalidResponseError,
     NoCompatibleInterfaceError,
     UnexpectedStatusError,
 )
-from accord.client._http import transport_error
+from accord.client._http import speaks_http2_only, transport_error
 from accord.client._options import Timeouts
 from accord.wire import AgentCard, AgentInterface, WireError, decode, encode
 
@@ -25,6 +26,11 @@ if TYPE_CHECKING:  # (the check and its crypto are imported when a card is check
 
 WELL_KNOWN_PATH = "/.well-known/agent-card.json"
 PROTOCOL_VERSION = "1.0"
+
+
+def card_origin(url: str) -> str:
+    parsed = httpx.URL(url)
+    return f"{parsed.scheme}://{parsed.netloc.decode('ascii', 'replace')}"
 
 
 def card_url(url: str) -> str:
@@ -66,6 +72,11 @@ async def fetch_served_card(
             },
             timeout=httpx.Timeout(timeouts.request, connect=timeouts.connect),
         )
+    except httpx.RemoteProtocolError as exc:
+        # Not HTTP/1.1: an HTTP/2-only server (a gRPC port) answers the request with frames.
+        if await speaks_http2_only(target, timeouts.connect):
+            raise GrpcPortError(card_origin(target)) from exc
+        raise transport_error(exc) from exc
     except httpx.HTTPError as exc:
         raise transport_error(exc) from exc
     if response.status_code != 200:

@@ -37,6 +37,7 @@ __all__ = [
     "ContextNotAcceptedError",
     "ExtendedAgentCardNotConfiguredError",
     "ExtensionSupportRequiredError",
+    "GrpcPortError",
     "InternalError",
     "InvalidAgentResponseError",
     "InvalidParamsError",
@@ -266,6 +267,18 @@ class TransportError(ClientError):
 
 class ConnectionFailedError(TransportError):
     """Could not connect, or the connection failed while sending or receiving."""
+
+
+class GrpcPortError(ConnectionFailedError):
+    """The address answers HTTP/2 only: a gRPC port, where no agent card is served (the card
+    is on the agent's HTTP URL; the gRPC binding is chosen from it)."""
+
+    def __init__(self, origin: str) -> None:
+        super().__init__(
+            f"{origin}: this is a gRPC port: connect to the agent's HTTP URL (its card is "
+            "served over HTTP, not gRPC) and choose the gRPC binding"
+        )
+        self.origin = origin
 
 
 class RequestTimeoutError(TransportError):

@@ -6,6 +6,7 @@ response body into events with :class:`~accord.client._sse.SSEParser`.
 
 from __future__ import annotations
 
+import asyncio
 import socket
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
@@ -81,6 +82,33 @@ def transport_error(exc: httpx.HTTPError, *, streaming: bool = False) -> Transpo
     if streaming and isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError):
         return StreamBrokenError(f"stream from {origin} interrupted ({text})")
     return ConnectionFailedError(f"{origin}: {text}")
+
+
+# The HTTP/2 connection preface and an empty SETTINGS frame (RFC 9113 section 3.4).
+_HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
+_SETTINGS_FRAME = 0x04
+
+
+async def speaks_http2_only(url: str, timeout: float | None) -> bool:
+    """Whether the plain-HTTP server at ``url`` answers the HTTP/2 preface with a SETTINGS
+    frame: a server that speaks HTTP/2 with prior knowledge (a gRPC port), asked after an
+    HTTP/1.1 request failed there. Any doubt is False."""
+    parsed = httpx.URL(url)
+    if parsed.scheme != "http" or not parsed.host:
+        return False
+    port = parsed.port or 80
+    try:
+        async with asyncio.timeout(min(timeout or 5.0, 5.0)):
+            reader, writer = await asyncio.open_connection(parsed.host, port)
+            try:
+                writer.write(_HTTP2_PREFACE)
+                await writer.drain()
+                header = await reader.readexactly(9)
+            finally:
+                writer.close()
+    except (OSError, TimeoutError, asyncio.IncompleteReadError):
+        return False
+    return header[3] == _SETTINGS_FRAME and header[5:9] == b"\x00\x00\x00\x00"
 
 
 def _origin(exc: httpx.HTTPError) -> str:

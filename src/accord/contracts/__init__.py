@@ -11,15 +11,19 @@ each message before it is stored (``gate``), the peers it talks to with accord's
 the wiring into an application (``setup``) and its tables on each store (``tables*``).
 """
 
-from accord.contracts._schema import json_kind
+from accord.contracts._schema import json_kind, terms_template
 from accord.contracts._settings import ContractSettings, Identity
 from accord.contracts._verify import verify_document
-from accord.contracts._wire import NOTICE_MEDIA_TYPE
+from accord.contracts._wire import CONTRACTS_URI, NOTICE_MEDIA_TYPE, TRUST_URI, under_contract
 
 __all__ = [
+    "CONTRACTS_URI",
     "NOTICE_MEDIA_TYPE",
+    "TRUST_URI",
     "ContractSettings",
     "Identity",
     "json_kind",
+    "terms_template",
+    "under_contract",
     "verify_document",
 ]

@@ -159,7 +159,8 @@ class ContractApi:
                 }
                 for e in events
             ]
-            return 200, {**record.as_json(), "events": shown}
+            decisions = [d.as_json() for d in service.decisions.last(tenant, interaction_id)]
+            return 200, {**record.as_json(), "events": shown, "decisions": decisions}
         if method != "POST" or verb not in VERBS:
             raise _not_here(method, path)
         body = await self._body(request)

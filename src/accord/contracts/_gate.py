@@ -20,6 +20,7 @@ import uuid
 
 from accord.agents import Answered, Divert, ExecutorFunction, RequestContext, Screened, TaskHandle
 from accord.contracts import _enforcement as enforcement
+from accord.contracts._decisions import Decision, Outcome
 from accord.contracts._errors import ContractRefusal
 from accord.contracts._service import ContractService
 from accord.contracts._wire import (
@@ -79,7 +80,15 @@ class ContractGate:
         sender = caller.identity if caller.authenticated else None
         tenant = caller.tenant
 
+        interaction_id = reference.interaction_id
+        judged: list[enforcement.Decision] = []  # (the last judgement: judge may be asked again)
+
+        def noted(outcome: Outcome, task_id: str | None, **refused: str) -> None:
+            decision = Decision(self.service.clock(), outcome, task_id, sender, action, **refused)
+            self.service.decisions.note(tenant, interaction_id, decision)
+
         def judge(task: Task | None) -> Divert | None:
+            task_id = task.id if task is not None else None
             try:
                 decision = enforcement.judge(
                     record,
@@ -87,18 +96,23 @@ class ContractGate:
                     sender=sender,
                     action=action,
                     data_classes=asked.data_classes,
-                    task_id=task.id if task is not None else None,
+                    task_id=task_id,
                     now_ms=self.service.clock(),
                 )
             except ContractRefusal as refusal:
+                if record is not None:  # (an unknown contract has no decisions to show)
+                    noted("refused", task_id, code=refusal.code, reason=refusal.message)
                 raise self._refused(refusal, caller, action) from None
+            judged[:] = [decision]
             if decision == enforcement.PARK:
                 assert action is not None
                 return Divert(_parker(reference, action))
             return None
 
         async def admitted(task_id: str) -> None:
-            await self.service.store.bind_task(tenant, reference.interaction_id, task_id)
+            parked = judged == [enforcement.PARK]
+            noted("parked" if parked else "admitted", task_id)
+            await self.service.store.bind_task(tenant, interaction_id, task_id)
 
         return Screened(judge, admitted)
 

@@ -66,6 +66,34 @@ TERMS_FIELDS = (
     "signatures",
 )
 TERMS_OPTIONAL = ("deadline",)
+
+
+def terms_template() -> dict[str, Any]:
+    """A complete terms file to edit, every field of the schema's ``contract`` with a value of
+    its kind, but ``interactionId`` and ``parties`` (a proposal fills them in) and the
+    optional ``deadline``: ``accord contracts terms-template``."""
+    return {
+        "protocolVersion": PROTOCOL_VERSION,
+        "purpose": "Research a market for a new product",
+        "taskCategory": "research",
+        "requestedOutcome": "A brief of at most two pages, with its sources",
+        "successCriteria": ["Primary sources included", "Delivered within a week"],
+        "allowedActions": ["browse"],
+        "prohibitedActions": ["purchase"],
+        "allowedData": ["public"],
+        "prohibitedData": ["secrets", "personal"],
+        "evidenceRequirements": ["a link to every source"],
+        "delegationRules": ["no delegation without the initiator's consent"],
+        "humanApprovalRequirements": [],
+        "factCheckingPolicy": "important_claims",
+        "mediationPolicy": "mutual_consent",
+        "retentionDays": 30,
+        "completionConditions": ["the brief delivered"],
+        "cancellationConditions": ["either party, with a reason"],
+        "signatures": {},
+    }
+
+
 TERMS_LISTS = (
     "successCriteria",
     "allowedActions",
@@ -103,9 +131,7 @@ class SchemaError(AccordError, ValueError):
 
     def __init__(self, violations: list[FieldViolation]) -> None:
         self.violations = violations
-        first = violations[0]
-        more = f" (and {len(violations) - 1} more)" if len(violations) > 1 else ""
-        super().__init__(f"{first.field or 'document'}: {first.description}{more}")
+        super().__init__(describe(violations))
 
     def as_a2a(self, prefix: str = "") -> A2AError:
         """The same violations as an A2A InvalidParams error, fields under ``prefix``."""
@@ -115,6 +141,24 @@ class SchemaError(AccordError, ValueError):
         ]
         shown = SchemaError(violations)
         return A2AError(ErrorKind.INVALID_PARAMS, str(shown), violations=violations)
+
+
+# The violations a message names one by one; past them, how many more (``violations`` has all).
+SHOWN_VIOLATIONS = 40
+
+
+def describe(violations: list[FieldViolation]) -> str:
+    """Every violation in one line: the missing fields together (``missing: contract.purpose,
+    contract.taskCategory``), then each other one (``contract.retentionDays: expected an
+    integer``), up to :data:`SHOWN_VIOLATIONS` fields."""
+    shown = violations[:SHOWN_VIOLATIONS]
+    missing = [v.field or "document" for v in shown if v.description == "missing"]
+    parts = [f"missing: {', '.join(missing)}"] if missing else []
+    parts += [
+        f"{v.field or 'document'}: {v.description}" for v in shown if v.description != "missing"
+    ]
+    rest = len(violations) - len(shown)
+    return "; ".join(parts) + (f" (and {rest} more)" if rest else "")
 
 
 def _join(prefix: str, field: str) -> str:

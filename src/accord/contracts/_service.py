@@ -23,6 +23,7 @@ from accord.agents import ContractActions, Host
 from accord.contracts import _documents as documents
 from accord.contracts import _enforcement as enforcement
 from accord.contracts import _lifecycle as lifecycle
+from accord.contracts._decisions import Decisions
 from accord.contracts._errors import (
     CONTRACT_CONFLICT,
     CONTRACT_EXISTS,
@@ -90,6 +91,7 @@ class ContractService:
         self._agent_action = agent.contract_action if isinstance(agent, ContractActions) else None
         self.skills = skills
         self._retention_after: tuple[str, str, str] = ("", "", "")
+        self.decisions = Decisions()  # the last enforcement decisions (the gate notes them)
 
     @property
     def window_ms(self) -> int:

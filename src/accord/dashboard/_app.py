@@ -8,7 +8,9 @@ API itself, as the caller).
 - ``GET /ui/api/tasks/changes?state=&context=&q=``: the table's changes, SSE (changes);
 - ``GET /ui/api/tasks/{id}/events``: a task's timeline, SSE (timeline);
 - ``GET /ui/api/tasks/{id}/push``: its push configs and their delivery (deliveries);
-- ``GET /ui/api/health``, ``/ui/api/health/events``: the Health page, once or as SSE.
+- ``GET /ui/api/health``, ``/ui/api/health/events``: the Health page, once or as SSE;
+- ``GET /ui/api/activity``, ``/ui/api/activity/events``: the Activity page (the last hour of
+  the server's own metrics), once or as SSE.
 
 Each read authenticates as the API does and reads through accord.service (its reads apply
 the rules the A2A operations apply: tenant, grants, the agent's access check; see
@@ -23,6 +25,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from accord.core.views import MAX_PAGE_SIZE
+from accord.dashboard import _activity as activity
 from accord.dashboard import _changes as changes
 from accord.dashboard import _timeline as timeline
 from accord.dashboard._assets import SECURITY_HEADERS, Assets
@@ -45,6 +48,7 @@ from accord.server import (
 )
 from accord.service import Reader, Service, search
 from accord.service import _reads as reads
+from accord.telemetry import ActivityHistory
 from accord.wire import A2AError, encode
 
 log = logging.getLogger("accord.dashboard")
@@ -71,8 +75,10 @@ class DashboardApp:
         auth: Authenticator,
         *,
         require_auth: bool = True,
+        activity: ActivityHistory | None = None,
     ) -> None:
         self.service = service
+        self.activity = activity
         self.binding = Binding(service, auth, require_auth)
         self.auth = auth
         self.assets = Assets()
@@ -123,6 +129,16 @@ class DashboardApp:
         if route == "health/events":
             frames = await self.health.follow(reader, self.service.heartbeat_s)
             await _stream(request, send, frames)
+            return
+        if route in ("activity", "activity/events"):
+            # (server-wide numbers, as /metrics gives any valid credentials: no tenant's data)
+            if self.activity is None:
+                await _error(send, 404, "the dashboard's activity is off on this server")
+            elif route == "activity":
+                await _json(send, self.activity.document())
+            else:
+                frames = activity.frames(self.activity, self.service.heartbeat_s)
+                await _stream(request, send, frames)
             return
         if route in ("tasks", "tasks/changes"):
             reader.require("tasks")  # (refused before its query is read)

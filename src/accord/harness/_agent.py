@@ -780,7 +780,8 @@ class HarnessAgent:
                 try:
                     self._models[name] = self._model_factory(name)
                 except ValueError as exc:
-                    raise ValueError(f"harness.model: {exc}") from None
+                    key = "model" if name == self.settings.model else "models"
+                    raise ValueError(f"{self.settings.where}.{key}: {exc}") from None
 
     def _model(self, view: Conversation) -> Model:
         model = self._models.get(view.model)

@@ -88,6 +88,14 @@ class HarnessSettings:
     # Where the agents the harness delegates to reach this server (its external base URL):
     # set, a stand-in registers a push config with an agent whose card offers push.
     push_url: str = ""
+    # The file the settings came from ("" when not from a file): named in errors found later
+    # (a model that cannot be built), as parse names it in its own.
+    source: str = field(default="", compare=False)
+
+    @property
+    def where(self) -> str:
+        """How an error names the table: ``accord.toml: harness``."""
+        return f"{self.source}: harness" if self.source else "harness"
 
     @property
     def bounds(self) -> Bounds:
@@ -202,6 +210,7 @@ def parse(value: Any, source: str = "") -> HarnessSettings:
         max_subtask_depth=depth,
         max_subtasks=fanout,
         push_url=push_url(fields["push_url"], f"{where}.push_url") if "push_url" in fields else "",
+        source=source,
     )
     for name in settings.selectable:
         if name.partition(":")[0] not in MODEL_KINDS:

@@ -70,6 +70,7 @@ class AccessRecord:
         def encode(item: StreamItem) -> bytes:
             if not self.task_id:
                 self.task_id = _task_id_of_event(item.response)
+                context.note_task(self.task_id)
             return encode_item(item)
 
         return encode

@@ -14,6 +14,7 @@ from opentelemetry.trace import SpanKind, Status, StatusCode, Tracer
 
 from accord.server._access_log import AccessRecord, Handler
 from accord.server._http import Message, Receive, Scope, Send
+from accord.telemetry import _context as log_context
 from accord.telemetry import _tracing as tracing
 
 
@@ -48,6 +49,9 @@ class Traced:
             attributes=attributes,
             record_exception=True,
         ) as span:
+            if log_context.enabled:  # (JSON logs: this trace's id, on every line of the
+                # request, the access log's too, written once the span has ended)
+                log_context.trace_id.set(tracing.trace_id_of(span) or None)
             try:
                 await self.handle(scope, receive, watched, record)
             finally:

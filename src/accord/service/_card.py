@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from accord import __version__
 from accord.wire import (
     AgentCapabilities,
     AgentCard,
@@ -22,7 +23,9 @@ PROTOCOL_VERSION = "1.0"
 class CardSettings:
     name: str = "accord agent"
     description: str = "An A2A agent served by accord."
-    version: str = "0.0.0"  # the agent's version (not accord's)
+    # The agent's own version ([card] version, or its module's card); without one, the
+    # version of accord that serves it (never a made-up 0.0.0).
+    version: str = __version__
     public_url: str = "http://127.0.0.1:9999"
     grpc_url: str | None = None  # the gRPC target (host:port) when gRPC is served
     streaming: bool = True

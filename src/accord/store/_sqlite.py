@@ -157,7 +157,7 @@ class SqliteStore:
         try:
             conn = _connect(self.path, self.synchronous)
         except sqlite3.Error as exc:
-            raise StoreError(f"cannot open {self.path}: {exc}") from exc
+            raise StoreError(sqlite_lock.cannot_open(self.path, exc)) from exc
         try:
             migrations.migrate(conn, int(time.time() * 1000), self._extensions)
             self._task_rows = migrations.extension_task_rows(conn)

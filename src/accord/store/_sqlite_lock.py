@@ -38,6 +38,22 @@ _holds: dict[str, _Hold] = {}  # by the database's real path
 _guard = threading.Lock()
 
 
+def cannot_open(db_path: str, exc: BaseException) -> str:
+    """Why ``db_path`` cannot be opened: its directory missing is said as such, with the
+    ``sqlite:///`` (relative) against ``sqlite:////`` (absolute) rule a relative path may
+    have got wrong; else the error as it came."""
+    directory = os.path.dirname(db_path)
+    if not directory or os.path.isdir(directory):
+        return f"cannot open {db_path}: {exc}"
+    reason = f"cannot open {db_path}: the directory {directory} does not exist"
+    if os.path.isabs(db_path):
+        return f"{reason} (create it first)"
+    return (
+        f"{reason} (sqlite:///{db_path} is a path relative to the working directory, "
+        f"{os.getcwd()}; an absolute path takes four slashes: sqlite:////{db_path})"
+    )
+
+
 def lock_path(db_path: str) -> str:
     return f"{db_path}.lock"
 
@@ -54,7 +70,7 @@ def hold(db_path: str) -> None:
         try:
             fd = os.open(lock_path(db_path), os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as exc:
-            raise StoreError(f"cannot open {db_path}: {exc}") from exc
+            raise StoreError(cannot_open(db_path, exc)) from exc
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:

@@ -7,6 +7,8 @@
   those numbers (and the store's, the push outbox's, the bus's) into Prometheus families;
 - :mod:`accord.telemetry._tracing`: spans and ``traceparent`` propagation, nothing at all
   while tracing is off;
+- :mod:`accord.telemetry._history`: the last hour of those numbers, sampled every 10 s, for
+  the dashboard's Activity page;
 - :mod:`accord.telemetry._logs`: ``--log-format json`` with the request, task and trace ids;
 - :mod:`accord.telemetry.agents`: the small API agents (the harness) report turns, model
   calls, tokens, tool calls and hook aborts with.
@@ -14,6 +16,7 @@
 
 from accord.telemetry._context import request_id, task_id, trace_id
 from accord.telemetry._exposition import CONTENT_TYPE, Collector, Sources
+from accord.telemetry._history import ActivityHistory
 from accord.telemetry._logs import ids_from
 from accord.telemetry._metrics import (
     BusStats,
@@ -26,6 +29,7 @@ from accord.telemetry._metrics import (
 
 __all__ = [
     "CONTENT_TYPE",
+    "ActivityHistory",
     "BusStats",
     "Collector",
     "CommitStats",

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 from collections.abc import Iterable, Mapping, MutableMapping
 from typing import Any
 
@@ -82,7 +83,9 @@ def _sdk(mode: str, service_name: str) -> Any:
     else:
         from opentelemetry.sdk.trace.export import ConsoleSpanExporter
 
-        provider.add_span_processor(SimpleSpanProcessor(ConsoleSpanExporter()))
+        # standard error, as documented: standard output is not the server's to fill
+        exporter = ConsoleSpanExporter(out=sys.stderr)
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
     return provider
 
 

@@ -1,9 +1,11 @@
 // The dashboard's entry: who is signed in, and which page the address names
-// (#/tasks, #/task/<id>, #/health).
+// (#/tasks, #/task/<id>, #/raw/<id>, #/activity, #/health; any other address is answered "no such page").
 
 import { clear, h } from "./dom.js";
 import { HttpError, card, getJson, session } from "./net.js";
+import { activityPage } from "./activity.js";
 import { healthPage } from "./health.js";
+import { rawPage } from "./raw.js";
 import { taskPage } from "./task.js";
 import { tasksPage } from "./tasks.js";
 
@@ -107,9 +109,29 @@ function route() {
     link.classList.toggle("current", path.startsWith(`/${link.dataset.page}`));
   }
   const context = { main: clear(main), card: agentCard, who, params };
-  if (path.startsWith("/task/")) current = taskPage(context, decodeURIComponent(path.slice(6)));
+  const taskId = path.startsWith("/task/") ? decodeURIComponent(path.slice(6)) : "";
+  const rawId = path.startsWith("/raw/") ? decodeURIComponent(path.slice(5)) : "";
+  if (taskId) current = taskPage(context, taskId);
+  else if (rawId) current = rawPage(context, rawId);
   else if (path === "/health") current = healthPage(context);
-  else current = tasksPage(context);
+  else if (path === "/activity") current = activityPage(context);
+  else if (path === "/tasks" || path === "" || path === "/") current = tasksPage(context);
+  else notFound(path);
+}
+
+// An address the dashboard has no page for: say so (and where the pages are), rather than
+// showing some other page as if it were the one asked for.
+function notFound(path) {
+  const near = /^\/tasks?\/(.+)$/.exec(path);
+  const guess = near ? `#/task/${near[1]}` : null;
+  main.append(h("section", { class: "panel", id: "not-found" },
+    h("h1", {}, "No such page"),
+    h("p", {}, "The dashboard has no page at ", h("code", {}, `#${path}`), "."),
+    guess ? h("p", {}, "A task's page is ", h("a", { href: guess }, guess), ".") : null,
+    h("p", { class: "muted" }, "Its pages: ",
+      [["#/tasks", "the tasks"], ["#/task/<task id>", "a task"], ["#/raw/<task id>", "a task's raw exchange"], ["#/activity", "activity"], ["#/health", "health"]]
+        .map(([where, what], n) => [n ? ", " : "", h("code", {}, where), ` (${what})`]),
+      ".")));
 }
 
 start();

@@ -15,7 +15,7 @@ export function h(tag, attrs, ...children) {
 }
 
 export function append(node, children) {
-  for (const child of children.flat()) {
+  for (const child of children.flat(Infinity)) {
     if (child === undefined || child === null || child === false) continue;
     node.append(child instanceof Node ? child : document.createTextNode(String(child)));
   }
@@ -34,6 +34,8 @@ export function safeHref(value) {
   }
 }
 
+// (use append(clear(node), …) rather than the DOM's own node.append, which writes a null or
+// an array as text: "null", "[object HTMLSpanElement]")
 export function clear(node) {
   while (node.firstChild) node.removeChild(node.firstChild);
   return node;

@@ -1,7 +1,7 @@
 // The Health page: store and bus, recovery, push delivery, the nodes of a cluster; a new
 // document arrives over the stream whenever one of them changes.
 
-import { clear, h, timeCell } from "./dom.js";
+import { append, clear, h, timeCell } from "./dom.js";
 import { follow } from "./net.js";
 
 function flag(ok) {
@@ -21,7 +21,7 @@ export function healthPage({ main }) {
   function show(doc) {
     const recovery = doc.recovery || {};
     const push = doc.push || {};
-    clear(body).append(
+    append(clear(body), [
       h("div", { class: "grid" },
         h("section", { class: "panel", id: "store" }, h("h2", {}, "Store"),
           h("dl", { class: "facts" }, h("dt", {}, "kind"), h("dd", {}, doc.store.kind),
@@ -56,7 +56,7 @@ export function healthPage({ main }) {
             h("tbody", {}, doc.nodes.map((n) => h("tr", {},
               h("td", { class: "mono" }, n.node, n.this ? h("span", { class: "muted" }, " (this one)") : null),
               h("td", {}, n.address), h("td", {}, timeCell(n.since)))))))
-        : null);
+        : null]);
   }
 
   return { stop: () => stream.close() };

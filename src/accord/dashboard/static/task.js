@@ -8,6 +8,9 @@ import {
   COMMANDS_URI, EVENT_TYPE, addressees, harnessOf, isHelpRequest, renderPart, renderParts,
   senderOf, stateName, subStateOf,
 } from "./parts.js";
+import { snapshotChanges, textOf } from "./snapshots.js";
+import { contractPanel } from "./contract.js";
+import { invitePanel } from "./invite.js";
 import { attachments } from "./upload.js";
 
 const TERMINAL = new Set(["completed", "failed", "canceled", "rejected"]);
@@ -21,7 +24,9 @@ export function taskPage({ main, card, who }, taskId) {
   let snapshot = null;
   let stream = null;
   let pushTimer = null;
-  const artifacts = new Map(); // artifact id -> { item, body, lastText }
+  const artifacts = new Map(); // artifact id -> { item, body, lastText, text }
+  const shownMessages = new Set(); // ids of the messages the timeline shows
+  let known = null; // the task as the timeline's events so far make it
   const me = who.authenticated ? who.identity : session.load().participant || "";
 
   const header = h("div", {});
@@ -31,6 +36,8 @@ export function taskPage({ main, card, who }, taskId) {
   const pushes = h("div", {});
   const problem = h("div", {});
   const compose = h("div", {});
+  const contract = contractPanel(taskId);
+  const invite = invitePanel((parts, status, doing) => post(parts, status, doing));
   let files = null; // the compose box's attached files (upload.js)
   main.append(
     header, problem,
@@ -39,7 +46,8 @@ export function taskPage({ main, card, who }, taskId) {
         h("section", { class: "panel" }, h("h2", {}, "Timeline"), timeline),
         compose),
       h("div", {},
-        h("section", { class: "panel" }, h("h2", {}, "Participants"), people),
+        contract.panel,
+        h("section", { class: "panel" }, h("h2", {}, "Participants"), people, invite.node),
         h("section", { class: "panel" }, h("h2", {}, "Plan and sub-tasks"), plan),
         h("section", { class: "panel" }, h("h2", {}, "Push notifications"), pushes))));
 
@@ -49,7 +57,10 @@ export function taskPage({ main, card, who }, taskId) {
     lastEventId: 0, // the whole log, then live
     onEvent: (event) => {
       if (event.event === "snapshot") showSnapshot(event.data.task);
-      else if (event.data && event.data.kind) showEvent(event.data);
+      else if (event.data && event.data.kind) {
+        showEvent(event.data);
+        contract.note(event.data.kind, event.data.body);
+      }
       if (event.event !== "snapshot") refreshPushSoon();
     },
     onError: (error, retrying) => {
@@ -76,23 +87,25 @@ export function taskPage({ main, card, who }, taskId) {
 
   function showEvent({ kind, at, body }) {
     if (kind === "task") {
-      const item = entry("task", at, null, h("div", {}, "created, ",
-        stateBadge(stateName(body.status?.state), subStateOf(body.metadata))));
-      for (const message of body.history || []) {
-        item.append(h("div", { class: "head" }, h("span", { class: "who" }, senderOf(message))),
-          ...messageContent(message));
-      }
+      showTaskEvent(at, body);
       return;
     }
     if (kind === "status") {
       const message = body.status?.message;
-      const item = entry("status", at, message ? senderOf(message) : null,
+      known = known && { ...known, status: body.status, metadata: { ...known.metadata, ...body.metadata } };
+      // A model's answer streams into an artifact, then ends the turn as its status message:
+      // the same text, shown once (the artifact above), the status entry saying only the state.
+      const answered = message && sameAsArtifact(message);
+      const item = entry("status", at, message && !answered ? senderOf(message) : null,
         h("div", {}, "→ ", stateBadge(stateName(body.status?.state), subStateOf(body.metadata))),
-        ...messageContent(message));
+        ...(answered ? [] : messageContent(message)));
+      if (message?.messageId) shownMessages.add(message.messageId);
+      if (answered) answered.item.dataset.answer = "true";
       markHelp(item, message?.parts);
       return;
     }
     if (kind === "message") {
+      if (body.messageId) shownMessages.add(body.messageId);
       const item = entry("message", at, senderOf(body), ...messageContent(body));
       markHelp(item, body.parts);
       return;
@@ -102,6 +115,45 @@ export function taskPage({ main, card, who }, taskId) {
       return;
     }
     entry(kind, at, null, h("pre", {}, JSON.stringify(body, null, 2))); // a kind not known yet
+  }
+
+  // The log's first event is the task as created, with its first messages; a later task event
+  // is the whole task written again (an admin's change, a sub-task's state …): shown as what
+  // it changed.
+  function showTaskEvent(at, body) {
+    if (!known) {
+      const item = entry("task", at, null, h("div", {}, "created, ",
+        stateBadge(stateName(body.status?.state), subStateOf(body.metadata))));
+      item.dataset.event = "created";
+      for (const message of body.history || []) {
+        if (message.messageId) shownMessages.add(message.messageId);
+        item.append(h("div", { class: "head" }, h("span", { class: "who" }, senderOf(message))),
+          ...messageContent(message));
+      }
+      known = body;
+      return;
+    }
+    const { lines, unseen } = snapshotChanges(known, body, shownMessages);
+    known = body;
+    const item = entry("task", at, null,
+      lines.length ? h("ul", { class: "changes" }, lines.map((line) => h("li", {}, line)))
+        : h("div", { class: "muted" }, "updated (nothing shown here changed)"));
+    item.dataset.event = "updated";
+    item.querySelector(".head span:not(.who)").textContent = "task updated";
+    for (const message of unseen) {
+      shownMessages.add(message.messageId);
+      item.append(h("div", { class: "head" }, h("span", { class: "who" }, senderOf(message))),
+        ...messageContent(message));
+    }
+  }
+
+  function sameAsArtifact(message) {
+    if (message.role !== "ROLE_AGENT") return null;
+    const text = textOf(message.parts);
+    if (!text || (message.parts || []).some((p) => typeof p.text !== "string")) return null;
+    // (an artifact stands for one answer: an older turn's same words are not this one's)
+    const shown = [...artifacts.values()].reverse().find((a) => !a.item.dataset.answer && a.text.trim() === text);
+    return shown || null;
   }
 
   function markHelp(item, parts) {
@@ -123,10 +175,11 @@ export function taskPage({ main, card, who }, taskId) {
       const title = `artifact ${artifact.name || shortId(id || "")}`;
       const item = entry("artifact", at, null, h("div", { class: "muted" }, title), body);
       item.dataset.artifactId = id;
-      shown = { item, body, lastText: null };
+      shown = { item, body, lastText: null, text: "" };
       artifacts.set(id, shown);
     }
     for (const part of artifact.parts || []) {
+      if (typeof part.text === "string") shown.text += part.text;
       if (typeof part.text === "string" && shown.lastText) {
         shown.lastText.textContent += part.text;
       } else {
@@ -146,7 +199,8 @@ export function taskPage({ main, card, who }, taskId) {
     const state = stateName(task.status?.state);
     const harness = harnessOf(task);
     clear(header).append(
-      h("h1", {}, harness?.name || `Task ${shortId(task.id)}`),
+      h("h1", {}, harness?.name || `Task ${shortId(task.id)}`,
+        h("a", { class: "raw-link", id: "raw-link", href: `#/raw/${encodeURIComponent(task.id)}`, title: "the JSON-RPC exchange and the card, as a client sees them" }, "raw")),
       h("section", { class: "panel" }, h("dl", { class: "facts" },
         h("dt", {}, "task"), h("dd", { class: "mono", id: "task-id" }, task.id),
         h("dt", {}, "state"), h("dd", { id: "task-state" }, stateBadge(state, subStateOf(task.metadata))),
@@ -154,6 +208,7 @@ export function taskPage({ main, card, who }, taskId) {
         h("dt", {}, "last update"), h("dd", {}, timeCell(task.status?.timestamp || "")),
         harness?.goal ? [h("dt", {}, "goal"), h("dd", {}, harness.goal)] : null)));
     showPeople(harness);
+    invite.update(harness, me, TERMINAL.has(state));
     showPlan(harness);
     if (!before || stateName(before.status?.state) !== state || !compose.firstChild) showCompose(task, harness);
     if (TERMINAL.has(state)) for (const shown of artifacts.values()) shown.body.classList.remove("streaming");
@@ -168,10 +223,15 @@ export function taskPage({ main, card, who }, taskId) {
       : h("p", { class: "muted" }, "Not a conversation: no participants listed."));
   }
 
+  // A sub-task, parent or linked task: a link to its page (a child on another agent has its
+  // stand-in here, under the reference's id), with its last state and the agent it runs on.
   function taskLink(ref) {
-    const label = `${shortId(String(ref.task_id))}${ref.state ? ` · ${stateName(ref.state)}` : ""}${ref.sub_state ? ` · ${ref.sub_state}` : ""}`;
-    return ref.agent ? h("span", { class: "mono" }, `${label} (at ${ref.agent.id ?? "another agent"})`)
-      : h("a", { class: "mono", href: `#/task/${encodeURIComponent(String(ref.task_id))}` }, label);
+    const id = String(ref.task_id);
+    const state = ref.state ? stateName(ref.state) : "";
+    return h("span", { class: "task-ref", "data-task-ref": id },
+      h("a", { class: "mono", href: `#/task/${encodeURIComponent(id)}`, title: id }, shortId(id)),
+      state ? [" ", stateBadge(state, ref.sub_state || "")] : null,
+      h("span", { class: "muted" }, ref.agent ? ` on ${String(ref.agent.id ?? "another agent")}` : " on this agent"));
   }
 
   function showPlan(harness) {
@@ -188,8 +248,8 @@ export function taskPage({ main, card, who }, taskId) {
         h("span", { class: "muted" }, ` · ${s.state ?? "pending"}`),
         (s.linked_tasks || []).map((ref) => [" ", taskLink(ref)])))));
     }
-    if (subs.length) plan.append(h("div", {}, "sub-tasks: ", subs.map((ref) => [taskLink(ref), " "])));
-    if (parents.length) plan.append(h("div", {}, "parent: ", parents.map((ref) => [taskLink(ref), " "])));
+    if (subs.length) plan.append(h("div", {}, "sub-tasks", h("ul", { class: "refs", id: "sub-tasks" }, subs.map((ref) => h("li", {}, taskLink(ref))))));
+    if (parents.length) plan.append(h("div", {}, "parent ", parents.map((ref) => taskLink(ref))));
   }
 
   // --- push configs -----------------------------------------------------------------------------
@@ -338,5 +398,5 @@ export function taskPage({ main, card, who }, taskId) {
   }
 
   showPush();
-  return { stop: () => { stream.close(); clearTimeout(pushTimer); } };
+  return { stop: () => { stream.close(); clearTimeout(pushTimer); contract.stop(); } };
 }
