@@ -167,3 +167,23 @@ class WorksBesideEngine(Protocol):
     starts, to the engine's :class:`Host`."""
 
     def attach_engine(self, host: Host) -> None: ...
+
+
+class MediaFiles(Protocol):
+    """The files of a task's messages, as the media feature keeps them (accord.media)."""
+
+    @property
+    def text_chars(self) -> int:
+        """Of a text file, how many characters a model reads."""
+
+    async def load(self, tenant: str, task_id: str, media_id: str) -> tuple[str, str, bytes] | None:
+        """The media type, file name and bytes of file ``media_id`` of the task (None: no
+        such file of that task)."""
+
+
+@runtime_checkable
+class ReadsMedia(Protocol):
+    """Reads the files of its tasks' messages (the harness shows images to a model): handed
+    the media feature's files once, before the engine starts, when media is on."""
+
+    def attach_media(self, files: MediaFiles) -> None: ...

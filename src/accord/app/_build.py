@@ -16,6 +16,7 @@ from accord.agents import (
     DeclaresMediaTypes,
     Endpoint,
     LoadedAgent,
+    ReadsMedia,
     ServesEndpoint,
     WorksBesideEngine,
     checked_agent,
@@ -139,6 +140,8 @@ def build_app(settings: Settings, agent: Any = None) -> A2AApplication:
     )
     if settings.push_notifications:
         engine.attach_push(push_dispatcher(engine, settings))
+    # (media's gate first: the gates after it, the harness's, see the files rewritten)
+    ingest = _media(settings, engine, loaded.agent)
     if isinstance(loaded.agent, WorksBesideEngine):  # (the harness's deliveries, its gate)
         loaded.agent.attach_engine(engine)
     service = Service(
@@ -179,7 +182,7 @@ def build_app(settings: Settings, agent: Any = None) -> A2AApplication:
         access_log=settings.access_log,
         metrics=metrics,
         metrics_path=settings.metrics_path,
-        endpoints=_endpoints(settings, service, auth, loaded.agent, activity),
+        endpoints=_endpoints(settings, service, auth, loaded.agent, activity, ingest),
         public_url=settings.public_url,
     )
 
@@ -241,6 +244,12 @@ def _card_settings(
         from accord.contracts import _setup as contract_setup
 
         extensions += contract_setup.card_extensions(settings.identity)
+    if media_on(settings, loaded.agent):
+        from accord.media import MediaSettings, card_extension
+
+        extensions.append(
+            card_extension(settings.media or MediaSettings(), settings.advertised_url)
+        )
     return CardSettings(
         **settings.card.over(loaded.card.over(declared_card(loaded.agent))).given(),
         extensions=extensions,
@@ -310,12 +319,30 @@ def _engine_config(
     )
 
 
+def media_on(settings: Settings, agent: Any) -> bool:
+    """Whether the server takes files in messages (``[media]``; by default on for an agent
+    that reads them, the harness)."""
+    from accord.media import MediaSettings
+
+    return (settings.media or MediaSettings()).on(reads_media=isinstance(agent, ReadsMedia))
+
+
+def _media(settings: Settings, engine: Engine, agent: Any) -> Any:
+    """Media on the engine (accord.media), when it is on; None when not."""
+    if not media_on(settings, agent):
+        return None
+    from accord.media import MediaSettings, attach
+
+    return attach(settings.media or MediaSettings(), engine, agent, settings.advertised_url)
+
+
 def _endpoints(
     settings: Settings,
     service: Service,
     auth: PrincipalAuthenticator,
     agent: Any,
     activity: ActivityHistory | None = None,
+    ingest: Any = None,
 ) -> list[Endpoint]:
     """What the application serves beside A2A, in the order it asks them: the command
     surface, the contracts API, the dashboard (/ui … before HTTP+JSON, whose tenant prefix
@@ -356,6 +383,10 @@ def _endpoints(
                 agent=agent,
             )
         )
+    if ingest is not None:
+        from accord.media import endpoint as media_endpoint
+
+        endpoints.append(media_endpoint(ingest, Binding(service, auth, settings.require_auth)))
     if settings.ui:
         from accord.dashboard import DashboardApp
 

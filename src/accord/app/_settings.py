@@ -21,6 +21,7 @@ from accord.server import host_port, reachable_host
 if TYPE_CHECKING:  # (imported when their tables are read: see _checked)
     from accord.contracts import ContractSettings, Identity
     from accord.harness import HarnessSettings
+    from accord.media import MediaSettings
 
 ENV_PREFIX = "ACCORD_"
 HTTP_SERVERS = ("accord", "uvicorn")
@@ -59,6 +60,9 @@ class Settings:
     # accord.contracts._settings.
     identity: Identity | None = None
     contracts: ContractSettings | None = None
+    # [media]: files in messages, stored and served from /media (docs/media.md); None: the
+    # defaults (on for --agent harness, off otherwise).
+    media: MediaSettings | None = None
     streaming: bool = True
     push_notifications: bool = True
     extended_card: bool = False
@@ -213,6 +217,7 @@ FILE_ONLY = (
     "harness",
     "identity",
     "contracts",
+    "media",
 )
 # Settings that moved into the [card] table: an old file gets told where.
 MOVED = {
@@ -258,6 +263,10 @@ def _checked(name: str, value: Any, where: str, source: str) -> Any:
         from accord.harness import parse as parse_harness
 
         return parse_harness(value, source)
+    if name == "media":
+        from accord.media import parse_media
+
+        return parse_media(value, source)
     if name in ("identity", "contracts"):
         from accord.contracts import _settings as contract_settings
 

@@ -31,6 +31,7 @@ from textual.suggester import SuggestFromList
 from textual.widgets import Button, Input, Label, Static
 
 from accord.chat import _a2ui as a2ui
+from accord.chat._attach import Attachments
 from accord.chat._conversation import Conversation, Line
 from accord.harness import (
     COMMANDS_URI,
@@ -171,6 +172,7 @@ class ChatApp(App[None]):
         self.commands: list[dict[str, str]] = []
         self.views: dict[str, LineView] = {}
         self._following = False
+        self.attachments = Attachments()  # /attach PATH: files for the next message
 
     # --- layout ------------------------------------------------------------------------------
 
@@ -231,7 +233,7 @@ class ChatApp(App[None]):
             return
         self.conversation.agent = self.client.card.name or "agent"
         self.commands = card_commands(self.client.card) + CHAT_COMMANDS
-        names = [f"/{command['name']} " for command in self.commands]
+        names = [f"/{command['name']} " for command in self.commands] + ["/attach "]
         self.query_one("#input", Input).suggester = SuggestFromList(names, case_sensitive=False)
         if self.conversation.task_id:
             try:
@@ -319,6 +321,10 @@ class ChatApp(App[None]):
             return
         event.input.value = ""
         self.query_one("#hint", Static).update("")
+        attached = self.attachments.command(text)
+        if attached is not None:
+            self.note(attached)
+            return
         word, _, rest = text.partition(" ")
         if word == "/new":
             self.action_new_conversation()
@@ -335,7 +341,9 @@ class ChatApp(App[None]):
         if await self._ui(text):  # /ui: the task's surfaces (accord.chat._a2ui)
             return
         text = self._picked(text)
-        await self._send([Part(text=text)], "the message", shown=text)
+        files = self.attachments.take()
+        if not await self._send([Part(text=text), *files], "the message", shown=text):
+            self.attachments.parts[:0] = files  # (kept for the next try)
 
     def _picked(self, text: str) -> str:
         """A number answers the help request waiting on you with that option."""

@@ -10,10 +10,8 @@ file part per ``--file PATH`` (its bytes, its name, the media type its extension
 from __future__ import annotations
 
 import json
-import mimetypes
 import sys
 import uuid
-from pathlib import Path
 from typing import Any
 
 import click
@@ -21,6 +19,7 @@ import click
 from accord.harness import EVENT_MEDIA_TYPE
 from accord.harness import PARTICIPANT_KINDS as KINDS
 from accord.harness import PARTICIPANT_ROLES as ROLES
+from accord.media import FileError, file_part
 from accord.wire import UNSET, Message, Part, Role
 
 STDIN = "-"
@@ -76,15 +75,10 @@ def _text(text: str) -> str:
 
 
 def _file_part(path: str) -> Part:
-    file = Path(path)
     try:
-        content = file.read_bytes()
-    except OSError as exc:
-        raise click.BadParameter(
-            f"cannot read {path}: {exc.strerror}", param_hint="--file"
-        ) from None
-    media_type = mimetypes.guess_type(file.name)[0] or UNKNOWN_MEDIA_TYPE
-    return Part(raw=content, filename=file.name, media_type=media_type)
+        return file_part(path)
+    except FileError as error:
+        raise click.BadParameter(str(error), param_hint="--file") from None
 
 
 def build_message(

@@ -38,6 +38,7 @@ from accord.agents import (
     Admit,
     Divert,
     ExecutorFunction,
+    MediaFiles,
     RequestContext,
     TaskHandle,
     Verdict,
@@ -50,6 +51,7 @@ from accord.harness._command_run import CommandRunner
 from accord.harness._compacting import Compactor
 from accord.harness._completion import Completion, register_unresolved_rule
 from accord.harness._journal import JournalError
+from accord.harness._media import with_files
 from accord.harness._moves import Moves, Who
 from accord.harness._participants import ParticipantChanges
 from accord.harness._roster import Roster
@@ -204,6 +206,7 @@ class HarnessAgent:
         self._participants = ParticipantChanges(self.hooks, self.moves)
         self._names: frozenset[str] = frozenset()
         self._steps = Steps(self.hooks, settings.max_steps, Compactor(settings.context_tokens))
+        self._files: MediaFiles | None = None  # the tasks' files, when media is on
         self._mcp = [McpServer(server) for server in settings.mcp]
         self._hook_servers: list[McpServer] = []  # plugins' MCP hooks' servers
         self._tools: ToolSet | None = None
@@ -271,6 +274,11 @@ class HarnessAgent:
 
     input_modes = INPUT_MODES
     output_modes = OUTPUT_MODES
+
+    def attach_media(self, files: MediaFiles) -> None:
+        """Media is on: images of participants' messages go to the model as images, text
+        files as text (accord.harness._media)."""
+        self._files = files
 
     def attach_engine(self, engine: Host) -> None:
         """Work beside ``engine``: follow sub-tasks (their parents' turns, relayed questions,
@@ -567,6 +575,7 @@ class HarnessAgent:
         tools = await self.skills.turn_tools(self._turn_tools(), view.task)
         while True:
             model = self._model(view)
+            view = await with_files(view, self._files, ctx.tenant)
             try:
                 answered = await self._steps.run(
                     task, view, model, tools, key, who, journal, first_step=step

@@ -35,11 +35,21 @@ DATA_PREVIEW = 2_000  # characters of a data part a model sees
 
 
 @dataclass(frozen=True, slots=True)
+class Image:
+    """An image a participant sent (a file of the message), shown to the model as an image."""
+
+    media_type: str
+    data: bytes
+    name: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class Entry:
     sender: str  # a participant id; the harness's own id for its answers
     role: Literal["user", "agent"]
     text: str
     position: int = -1  # its message's place in the task's history (-1: no message's)
+    images: tuple[Image, ...] = ()  # the message's images (harness._media loads them)
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,7 +235,9 @@ def _describe(part: Part, index: int, sender: str, first: bool) -> str:
     if part.data is not UNSET:
         return f"[data from {sender}] {_preview(part.data)}"
     name = part.filename or "file"
-    return f"[{name} from {sender}{f', {part.media_type}' if part.media_type else ''}]"
+    kind = f", {part.media_type}" if part.media_type else ""
+    where = f", at {part.url}" if isinstance(part.url, str) else ""
+    return f"[file {name} from {sender}{kind}{where}]"
 
 
 def _describe_envelope(data: Any, index: int, sender: str) -> str:

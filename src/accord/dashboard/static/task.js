@@ -12,6 +12,7 @@ import {
 import { snapshotChanges, textOf } from "./snapshots.js";
 import { contractPanel } from "./contract.js";
 import { invitePanel } from "./invite.js";
+import { attachments } from "./upload.js";
 
 const TERMINAL = new Set(["completed", "failed", "canceled", "rejected"]);
 
@@ -39,6 +40,7 @@ export function taskPage({ main, card, who }, taskId) {
   const contract = contractPanel(taskId);
   const invite = invitePanel((parts, status, doing) => post(parts, status, doing));
   const surfaces = a2uiPanel({ send: (parts, status) => post(parts, status, "sending…") });
+  let files = null; // the compose box's attached files (upload.js)
   main.append(
     header, problem,
     h("div", { class: "columns" },
@@ -307,6 +309,8 @@ export function taskPage({ main, card, who }, taskId) {
         onkeydown: (event) => keys(event, text, list),
       });
       panel.append(h("h2", {}, "Send"), text, list);
+      files = attachments(card, status); // (files: when the card lists the media extension)
+      if (files) panel.append(files.element);
       const send = h("button", { class: "primary", id: "send", onclick: () => sendText(text, status) }, "Send");
       const actions = h("div", { class: "actions" }, send, status, h("span", { class: "spacer" }));
       if (conversation) actions.append(h("button", { id: "complete", onclick: () => complete(status) }, "Complete"));
@@ -377,8 +381,11 @@ export function taskPage({ main, card, who }, taskId) {
 
   async function sendText(text, status) {
     const value = text.value.trim();
-    if (!value) return;
-    if (await post([{ text: value }], status, "sending…")) text.value = "";
+    if (!value && !files?.count()) return;
+    const attached = files ? files.take() : [];
+    const parts = [...(value ? [{ text: value }] : []), ...attached];
+    if (await post(parts, status, "sending…")) text.value = "";
+    else if (files) files.restore(attached);
   }
 
   async function complete(status) {

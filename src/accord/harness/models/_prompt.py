@@ -9,15 +9,39 @@ one conversation).
 
 from __future__ import annotations
 
+import base64
 import json
 from typing import Any
 
-from accord.harness._transcript import Conversation, Entry, ModelStep, ToolResult, ToolSpec
+from accord.harness._transcript import (
+    Conversation,
+    Entry,
+    Image,
+    ModelStep,
+    ToolResult,
+    ToolSpec,
+)
 from accord.harness._untrusted import untrusted
 
 
 def _user_text(entry: Entry) -> str:
     return f"[{entry.sender}] {entry.text}"
+
+
+def data_url(image: Image) -> str:
+    """An image as a ``data:`` URL (how OpenAI-compatible APIs take an inline image)."""
+    return f"data:{image.media_type};base64,{base64.b64encode(image.data).decode('ascii')}"
+
+
+def _chat_user(entry: Entry) -> str | list[dict[str, Any]]:
+    """A participant's message for Chat Completions: its text, and its images as
+    ``image_url`` parts (data URLs) after it."""
+    if not entry.images:
+        return _user_text(entry)
+    return [
+        {"type": "text", "text": _user_text(entry)},
+        *({"type": "image_url", "image_url": {"url": data_url(image)}} for image in entry.images),
+    ]
 
 
 def _result_text(result: ToolResult) -> str:
@@ -49,7 +73,7 @@ def chat_messages(conversation: Conversation) -> list[dict[str, Any]]:
     messages: list[dict[str, Any]] = [{"role": "system", "content": system_text(conversation)}]
     for entry in conversation.entries:
         if entry.role == "user":
-            messages.append({"role": "user", "content": _user_text(entry)})
+            messages.append({"role": "user", "content": _chat_user(entry)})
         else:
             messages.append({"role": "assistant", "content": entry.text})
     for step in conversation.steps:
@@ -94,6 +118,13 @@ def responses_input(conversation: Conversation) -> list[dict[str, Any]]:
     for entry in conversation.entries:
         role = "user" if entry.role == "user" else "assistant"
         text = _user_text(entry) if entry.role == "user" else entry.text
+        if entry.images:  # (the Responses API's input parts: text, then the images)
+            content: Any = [
+                {"type": "input_text", "text": text},
+                *({"type": "input_image", "image_url": data_url(i)} for i in entry.images),
+            ]
+            items.append({"role": role, "content": content})
+            continue
         items.append({"role": role, "content": text})
     for step in conversation.steps:
         if isinstance(step, ModelStep):
@@ -153,6 +184,8 @@ def anthropic_messages(conversation: Conversation) -> tuple[str, list[dict[str, 
             call_id = message["tool_call_id"]
             result = {"type": "tool_result", "tool_use_id": call_id, "content": content}
             blocks = [{**result, "is_error": True} if call_id in errors else result]
+        elif isinstance(content, list):  # a participant's text with images
+            blocks = [_anthropic_block(item) for item in content]
         else:
             blocks = [_text(content)] if isinstance(content, str) and content.strip() else []
             blocks += [
@@ -191,6 +224,16 @@ def alternating(turns: list[tuple[str, list[dict[str, Any]]]]) -> list[dict[str,
 
 def _text(text: str) -> dict[str, Any]:
     return {"type": "text", "text": text}
+
+
+def _anthropic_block(item: dict[str, Any]) -> dict[str, Any]:
+    """A Chat Completions content part as a Messages API block: an ``image_url`` data URL
+    as an ``image`` block with a base64 source."""
+    if item.get("type") != "image_url":
+        return _text(str(item.get("text", "")))
+    head, _, data = item["image_url"]["url"].partition(",")
+    media_type = head.removeprefix("data:").partition(";")[0]
+    return {"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}}
 
 
 def anthropic_tools(tools: tuple[ToolSpec, ...]) -> list[dict[str, Any]]:
