@@ -142,8 +142,10 @@ def main() -> None:
         print(json.dumps(result))
         return
     forms = (["old"] if args.old else []) + args.forms.split(",")
-    print("form | tasks | tracked objects | full gc ms | RSS MiB (store) | append p50/p99/p99.9 ms"
-          " | read p50/p99/p99.9 ms | full gcs")
+    print(
+        "form | tasks | tracked objects | full gc ms | RSS MiB (store) | append p50/p99/p99.9 ms"
+        " | read p50/p99/p99.9 ms | full gcs"
+    )
     for form in forms:
         command = [sys.executable, __file__, "--one", form, "--tasks", str(args.tasks)]
         command += ["--ops", str(args.ops)] + (["--old", args.old] if args.old else [])

@@ -1,7 +1,8 @@
 """Tails as the store grows: p50 / p99 / p99.9 of SendMessage, SendStreamingMessage and
 GetTask on ``accord serve --agent echo``, on its in-memory store and on SQLite, each filled
 with 0, 100,000 (… ``--sizes``) completed tasks through the store API before the server
-starts (size 0 holds the one task GetTask reads; benchmarks/populate_accord.py, benchmarks/accord_memory.py). Target: p99 ≤ 5× p50.
+starts (size 0 holds the one task GetTask reads; benchmarks/populate_accord.py,
+benchmarks/accord_memory.py --unfrozen). Target: p99 at most 5x p50.
 
 wrk drives each (benchmarks/lua.py checks every body; message ids are fresh per run, so
 every SendMessage creates a task), after a 1 s warm-up; the server's CPU per request and its
@@ -127,7 +128,7 @@ def main() -> None:
                         rows.append({"build": build, "store": store, "stored": stored,
                                      "gc": pauses})  # fmt: skip
                         print(f"{build:5} {store:6} {stored:>8,} collections: " + ", ".join(
-                            f"gen{g} {p['count']}× total {p['total_ms']:.0f} ms"
+                            f"gen{g} {p['count']}x total {p['total_ms']:.0f} ms"
                             f" longest {p['max_ms']:.1f} ms" for g, p in pauses.items()
                         ), flush=True)  # fmt: skip
     print("load", load())
