@@ -25,7 +25,9 @@ import os
 import signal
 import sys
 import tempfile
+import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -64,6 +66,36 @@ def populate(db: Path, count: int, src: str | None) -> None:
     subprocess.run([*argv, "--count", str(count)], check=True, env=env, stdout=subprocess.DEVNULL)
 
 
+def stalls(seconds: float = 3.0) -> str:
+    """What the machine does to any process: the gaps a busy loop sees (scheduling, steal)."""
+    gaps: list[float] = []
+    now = time.perf_counter()
+    end = now + seconds
+    while now < end:
+        last, now = now, time.perf_counter()
+        if now - last > 0.002:
+            gaps.append((now - last) * 1000)
+    longest = ", ".join(f"{g:.0f}" for g in sorted(gaps)[-5:])
+    return f"machine: a busy loop stalled > 2 ms {len(gaps)}x in {seconds:.0f} s; longest {longest}"
+
+
+def report(
+    build: str, store: str, stored: int, scenario: str, conns: int, r: Any, rss: float
+) -> dict[str, Any]:
+    ratio = r.p99_ms / r.p50_ms if r.p50_ms else 0
+    print(
+        f"{build:5} {store:6} {stored:>8,} {scenario:6} c{conns:<2}"
+        f" {r.rps:8.0f} req/s  p50 {r.p50_ms:7.2f}  p99 {r.p99_ms:7.2f}  p99.9"
+        f" {r.p999_ms:7.2f}  max {r.max_ms:7.1f} ms  p99/p50 {ratio:5.1f}  cpu"
+        f" {r.cpu_us:5.0f} us  rss {rss:5.0f} MiB"
+        f"{'' if r.valid else '  INVALID ' + r.sample[:100]}",
+        flush=True,
+    )
+    return {"build": build, "store": store, "stored": stored, "scenario": scenario,
+            "conns": conns, "rps": r.rps, "p50": r.p50_ms, "p99": r.p99_ms, "p999": r.p999_ms,
+            "max": r.max_ms, "cpu_us": r.cpu_us, "rss_mib": rss, "valid": r.valid}  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", default="0,100000")
@@ -78,9 +110,21 @@ def main() -> None:
     if args.src:
         builds.insert(0, ("other", str(Path(args.src).resolve() / "src")))
     print(json.dumps(machine()), "load", load(), flush=True)
-    rows = []
+    rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="accord-tails-", dir=_tmp_root()) as tmp:
         workdir = Path(tmp)
+        print(stalls(), flush=True)
+        echo_port = free_port()
+        echo_argv = [sys.executable, str(HERE / "asgi_echo.py"), "--port", str(echo_port)]
+        echo = Server("asgi-echo", echo_argv, echo_port, "/", workdir / "echo.log")
+        echo.start()
+        try:  # the floor: a bare JSON echo on accord's HTTP server, under the same wrk
+            for conns in (int(c) for c in args.connections.split(",")):
+                r = run_wrk(Target("asgi-echo", echo, "echo", "/"), "get", conns, args.seconds,
+                            workdir, stored=1, total=1, repeat=0)  # fmt: skip
+                rows.append(report("echo", "-", 0, "echo", conns, r, 0.0))
+        finally:
+            echo.stop()
         for stored in (int(s) for s in args.sizes.split(",")):
             for store in args.stores.split(","):
                 for build, src in builds:
@@ -104,22 +148,7 @@ def main() -> None:
                                             stored=max(stored, 1), total=max(stored, 1),
                                             repeat=0)  # fmt: skip
                                 rss = srv.memory().get("VmRSS", 0) / 1024
-                                row = {"build": build, "store": store, "stored": stored,
-                                       "scenario": scenario, "conns": conns, "rps": r.rps,
-                                       "p50": r.p50_ms, "p99": r.p99_ms, "p999": r.p999_ms,
-                                       "max": r.max_ms, "cpu_us": r.cpu_us, "rss_mib": rss,
-                                       "valid": r.valid}  # fmt: skip
-                                rows.append(row)
-                                ratio = r.p99_ms / r.p50_ms if r.p50_ms else 0
-                                print(
-                                    f"{build:5} {store:6} {stored:>8,} {scenario:6} c{conns:<2}"
-                                    f" {r.rps:8.0f} req/s  p50 {r.p50_ms:7.2f}  p99"
-                                    f" {r.p99_ms:7.2f}  p99.9 {r.p999_ms:7.2f}  max"
-                                    f" {r.max_ms:7.1f} ms  p99/p50 {ratio:5.1f}  cpu"
-                                    f" {r.cpu_us:5.0f} us  rss {rss:5.0f} MiB"
-                                    f"{'' if r.valid else '  INVALID ' + r.sample[:100]}",
-                                    flush=True,
-                                )
+                                rows.append(report(build, store, stored, scenario, conns, r, rss))
                     finally:
                         srv.stop()
                     gc_file = workdir / f"{name}.gc"
@@ -131,6 +160,7 @@ def main() -> None:
                             f"gen{g} {p['count']}x total {p['total_ms']:.0f} ms"
                             f" longest {p['max_ms']:.1f} ms" for g, p in pauses.items()
                         ), flush=True)  # fmt: skip
+    print(stalls(), flush=True)
     print("load", load())
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
