@@ -143,8 +143,8 @@ def main() -> None:
         return
     forms = (["old"] if args.old else []) + args.forms.split(",")
     print(
-        "form | tasks | tracked objects | full gc ms | RSS MiB (store) | append p50/p99/p99.9 ms"
-        " | read p50/p99/p99.9 ms | full gcs"
+        "form | tasks | tracked objects | full gc ms | RSS MiB (store) | append p50/p99/p99.9/max"
+        " ms | read p50/p99/p99.9/max ms | full gcs"
     )
     for form in forms:
         command = [sys.executable, __file__, "--one", form, "--tasks", str(args.tasks)]
@@ -155,8 +155,8 @@ def main() -> None:
         print(
             f"{form} | {r['tasks']:,} | {r['tracked_objects']:,} | {r['gen2_ms']:.1f} | "
             f"{r['rss_mib']:.0f} ({r['store_mib']:.0f}) | "
-            f"{a['p50']:.3f} / {a['p99']:.3f} / {a['p99.9']:.2f} | "
-            f"{g['p50']:.3f} / {g['p99']:.3f} / {g['p99.9']:.2f} | "
+            f"{a['p50']:.3f} / {a['p99']:.3f} / {a['p99.9']:.2f} / {a['max']:.0f} | "
+            f"{g['p50']:.3f} / {g['p99']:.3f} / {g['p99.9']:.2f} / {g['max']:.0f} | "
             f"{r['full_collections_during_ops']}",
             flush=True,
         )
