@@ -3,20 +3,25 @@
 Semantics match the SQLite store, which the shared test suite checks; list and scan costs
 grow with the number of tasks.
 
-**Held in a form the garbage collector does not walk.** A task is kept as a tuple of its
-columns with its snapshot encoded (the ProtoJSON GetTask answers with, as the SQL stores keep
-it), its log as a tuple of (seq, kind, at_ms, encoded body), the feed and the request log as
-tuples of plain values. Tuples of strings, numbers and bytes are untracked by CPython's cyclic
-collector, so a full collection no longer walks every task: kept as objects, each task cost
+**Held in a form the garbage collector does not walk.** A task is kept as a row of plain
+values (a ``gc=False`` msgspec struct) with its snapshot encoded (the ProtoJSON GetTask answers
+with, as the SQL stores keep it), its log as a tuple of (seq, kind, at_ms, encoded body), the
+feed and the request log as rows of plain values: none of them is tracked by CPython's cyclic
+collector, so a full collection no longer walks every task. Kept as objects, each task cost
 about 13 tracked containers (the lists inside a Task), and at 100,000 tasks a full collection
-took ~200 ms, the tail of every request that met one (docs/benchmarks.md, "The memory store
-at size"). Reads decode what they return, as the SQL stores do; the records most recently
-written or read are kept decoded (``RECENT``), so an append and the read that follows it do
-not decode.
+took 0.6 to 1.7 s on a loaded machine, the tail of every request that met one
+(docs/benchmarks.md, "The memory store at size"). Reads decode what they return, as the SQL
+stores do; the records most recently written or read are kept decoded (``RECENT``), so an
+append and the read that follows it do not decode. What is left for the collector is the
+store's tables themselves (a few dicts and a list, each visited entry by entry in a full
+collection: 171 ms at 1,000,000 tasks on a loaded machine); ``accord serve`` freezes them at
+start (``gc.freeze()`` of everything built before serving), so a server's full collections
+do not visit them at all.
 
-**Ended tasks can be bounded**: ``MemoryStore(max_ended_tasks=N)`` (``memory://?max_ended_tasks=N``)
-keeps at most N tasks in a terminal state, deleting the oldest ended first, with their logs,
-push configs and feed entries (what retention deletes), in batches of N/16.
+**Ended tasks can be bounded**: ``MemoryStore(max_ended_tasks=N)``
+(``memory://?max_ended_tasks=N``) keeps at most N tasks in a terminal state, deleting the
+oldest ended first, with their logs, push configs and feed entries (what retention deletes),
+in batches of N/16.
 """
 
 from __future__ import annotations
@@ -352,7 +357,8 @@ class MemoryStore:
             self._delivery.pop(task_id, None)
         if doomed:  # their feed entries go too (readers may skip a deleted task's entries)
             gone = set(doomed)
-            self._feed = [entry for entry in self._feed if entry.task_id not in gone]
+            # in place: accord serve froze this list at start (gc.freeze), a new one it would walk
+            self._feed[:] = [entry for entry in self._feed if entry.task_id not in gone]
             for state in self._states.values():
                 state.forget_tasks(gone)
 
