@@ -6,12 +6,17 @@ the arguments given (its ``--store`` must be ``memory://``): the store it opens 
 filled one.
 
     python benchmarks/accord_memory.py --tasks 1000 serve --store memory:// --agent echo ...
+
+accord serve collects and freezes what it holds at start (``gc.freeze()``), which would
+freeze a store filled before it; ``--unfrozen`` fills the store after that, so its tasks are
+what the collector sees of tasks a running server stored.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import sys
 from pathlib import Path
 
@@ -31,11 +36,25 @@ async def fill(store: MemoryStore, count: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--tasks", type=int, default=0)
+    parser.add_argument(
+        "--unfrozen",
+        action="store_true",
+        help="fill after accord serve's start-up gc.freeze(), as tasks a running server made",
+    )
     args, rest = parser.parse_known_args()
     if "memory://" not in rest:
         sys.exit("accord_memory.py serves the in-memory store: pass --store memory://")
     store = MemoryStore()
-    asyncio.run(fill(store, args.tasks))  # plain dicts: no event loop is kept
+    if args.unfrozen:
+        freeze = gc.freeze
+
+        def fill_after() -> None:
+            freeze()
+            asyncio.run(fill(store, args.tasks))
+
+        gc.freeze = fill_after
+    else:
+        asyncio.run(fill(store, args.tasks))  # plain dicts: no event loop is kept
     build.open_store = lambda url, **_: store  # type: ignore[assignment]
     from accord.cli._main import main as accord
 

@@ -22,6 +22,8 @@ class Result:
     socket_errors: int
     cpu_us: float = 0.0  # server CPU time per request: robust to a busy machine
     sample: str = ""
+    p999_ms: float = 0.0  # (0: a run that did not report it)
+    max_ms: float = 0.0
 
     @property
     def valid(self) -> bool:
@@ -59,5 +61,7 @@ def medians(results: list[Result]) -> dict[tuple[str, int, str, int], Result]:
             bad=sum(r.bad for r in rs),
             socket_errors=sum(r.socket_errors for r in rs),
             cpu_us=statistics.median(r.cpu_us for r in rs),
+            p999_ms=statistics.median(r.p999_ms for r in rs),
+            max_ms=max(r.max_ms for r in rs),
         )
     return out

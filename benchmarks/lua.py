@@ -41,9 +41,10 @@ function done(summary, latency, requests)
   local e = summary.errors
   io.write(string.format(
     'RESULT {"requests": %d, "duration_us": %d, "bad": %d, "socket_errors": %d, ' ..
-    '"p50_us": %d, "p90_us": %d, "p99_us": %d, "mean_us": %.1f}\n',
+    '"p50_us": %d, "p90_us": %d, "p99_us": %d, "p999_us": %d, "max_us": %d, "mean_us": %.1f}\n',
     summary.requests, summary.duration, total, e.connect + e.read + e.write + e.timeout,
-    latency:percentile(50), latency:percentile(90), latency:percentile(99), latency.mean))
+    latency:percentile(50), latency:percentile(90), latency:percentile(99),
+    latency:percentile(99.9), latency.max, latency.mean))
   if sample ~= "" then io.write("BADSAMPLE " .. string.gsub(sample, "\n", " ") .. "\n") end
 end
 """

@@ -288,6 +288,8 @@ def run_wrk(
         socket_errors=int(data["socket_errors"]),
         cpu_us=cpu * 1e6 / max(int(data["requests"]), 1),
         sample=sample,
+        p999_ms=data.get("p999_us", 0) / 1000,
+        max_ms=data.get("max_us", 0) / 1000,
     )
 
 

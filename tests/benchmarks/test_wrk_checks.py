@@ -83,7 +83,8 @@ class Script:
             " errors = {connect = 0, read = 0, write = 0, timeout = 0}} end"
         )(requests)
         latency = self.runtime.eval(
-            "{mean = 250.0, percentile = function(self, p) return math.floor(p * 10) end}"
+            "{mean = 250.0, max = 2000,"
+            " percentile = function(self, p) return math.floor(p * 10) end}"
         )
         self.lua.done(summary, latency, self.runtime.table())
         lines = "".join(self.lua.printed.values()).splitlines()

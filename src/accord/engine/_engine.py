@@ -750,6 +750,7 @@ class Engine:
 
     def _run_finished(self, live: LiveTask, run: Run) -> None:
         run.finished = True  # only now: everything the run emitted is durable
+        self.retries.finished(run)
         live.runs.discard(run)
         if not live.runs and self._live.get(live.task_id) is live:
             del self._live[live.task_id]

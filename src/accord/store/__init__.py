@@ -122,9 +122,15 @@ def open_store(url: str = DEFAULT_URL, *, exclusive: bool = True) -> TaskStore:
     location, _, query = rest.partition("?")
     options = {key: values[-1] for key, values in parse_qs(query, strict_parsing=False).items()}
     if scheme == "memory":
-        if location or options:
-            raise ValueError(f"store URL {shown!r}: memory:// takes no path or options")
-        return MemoryStore()
+        if location:
+            raise ValueError(f"store URL {shown!r}: memory:// takes no path")
+        unknown = set(options) - {"max_ended_tasks"}
+        if unknown:
+            raise ValueError(f"store URL {shown!r}: unknown option(s) {sorted(unknown)}")
+        max_ended = options.get("max_ended_tasks")
+        if max_ended is not None and (not max_ended.isdigit() or int(max_ended) < 1):
+            raise ValueError(f"store URL {shown!r}: max_ended_tasks must be a positive integer")
+        return MemoryStore(max_ended_tasks=int(max_ended) if max_ended is not None else None)
     if scheme == "sqlite":
         # sqlite:///x.db -> "/x.db" after the scheme: the host part is empty, the rest is
         # the path, relative unless it starts with another slash (sqlite:////abs/x.db).
