@@ -201,7 +201,7 @@ def test_the_harness_delegates_to_the_js_agent_over_every_binding(
             assert sorted(r[2] or "" for r in refs(done)) == ["COMPLETED"] * 3
             for text in told(done):
                 assert "ended: COMPLETED." in text
-                assert "[artifact ticks]\nchunk 0;\nchunk 1;\nchunk 2;" in text
+                assert "[artifact ticks]\nchunk 0;chunk 1;chunk 2;" in text
             for child, agent in zip(children, agents, strict=True):
                 remote = remote_of(a, child)
                 assert remote["agent"] == agent
