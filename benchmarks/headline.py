@@ -98,6 +98,30 @@ def like_for_like(results: Sequence[Result], stored: int) -> str:
     return "\n".join(lines)
 
 
+def _tail(r: Result | None) -> str:
+    if r is None:
+        return "-"
+    return f"{r.p50_ms:.2f} / {r.p99_ms:.2f} / {r.p999_ms:.2f}"
+
+
+def like_for_like_tails(results: Sequence[Result], stored: int) -> str:
+    """Latency beside the like-for-like ratios: p50 / p99 / p99.9 (medians over the
+    repeats) of each server of both pairings."""
+    m = medians(list(results))
+    servers = [name for _, ours, theirs in PAIRINGS for name in (ours, theirs)]
+    lines = [
+        "| operation | conns | accord SQLite p50 / p99 / p99.9 ms | SDK SQLite "
+        "| accord memory | SDK memory |",
+        "|---|---:|---|---|---|---|",
+    ]
+    for scenario in TARGETS:
+        for conns in sorted({r.connections for r in results if r.scenario == scenario}):
+            cells = [_tail(m.get((scenario, stored, name, conns))) for name in servers]
+            if any(cell != "-" for cell in cells):
+                lines.append(f"| {TITLES[scenario]} | {conns} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def against_limit(results: Sequence[Result], stored: int, fsync_us: Sequence[float]) -> str:
     """GetTask against the bare echo on accord's HTTP server; a durable SendMessage at 1
     connection against the echo's round trip plus one fsync of the stores' disk."""

@@ -56,7 +56,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 # benchmarks/ is not a package: run as a script, or imported with benchmarks/ on the path
-from headline import against_limit, like_for_like
+from headline import against_limit, like_for_like, like_for_like_tails
 from load_results import TITLES, Result, medians
 
 HERE = Path(__file__).resolve().parent
@@ -155,6 +155,7 @@ class Server:
     grpc_port: int = 0
     process: subprocess.Popen[bytes] | None = None
     env: dict[str, str] | None = None  # the server's environment (None: this one's)
+    start_seconds: float = 180  # how long it may take to answer (a store filled at start)
 
     def start(self) -> None:
         out = self.log.open("ab")
@@ -162,7 +163,7 @@ class Server:
             self.argv, stdout=out, stderr=subprocess.STDOUT, cwd=REPO, start_new_session=True,
             env=self.env,
         )  # fmt: skip
-        deadline = time.monotonic() + 180
+        deadline = time.monotonic() + self.start_seconds
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError(f"{self.name} exited; see {self.log}")
@@ -388,6 +389,7 @@ class Bench:
                             f"  [{repeat + 1}/{a.repeat}] {scenario:6} {stored:>6}"
                             f" c{connections:<2}"
                             f" {target.name:18} {result.rps:9.1f} req/s  p50 {result.p50_ms:7.2f}"
+                            f" p99 {result.p99_ms:7.2f} p99.9 {result.p999_ms:7.2f}"
                             f" ms  cpu {result.cpu_us:7.0f} us/req"
                             f"  bad {result.bad} err {result.socket_errors}{flag}",
                             flush=True,
@@ -614,6 +616,10 @@ def main() -> None:
         tables = [
             (f"like for like on {stored:,} stored tasks (accord / a2a-sdk, JSON-RPC, medians)",
              like_for_like(bench.results, stored))
+            for stored in (args.small, args.big)
+        ] + [
+            (f"latency on {stored:,} stored tasks, p50 / p99 / p99.9 ms (medians)",
+             like_for_like_tails(bench.results, stored))
             for stored in (args.small, args.big)
         ] + [
             ("against the limit", against_limit(bench.results, args.small, bench.fsync_us)),

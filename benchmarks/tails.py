@@ -12,6 +12,10 @@ alternated per size and store.
 
     .venv/bin/python benchmarks/tails.py --sizes 0,100000 --seconds 5
     .venv/bin/python benchmarks/tails.py --sizes 0,100000 --src /tmp/main --seconds 5
+    .venv/bin/python benchmarks/tails.py --sizes 1000000 --fills /var/tmp/fills --seconds 5
+
+``--fills DIR`` keeps each filled SQLite file there (filled once, copied for each server):
+a 1,000,000-task fill is minutes of a 2-core machine, and a second run reuses it.
 
 Runs in the interpreter that starts it (needs uvloop and httptools, as accord serve's
 default HTTP server does) and ``wrk`` on PATH.
@@ -52,18 +56,30 @@ def server(name: str, store: str, stored: int, workdir: Path, src: str | None) -
     env = dict(os.environ)
     if src is not None:
         env["PYTHONPATH"] = src
+    # the in-memory store is filled before the server answers: ~10,000 tasks a second
     return Server(name, argv, port, "/.well-known/agent-card.json", workdir / f"{name}.log",
-                  env=env)  # fmt: skip
+                  env=env, start_seconds=180 + stored / 2000)  # fmt: skip
 
 
-def populate(db: Path, count: int, src: str | None) -> None:
+def populate(db: Path, count: int, src: str | None, fills: Path | None = None) -> None:
+    """Fill SQLite file ``db`` with ``count`` tasks; with ``fills``, copy the one kept there
+    (filling it first if it is not there yet)."""
+    import shutil
     import subprocess
 
+    kept = fills / f"{'main' if src else 'this'}-sqlite-{count}.db" if fills else None
+    if kept is not None and kept.exists():
+        shutil.copyfile(kept, db)
+        return
     env = dict(os.environ)
     if src is not None:
         env["PYTHONPATH"] = src
-    argv = [sys.executable, str(HERE / "populate_accord.py"), "--db", str(db)]
+    target = kept.with_suffix(".part") if kept is not None else db
+    argv = [sys.executable, str(HERE / "populate_accord.py"), "--db", str(target)]
     subprocess.run([*argv, "--count", str(count)], check=True, env=env, stdout=subprocess.DEVNULL)
+    if kept is not None:
+        target.rename(kept)
+        shutil.copyfile(kept, db)
 
 
 def stalls(seconds: float = 3.0) -> str:
@@ -105,6 +121,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=int, default=5)
     parser.add_argument("--src", help="also run the servers on this checkout's src")
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--fills", type=Path, help="keep filled SQLite files here, to reuse")
     args = parser.parse_args()
     builds: list[tuple[str, str | None]] = [("this", None)]
     if args.src:
@@ -132,7 +149,7 @@ def main() -> None:
                     location = "memory"
                     if store == "sqlite":
                         db = workdir / f"{name}.db"
-                        populate(db, max(stored, 1), src)
+                        populate(db, max(stored, 1), src, args.fills)
                         location = str(db)
                     srv = server(name, location, stored, workdir, src)
                     srv.start()

@@ -9,7 +9,13 @@ from pathlib import Path
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 sys.path.append(str(BENCHMARKS))  # last: its modules shadow nothing
 
-from headline import against_limit, like_for_like, ratio, send_gap  # noqa: E402
+from headline import (  # noqa: E402
+    against_limit,
+    like_for_like,
+    like_for_like_tails,
+    ratio,
+    send_gap,
+)
 from load_results import Result  # noqa: E402
 from run import parse_load_output  # noqa: E402
 
@@ -97,3 +103,18 @@ def test_get_task_is_held_to_its_share_of_the_echo_from_8_connections() -> None:
     assert "83%" in at_8 and "SQLite **met**" in at_8
     assert "memory **met**" in at_8  # 108 %
     assert not any("fsync" in line for line in lines)  # no fsync timed: no SendMessage row
+
+
+def test_the_latency_table_gives_each_servers_p50_p99_and_p99_9_beside_the_ratios() -> None:
+    runs = []
+    for repeat, p50 in enumerate((1.0, 3.0, 2.0)):
+        runs += [result("accord-jsonrpc", 2000, p50_ms=p50, repeat=repeat)]
+        runs += [result("sdk-jsonrpc", 100, p50_ms=p50 * 10, repeat=repeat)]
+    for r in runs:
+        r.p999_ms = r.p50_ms * 4
+    lines = like_for_like_tails(runs, 1000).splitlines()
+    [send] = [line for line in lines if line.startswith("| SendMessage | 8 ")]
+    # the medians of the repeats: p50 2, p99 (2x) 4, p99.9 (4x) 8; columns: accord SQLite,
+    # SDK SQLite, accord memory, SDK memory
+    assert send == "| SendMessage | 8 | 2.00 / 4.00 / 8.00 | - | - | 20.00 / 40.00 / 80.00 |"
+    assert not any(line.startswith("| GetTask") for line in lines)
