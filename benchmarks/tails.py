@@ -108,8 +108,9 @@ def report(
         flush=True,
     )
     return {"build": build, "store": store, "stored": stored, "scenario": scenario,
-            "conns": conns, "rps": r.rps, "p50": r.p50_ms, "p99": r.p99_ms, "p999": r.p999_ms,
-            "max": r.max_ms, "cpu_us": r.cpu_us, "rss_mib": rss, "valid": r.valid}  # fmt: skip
+            "conns": conns, "rps": r.rps, "mean": r.mean_ms, "p50": r.p50_ms, "p99": r.p99_ms,
+            "p999": r.p999_ms, "max": r.max_ms, "cpu_us": r.cpu_us, "rss_mib": rss,
+            "valid": r.valid}  # fmt: skip
 
 
 def main() -> None:
