@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from tests.harness.engine_kit import ALICE, BOB, brief, send, sub_state
+from tests.harness.engine_kit import ALICE, BOB, brief, said, send, sub_state
 from tests.waiting import until
 
 from accord.engine import Engine
@@ -180,3 +180,35 @@ async def test_the_model_calls_that_summarise_a_long_conversation_are_counted_on
             for name in m.metadata[USAGE_KEY]["calls"]
         ]
         assert len([n for n in named if n.endswith("/summary")]) == summaries
+
+
+async def test_status_shows_the_last_turns_tokens_and_the_conversations() -> None:
+    model = Priced(
+        ("Hello.", Usage(1_200, 30, 1_000)),
+        ([ToolCall("lookup", {"order_id": 7})], Usage(100, 10, 40)),
+        ("Order 7 shipped.", Usage(50, 5, 0)),
+    )
+    async with Engine(MemoryStore(), harness(model, FunctionTool(lookup))) as engine:
+        task = await send(engine, ALICE, brief({"alice": "admin", "bob": "watcher"}))
+        first = said(await send(engine, BOB, "/status", task.id)).splitlines()
+        assert first[-3:-1] == [
+            "Tokens, last turn: 1,200 in (1,000 cached) · 30 out",
+            "Tokens, conversation: 1,200 in (1,000 cached) · 30 out",
+        ]
+        await send(engine, ALICE, "where is order 7?", task.id)
+        # the second turn: two model calls (the tool call's and the answer's), each once
+        status = said(await send(engine, ALICE, "/status", task.id))
+        assert "\nTokens, last turn: 150 in (40 cached) · 15 out\n" in status
+        assert "\nTokens, conversation: 1,350 in (1,040 cached) · 45 out\n" in status
+        assert model.asked == 3
+
+
+async def test_status_says_none_while_no_model_call_has_said_its_tokens() -> None:
+    async def silent(conversation: Conversation) -> ModelResponse:
+        return ModelResponse("Hello.")  # (a model that does not say what it took)
+
+    agent = HarnessAgent(HarnessSettings(model="main"), {"main": FunctionModel(silent)})
+    async with Engine(MemoryStore(), agent) as engine:
+        task = await send(engine, ALICE, "hello")
+        status = said(await send(engine, ALICE, "/status", task.id))
+        assert "\nTokens, last turn: none\nTokens, conversation: 0 in (0 cached) · 0 out" in status
