@@ -102,4 +102,4 @@ def check_work(page: Page, screenshots: Path | None) -> None:
     expect(models.nth(1)).to_contain_text("1,300 in (1,000 cached) · 40 out tokens")
     expect(page.locator("#timeline")).to_contain_text("48213 arrived cracked; there is no order 99.")
     if screenshots is not None:
-        page.screenshot(path=screenshots / "steps.png", full_page=True)
+        page.locator("#timeline").screenshot(path=screenshots / "steps.png")
