@@ -21,6 +21,7 @@ from tests.harness.orders_mcp import ORDERS
 
 pytestmark = pytest.mark.processes
 ALICE = {"X-Participant-Id": "alice"}
+ANSWER = ["48213 arrived cracked; ", "there is no order 99."]
 
 
 @pytest.fixture
@@ -45,12 +46,11 @@ def test_a_turns_tool_calls_are_one_collapsed_entry_live_and_from_history(
     looked_up = ("call_a", "orders_get_order", {"order_id": 48213})
     missing = ("call_b", "orders_get_order", {"order_id": 99})
     answering = threading.Event()
-    answer = ["48213 arrived cracked; ", "there is no order 99."]
     fake.replies.extend(
         [
             Reply(["Hello."], usage=(10, 5, 0)),
             Reply([], tool_calls=[looked_up, missing], usage=(1_000, 200, 34)),
-            Reply(answer, usage=(1_300, 40, 1_000), held_until=answering),
+            Reply(ANSWER, usage=(1_300, 40, 1_000), held_until=answering),
         ]
     )
     with serve(tmp_path, "harness", config(tmp_path, fake)) as server:
@@ -100,6 +100,6 @@ def check_work(page: Page, screenshots: Path | None) -> None:
     expect(models).to_have_count(2)
     expect(models.nth(0)).to_contain_text("1,000 in (34 cached) · 200 out tokens")
     expect(models.nth(1)).to_contain_text("1,300 in (1,000 cached) · 40 out tokens")
-    expect(page.locator("#timeline")).to_contain_text("48213 arrived cracked; there is no order 99.")
+    expect(page.locator("#timeline")).to_contain_text("".join(ANSWER))
     if screenshots is not None:
         page.locator("#timeline").screenshot(path=screenshots / "steps.png")
