@@ -13,7 +13,7 @@ from tests.waiting import until
 
 from accord.engine import Engine
 from accord.harness import Conversation, HarnessAgent, HarnessSettings, ModelResponse, ToolCall
-from accord.harness._usage import USAGE_KEY, totals
+from accord.harness._usage import USAGE_KEY, last_turn, totals
 from accord.harness.channels._tool import ASK_PARTICIPANT
 from accord.harness.models import FunctionModel, Usage
 from accord.harness.tools import FunctionTool
@@ -136,6 +136,32 @@ def test_a_call_several_messages_name_is_counted_once() -> None:
         ],
     )
     assert totals(task) == Usage(22, 10, 1)
+    assert last_turn(task) == Usage(15, 3, 1)  # (the old message names no turn)
+
+
+def test_the_last_turn_is_its_every_stretch_and_step_each_call_once() -> None:
+    def answer(n: int, calls: dict[str, list[int]]) -> Message:
+        return Message(
+            message_id=f"a{n}",
+            role=Role.AGENT,
+            parts=[Part(text="…")],
+            metadata={USAGE_KEY: {"calls": calls}},
+        )
+
+    task = Task(
+        id="t",
+        context_id="c",
+        status=TaskStatus(state=TaskState.INPUT_REQUIRED),
+        history=[answer(0, {"m#1#0": [9, 9, 9]})],
+    )
+    assert last_turn(task) == Usage(9, 9, 9)  # (a turn's key may hold a "#")
+    task.history += [
+        answer(1, {"m2#0": [10, 1, 0], "m2#1/summary": [100, 10, 0]}),
+        answer(2, {"m2#1/summary": [100, 10, 0], "m2#1": [5, 2, 1], "m2#2": [1, 1, 1]}),
+    ]
+    assert last_turn(task) == Usage(116, 14, 2)
+    assert totals(task) == Usage(125, 23, 11)
+    assert last_turn(Task(id="t", context_id="c", status=task.status)) is None
 
 
 async def _parked(engine: Engine, task_id: str) -> Task:
