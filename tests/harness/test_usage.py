@@ -1,7 +1,8 @@
 """The tokens of a task's model calls, each counted once in ``usage.totals``: a turn that
 ends by asking a participant puts its calls' tokens on the help request; a turn resumed from
 its journal after a stop counts a replayed call once; a call named by several messages is
-counted once."""
+counted once; the last turn's tokens (``usage.last_turn``) are all its calls', and ``/status``
+shows them and the conversation's exactly."""
 
 from __future__ import annotations
 
