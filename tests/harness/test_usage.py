@@ -7,6 +7,7 @@ shows them and the conversation's exactly."""
 from __future__ import annotations
 
 import asyncio
+import uuid
 from pathlib import Path
 
 from tests.harness.engine_kit import ALICE, BOB, brief, said, send, sub_state
@@ -112,57 +113,47 @@ async def test_a_turn_resumed_from_its_journal_counts_a_replayed_call_once(tmp_p
         await engine.stop()
 
 
+def answer(calls: dict[str, list[int]]) -> Message:
+    """An answer naming ``calls``."""
+    return Message(
+        message_id=uuid.uuid4().hex,
+        role=Role.AGENT,
+        parts=[Part(text="…")],
+        metadata={USAGE_KEY: {"calls": calls}},
+    )
+
+
+def parked_with(*history: Message) -> Task:
+    state = TaskStatus(state=TaskState.INPUT_REQUIRED)
+    return Task(id="t", context_id="c", status=state, history=list(history))
+
+
 def test_a_call_several_messages_name_is_counted_once() -> None:
-    def answer(calls: dict[str, list[int]]) -> Message:
-        return Message(
-            message_id=str(len(calls)),
+    task = parked_with(
+        answer({"m1#0": [10, 1, 0]}),
+        answer({"m1#0": [10, 1, 0], "m1#1": [5, 2, 1]}),  # (a resumed stretch)
+        Message(  # a message of before calls were named: its sums
+            message_id="old",
             role=Role.AGENT,
             parts=[Part(text="…")],
-            metadata={USAGE_KEY: {"calls": calls}},
-        )
-
-    task = Task(
-        id="t",
-        context_id="c",
-        status=TaskStatus(state=TaskState.INPUT_REQUIRED),
-        history=[
-            answer({"m1#0": [10, 1, 0]}),
-            answer({"m1#0": [10, 1, 0], "m1#1": [5, 2, 1]}),  # (a resumed stretch)
-            Message(  # a message of before calls were named: its sums
-                message_id="old",
-                role=Role.AGENT,
-                parts=[Part(text="…")],
-                metadata={USAGE_KEY: {"input_tokens": 7, "output_tokens": 7, "cached_tokens": 0}},
-            ),
-        ],
+            metadata={USAGE_KEY: {"input_tokens": 7, "output_tokens": 7, "cached_tokens": 0}},
+        ),
     )
     assert totals(task) == Usage(22, 10, 1)
     assert last_turn(task) == Usage(15, 3, 1)  # (the old message names no turn)
 
 
 def test_the_last_turn_is_its_every_stretch_and_step_each_call_once() -> None:
-    def answer(n: int, calls: dict[str, list[int]]) -> Message:
-        return Message(
-            message_id=f"a{n}",
-            role=Role.AGENT,
-            parts=[Part(text="…")],
-            metadata={USAGE_KEY: {"calls": calls}},
-        )
-
-    task = Task(
-        id="t",
-        context_id="c",
-        status=TaskStatus(state=TaskState.INPUT_REQUIRED),
-        history=[answer(0, {"m#1#0": [9, 9, 9]})],
+    first = answer({"m#1#0": [9, 9, 9]})
+    assert last_turn(parked_with(first)) == Usage(9, 9, 9)  # (a turn's key may hold a "#")
+    task = parked_with(
+        first,
+        answer({"m2#0": [10, 1, 0], "m2#1/summary": [100, 10, 0]}),
+        answer({"m2#1/summary": [100, 10, 0], "m2#1": [5, 2, 1], "m2#2": [1, 1, 1]}),
     )
-    assert last_turn(task) == Usage(9, 9, 9)  # (a turn's key may hold a "#")
-    task.history += [
-        answer(1, {"m2#0": [10, 1, 0], "m2#1/summary": [100, 10, 0]}),
-        answer(2, {"m2#1/summary": [100, 10, 0], "m2#1": [5, 2, 1], "m2#2": [1, 1, 1]}),
-    ]
     assert last_turn(task) == Usage(116, 14, 2)
     assert totals(task) == Usage(125, 23, 11)
-    assert last_turn(Task(id="t", context_id="c", status=task.status)) is None
+    assert last_turn(parked_with()) is None
 
 
 async def _parked(engine: Engine, task_id: str) -> Task:
