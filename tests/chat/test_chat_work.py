@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Any
 
 from tests.chat.test_chat import chat, header, running, say, texts, until
-from textual.pilot import Pilot
 from textual.widget import Widget
 
 from accord.chat._app import ChatApp, WorkView
@@ -146,7 +145,9 @@ async def test_a_turn_read_from_history_groups_its_work_the_same_way() -> None:
             task_id = first.conversation.task_id
         joined = chat(url, task_id=task_id)  # joining: the turn comes from GetTask's history
         async with joined.run_test() as pilot:
-            await until(pilot, lambda: "accord agent: Both shipped." in drawn(joined), "the history")
+            await until(
+                pilot, lambda: "accord agent: Both shipped." in drawn(joined), "the history"
+            )
             assert (
                 drawn(joined)
                 == live
@@ -156,7 +157,7 @@ async def test_a_turn_read_from_history_groups_its_work_the_same_way() -> None:
                     "accord agent: Both shipped.",
                 ]
             )
-            await pilot.press("ctrl+o")
+            await pilot.press("shift+tab", "enter")  # (focused from the input, Enter expands)
             assert 'lookup {"order_id":8} → order 8: shipped' in rendered(works(joined)[0].details)
 
 

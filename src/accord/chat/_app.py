@@ -6,7 +6,8 @@ cut before its turn ended is marked interrupted; ``/`` completes the commands th
 card lists and the chat's own (``/new``, ``/invite ID [ROLE]``); a help request addressed to
 you is highlighted (and rings the bell), its options numbered: a number answers with that
 option. Each turn's work (its tool calls, its tokens) is one collapsed line under the
-message that started it: a click, Enter on it or Ctrl+O (the newest) expands it. Enter sends, Ctrl+D completes the conversation, Ctrl+N starts a new one, Ctrl+C
+message that started it: a click, Enter on it or Ctrl+O (the newest) expands it.
+Enter sends, Ctrl+D completes the conversation, Ctrl+N starts a new one, Ctrl+C
 cancels it after asking, Ctrl+Q leaves (the conversation goes on). Against an agent whose
 tasks are not conversations (each ends with its answer), each message starts a new task.
 
@@ -117,7 +118,7 @@ class WorkView(Vertical):
 
     can_focus = True
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter,space", "toggle", "Expand", show=False),
+        Binding("enter,space", "toggle_details", "Expand", show=False),
     ]
 
     def __init__(self, line: Line) -> None:
@@ -142,14 +143,14 @@ class WorkView(Vertical):
         if self.expanded:
             self.details.update(Text(work.details()))
 
-    def action_toggle(self) -> None:
+    def action_toggle_details(self) -> None:
         self.expanded = not self.expanded
         self.details.display = self.expanded
         self.refresh_line()
 
     def on_click(self, event: Click) -> None:
         event.stop()
-        self.action_toggle()
+        self.action_toggle_details()
 
 
 class Confirm(ModalScreen[bool]):
@@ -279,7 +280,7 @@ class ChatApp(App[None]):
         """Expand (or collapse) the newest turn's work."""
         works = [view for view in self.views.values() if isinstance(view, WorkView)]
         if works:
-            works[-1].action_toggle()
+            works[-1].action_toggle_details()
 
     def note(self, text: str) -> None:
         self.show([self.conversation.notice(text)])

@@ -115,7 +115,7 @@ def step_of(message: Message) -> dict[str, Any] | None:
     part = message.parts[0]
     if part.media_type != STEP_MEDIA_TYPE or not isinstance(part.data, dict):
         return None
-    return part.data if isinstance(part.data.get("turn"), str) else None
+    return part.data
 
 
 def sender(message: Message, agent: str) -> str:
@@ -270,7 +270,8 @@ class Conversation:
         self._seen.add(message.message_id)
         step = step_of(message)
         if step is not None:  # the turn's work, folded into its line
-            line = self._work(step["turn"])
+            turn = step.get("turn")
+            line = self._work(turn if isinstance(turn, str) else "")
             assert line.work is not None
             line.work.see_step(step)
             line.text = line.work.summary()
