@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from tests.chat.test_chat import chat, header, running, say, texts, until
+from textual.pilot import Pilot
 from textual.widget import Widget
 
 from accord.chat._app import ChatApp, WorkView
@@ -95,16 +96,23 @@ def drawn(app: ChatApp) -> list[str]:
     ]
 
 
+async def turn(app: ChatApp, pilot: Pilot[Any], text: str, answer: str) -> None:
+    """Say ``text`` and wait for the turn to end with ``answer``."""
+    await until(pilot, lambda: app.client is not None, "connected")
+    await say(pilot, text)
+    await until(
+        pilot,
+        lambda: f"accord agent: {answer}" in drawn(app) and "— your turn" in header(app),
+        f"the answer {answer!r}",
+    )
+
+
 async def test_a_turns_tool_calls_and_tokens_are_one_collapsed_line_that_expands() -> None:
     async with running(shop()) as url:
         app = chat(url)
         async with app.run_test() as pilot:
-            await until(pilot, lambda: app.client is not None, "connected")
-            await say(pilot, "hi")
-            await until(pilot, lambda: "— your turn" in header(app), "the first turn")
-            await say(pilot, ASK)
-            await until(pilot, lambda: "— your turn" in header(app) and len(works(app)) == 2, "2nd")
-            await until(pilot, lambda: "accord agent: Both shipped." in drawn(app), "the answer")
+            await turn(app, pilot, "hi", "Hello.")
+            await turn(app, pilot, ASK, "Both shipped.")
             summary = "▸ 2 tool calls · 1,234 tokens in / 56 out"
             # Under the message that started the turn, above its answer; no step of its own.
             assert drawn(app) == [
@@ -137,10 +145,7 @@ async def test_a_turn_read_from_history_groups_its_work_the_same_way() -> None:
     async with running(shop()) as url:
         first = chat(url)
         async with first.run_test() as pilot:
-            await until(pilot, lambda: first.client is not None, "connected")
-            await say(pilot, ASK)
-            await until(pilot, lambda: "— your turn" in header(first), "the turn's end")
-            await until(pilot, lambda: "accord agent: Both shipped." in drawn(first), "the answer")
+            await turn(first, pilot, ASK, "Both shipped.")
             live = drawn(first)
             task_id = first.conversation.task_id
         joined = chat(url, task_id=task_id)  # joining: the turn comes from GetTask's history
@@ -165,9 +170,7 @@ async def test_a_redacted_tool_call_shows_only_the_replacement() -> None:
     async with running(shop()) as url:
         app = chat(url)
         async with app.run_test() as pilot:
-            await until(pilot, lambda: app.client is not None, "connected")
-            await say(pilot, "pay")
-            await until(pilot, lambda: "accord agent: Paid." in drawn(app), "the answer")
+            await turn(app, pilot, "pay", "Paid.")
             [view] = works(app)
             await pilot.press("ctrl+o")
             details = rendered(view.details)
@@ -176,3 +179,41 @@ async def test_a_redacted_tool_call_shows_only_the_replacement() -> None:
             )
             assert SECRET not in details and all(SECRET not in text for text in drawn(app))
             assert texts(app) == ["pay", "Paid."]
+
+
+def test_what_a_server_sends_for_a_step_is_checked_and_bounded() -> None:
+    """Step events are network input: a long argument or result is cut, fields of the wrong
+    type show as unknown, and nothing of it is read as a separate line."""
+    from accord.chat._conversation import Conversation
+    from accord.harness import STEP_MEDIA_TYPE
+    from accord.wire import Message, Part, Role, Task, TaskState, TaskStatus
+
+    def step(n: int, data: dict[str, Any]) -> Message:
+        part = Part(data={"turn": "m1", "step": 0, **data}, media_type=STEP_MEDIA_TYPE)
+        return Message(message_id=f"s{n}", role=Role.AGENT, parts=[part])
+
+    history = [
+        Message(message_id="m1", role=Role.USER, parts=[Part(text="go")]),
+        step(1, {"kind": "model_call", "usage": {"input_tokens": "many"}, "tool_calls": "x"}),
+        step(
+            2,
+            {
+                "kind": "tool_call",
+                "name": 7,
+                "arguments": {"q": "a" * 10_000},
+                "result": "b" * 10_000,
+                "error": "yes",
+                "duration_ms": "slow",
+            },
+        ),
+    ]
+    task = Task(id="t", context_id="c", status=TaskStatus(state=TaskState.WORKING), history=history)
+    shown = Conversation(me="alice")
+    shown.see_task(task)
+    assert list(shown.lines) == ["m1", "work:m1"]
+    work = shown.lines["work:m1"].work
+    assert work is not None
+    assert work.summary() == "▸ 1 tool call"  # (no tokens said: none shown)
+    model, tool = work.details().split("\n")
+    assert model == "model call → tools · tokens not said"
+    assert tool.startswith("  ⚙ ? {") and "→" in tool and len(tool) < 600
