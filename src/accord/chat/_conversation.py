@@ -271,10 +271,9 @@ class Conversation:
         step = step_of(message)
         if step is not None:  # the turn's work, folded into its line
             turn = step.get("turn")
-            line = self._work(turn if isinstance(turn, str) else "")
-            assert line.work is not None
-            line.work.see_step(step)
-            line.text = line.work.summary()
+            line, work = self._work(turn if isinstance(turn, str) else "")
+            work.see_step(step)
+            line.text = work.summary()
             return [line]
         worked = self._used(message) if message.role is Role.AGENT else []
         if message.role is Role.AGENT and self._fold(message.text()):
@@ -306,17 +305,18 @@ class Conversation:
         self.lines[line.key] = line
         return [*worked, line]
 
-    def _work(self, turn: str) -> Line:
-        """The work line of ``turn``: under the message that started it (when shown), else
-        last."""
+    def _work(self, turn: str) -> tuple[Line, Work]:
+        """The work line of ``turn`` and its work: under the message that started it (when
+        shown), else last."""
         key = f"work:{turn}"
         line = self.lines.get(key)
-        if line is not None:
-            return line
-        line = Line(key, "", "", "work", work=Work(turn))
+        if line is not None and line.work is not None:
+            return line, line.work
+        work = Work(turn)
+        line = Line(key, "", "", "work", work=work)
         if turn not in self.lines:
             self.lines[key] = line
-            return line
+            return line, work
         keys = list(self.lines)
         at = keys.index(turn) + 1
         self.lines = {
@@ -324,7 +324,7 @@ class Conversation:
             key: line,
             **{k: self.lines[k] for k in keys[at:]},
         }
-        return line
+        return line, work
 
     def _used(self, message: Message) -> list[Line]:
         """The work lines the tokens ``message`` names (the model calls of its turn's
@@ -333,10 +333,9 @@ class Conversation:
         calls = calls_of(message.metadata if message.metadata is not UNSET else None)
         turns = dict.fromkeys(name.rpartition("#")[0] for name in calls)
         for turn in [turn for turn in turns if turn]:
-            line = self._work(turn)
-            assert line.work is not None
-            if line.work.see_usage(calls) or not line.text:
-                line.text = line.work.summary()
+            line, work = self._work(turn)
+            if work.see_usage(calls) or not line.text:
+                line.text = work.summary()
                 changed.append(line)
         return changed
 
