@@ -49,6 +49,24 @@ def metadata_of(calls: Mapping[str, Usage]) -> dict[str, Any]:
     }
 
 
+def calls_of(metadata: object) -> dict[str, Usage]:
+    """The model calls a message's metadata names (:data:`USAGE_KEY`), each by its id with
+    its tokens (empty: it names none; entries that are not ``[input, output, cached]``
+    integers are left out — a client reads this from the network)."""
+    found = metadata.get(USAGE_KEY) if isinstance(metadata, dict) else None
+    calls = found.get("calls") if isinstance(found, dict) else None
+    if not isinstance(calls, dict):
+        return {}
+    return {
+        name: Usage(*used)
+        for name, used in calls.items()
+        if isinstance(name, str)
+        and isinstance(used, list)
+        and len(used) == 3
+        and all(type(n) is int and n >= 0 for n in used)
+    }
+
+
 def totals(task: Task) -> Usage:
     """The tokens every model call of ``task`` took, each call once."""
     calls, unnamed = _calls(task)
