@@ -9,7 +9,9 @@ Rounds go off, on, on, off, ... (each pair in both orders, so that a drift of th
 load weighs on both alike), after one warm-up round of each that is not counted. Reports, off
 and on, p50/p99 of a turn's time and the p50 of its CPU time (every thread of the process:
 the event loop and SQLite's writer), and their on/off ratios (target: at most 1.05 at p50);
-and the store's commits per turn (the events ride in the commits a turn makes anyway).
+the on/off ratio of the p50s of each pair of neighbouring rounds (their median and range:
+a measure the machine's drift moves less); and the store's commits per turn (the events ride
+in the commits a turn makes anyway).
 """
 
 from __future__ import annotations
@@ -69,21 +71,28 @@ async def main(turns: int, rounds: int) -> None:
     times: dict[str, list[float]] = {m: [] for m in MODES}
     cpu: dict[str, list[float]] = {m: [] for m in MODES}
     commits: dict[str, list[int]] = {m: [] for m in MODES}
+    pairs: list[dict[str, float]] = []  # each pair of neighbouring rounds: p50 by mode
     with tempfile.TemporaryDirectory() as folder:
         store = SqliteStore(str(Path(folder) / "tasks.db"))
         engine = Engine(store, agent)
         async with engine:
             for counted, mode in [(False, m) for m in MODES] + [(True, m) for m in order(rounds)]:
                 os.environ[OFF_ENV] = "0" if mode == "off" else "1"
+                round_times: list[float] = []
                 for _ in range(turns):
                     committed = store.commit_stats.commits
                     began, began_cpu = time.perf_counter(), time.process_time()
                     await engine.send_message(request("where are 1 and 2?"), ALICE)
                     took, took_cpu = time.perf_counter() - began, time.process_time() - began_cpu
+                    round_times.append(took * 1000)
                     if counted:
                         times[mode].append(took * 1000)
                         cpu[mode].append(took_cpu * 1000)
                         commits[mode].append(store.commit_stats.commits - committed)
+                if counted:
+                    if not pairs or len(pairs[-1]) == len(MODES):
+                        pairs.append({})
+                    pairs[-1][mode] = statistics.median(round_times)
     p50 = {m: statistics.median(v) for m, v in times.items()}
     p99 = {m: statistics.quantiles(v, n=100)[98] for m, v in times.items()}
     c50 = {m: statistics.median(v) for m, v in cpu.items()}
@@ -92,9 +101,11 @@ async def main(turns: int, rounds: int) -> None:
             f"{m:4} turns {len(times[m])}  p50 {p50[m]:.3f} ms  p99 {p99[m]:.3f} ms  "
             f"cpu p50 {c50[m]:.3f} ms  commits/turn {statistics.mean(commits[m]):.2f}"
         )
+    by_pair = sorted(pair["on"] / pair["off"] for pair in pairs)
     print(
         f"on/off p50 {p50['on'] / p50['off']:.3f}  p99 {p99['on'] / p99['off']:.3f}  "
-        f"cpu p50 {c50['on'] / c50['off']:.3f}"
+        f"cpu p50 {c50['on'] / c50['off']:.3f}  p50 by pair of rounds: median "
+        f"{statistics.median(by_pair):.3f} ({by_pair[0]:.3f}-{by_pair[-1]:.3f})"
     )
 
 
