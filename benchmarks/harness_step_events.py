@@ -1,7 +1,7 @@
 """What the harness's step events (docs/harness.md, "Visible work") add to a turn with two
 tool calls, in one process on SQLite, rounds with them off and on interleaved in one run.
 
-    python3 benchmarks/harness_step_events.py            # --turns 50 --rounds 20
+    python3 benchmarks/harness_step_events.py            # --turns 5 --rounds 200
 
 Each turn: a model call that asks for two tools (one step), both run, a model call that
 answers; with events on, that is three step events more (the model call, two tool calls).
@@ -111,7 +111,7 @@ async def main(turns: int, rounds: int) -> None:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
-    parser.add_argument("--turns", type=int, default=50, help="turns per round")
-    parser.add_argument("--rounds", type=int, default=20, help="counted rounds of each mode")
+    parser.add_argument("--turns", type=int, default=5, help="turns per round")
+    parser.add_argument("--rounds", type=int, default=200, help="counted rounds of each mode")
     args = parser.parse_args()
     asyncio.run(main(args.turns, args.rounds))
