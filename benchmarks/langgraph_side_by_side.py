@@ -1,7 +1,7 @@
 """A durable agent turn side by side: accord's harness on SQLite against LangGraph with its
 SQLite checkpointer, in one process, rounds alternated in one run.
 
-    .venv/bin/pip install -r benchmarks/requirements-langgraph.txt   # benchmark-only
+    .venv/bin/pip install -e '.[bench]'      # benchmark-only: langgraph, its SQLite saver
     .venv/bin/python benchmarks/langgraph_side_by_side.py     # --turns 40 --rounds 6
 
 The same turn on both: a scripted model (no network, no model latency) that answers its first
@@ -13,6 +13,9 @@ for 20 turns before starting the next.
 - ``accord``: HarnessAgent on an in-process Engine, SqliteStore with synchronous=FULL (as
   ``accord serve`` runs it): every model answer and tool result is journaled, durable, before
   the harness acts on it.
+- ``accord-idem``: the same with both tools declared idempotent: no "started" journal entry
+  before each call, and a turn resumed after a crash may run a tool again, as LangGraph does
+  (it keeps no record of a tool call until the tools' super-step is done).
 - ``lg-sync``: LangGraph, an explicit ReAct StateGraph (agent node, ``ToolNode``,
   ``tools_condition``) over ``GenericFakeChatModel``, ``SqliteSaver`` (its connection set
   to ``PRAGMA synchronous=FULL``, which is also this SQLite's WAL default), invoked with
@@ -22,6 +25,9 @@ for 20 turns before starting the next.
   ``durability="sync"``: what an asyncio server would run.
 - ``lg-default``: ``SqliteSaver`` with LangGraph's default ``durability="async"``
   (a checkpoint is written while the next step runs: a crash can lose the last step).
+- ``accord-mem`` and ``lg-mem``: the same turns with nothing on disk (accord's MemoryStore,
+  LangGraph's ``InMemorySaver`` with ``durability="sync"``): subtracted from ``accord`` and
+  ``lg-sync``, what durability itself adds per model step.
 
 Per side and scenario: wall time per turn p50/p99, process CPU per turn (all threads), per
 model step, commits (fsyncs) per turn, and what is persisted per turn: rows per table
@@ -51,13 +57,14 @@ from accord.engine import Engine  # noqa: E402
 from accord.harness import HarnessAgent, HarnessSettings, ModelResponse, ToolCall  # noqa: E402
 from accord.harness.models import FunctionModel  # noqa: E402
 from accord.harness.tools import FunctionTool  # noqa: E402
-from accord.store import SqliteStore  # noqa: E402
+from accord.store import MemoryStore, SqliteStore  # noqa: E402
 
 CHAIN = 20  # a continued conversation runs this many turns before the next one starts
 QUESTION = "where is order 1?"
 ANSWER = "order 1 shipped, 2 kg"
 SCENARIOS = (("new", 1), ("new", 2), ("new", 3), ("continued", 2))
-SIDES = ("accord", "lg-sync", "lg-async", "lg-default")
+SIDES = ("accord", "accord-idem", "lg-sync", "lg-async", "lg-default", "accord-mem", "lg-mem")
+BASELINES = {"accord": "accord-mem", "lg-sync": "lg-mem"}  # the same turn, nothing on disk
 
 
 def lookup(order_id: int) -> str:
@@ -85,7 +92,7 @@ class Runner(Protocol):
 
 
 class AccordRunner:
-    def __init__(self, path: Path, continued: bool, steps: int) -> None:
+    def __init__(self, path: Path, continued: bool, steps: int, side: str) -> None:
         async def model(conversation: Any) -> ModelResponse:
             done = sum(1 for step in conversation.steps if hasattr(step, "calls"))
             if done < steps - 1:
@@ -95,9 +102,11 @@ class AccordRunner:
         agent = HarnessAgent(
             HarnessSettings(model="m", max_steps=steps + 1), {"m": FunctionModel(model)}
         )
-        agent.extra_tools.extend([FunctionTool(lookup), FunctionTool(weigh)])
+        idempotent = side == "accord-idem"
+        agent.extra_tools.extend(FunctionTool(f, idempotent=idempotent) for f in (lookup, weigh))
+        memory = side == "accord-mem"
         self.path = path
-        self.store = SqliteStore(str(path))  # synchronous=FULL, as served
+        self.store = MemoryStore() if memory else SqliteStore(str(path))  # FULL, as served
         self.engine = Engine(self.store, agent)
         self.continued = continued
         self.task_id = ""
@@ -116,7 +125,7 @@ class AccordRunner:
         self.done += 1
 
     def commits(self) -> int:
-        return self.store.commit_stats.commits
+        return 0 if isinstance(self.store, MemoryStore) else self.store.commit_stats.commits
 
     async def close(self) -> None:
         await self.engine.stop()
@@ -188,6 +197,10 @@ class GraphRunner:
             await self.conn.set_trace_callback(self._count)
             saver: Any = AsyncSqliteSaver(self.conn)
             await saver.setup()
+        elif self.kind == "lg-mem":
+            from langgraph.checkpoint.memory import InMemorySaver
+
+            saver = InMemorySaver()
         else:
             from langgraph.checkpoint.sqlite import SqliteSaver
 
@@ -219,7 +232,7 @@ class GraphRunner:
     async def close(self) -> None:
         if self.kind == "lg-async":
             await self.conn.close()
-        else:
+        elif self.conn is not None:
             self.conn.close()
 
 
@@ -233,6 +246,8 @@ class Census:
 
 
 def census(path: Path) -> Census:
+    if not path.exists():  # a side in memory
+        return Census()
     conn = sqlite3.connect(str(path))
     try:
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -252,7 +267,9 @@ def census(path: Path) -> Census:
                 ):
                     found.rows[f"events:{kind}"] = k
                     found.payload[f"events:{kind}"] = b
-        page_size, pages = (conn.execute(f"PRAGMA {p}").fetchone()[0] for p in ("page_size", "page_count"))
+        page_size, pages = (
+            conn.execute(f"PRAGMA {p}").fetchone()[0] for p in ("page_size", "page_count")
+        )
         found.file_bytes = page_size * pages
         return found
     finally:
@@ -260,8 +277,8 @@ def census(path: Path) -> Census:
 
 
 def make(side: str, path: Path, continued: bool, steps: int) -> Runner:
-    if side == "accord":
-        return AccordRunner(path, continued, steps)
+    if side.startswith("accord"):
+        return AccordRunner(path, continued, steps, side)
     return GraphRunner(path, continued, steps, side)
 
 
@@ -285,7 +302,9 @@ async def empty_census(side: str, folder: Path) -> Census:
     return census(runner.path)
 
 
-async def run(turns: int, rounds: int, sides: tuple[str, ...]) -> dict[tuple[str, str, int], Measured]:
+async def run(
+    turns: int, rounds: int, sides: tuple[str, ...]
+) -> dict[tuple[str, str, int], Measured]:
     results: dict[tuple[str, str, int], Measured] = {}
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -294,7 +313,9 @@ async def run(turns: int, rounds: int, sides: tuple[str, ...]) -> dict[tuple[str
             empty = await empty_census(side, folder)
             for mode, steps in SCENARIOS:
                 key = (side, mode, steps)
-                runners[key] = make(side, folder / f"{side}-{mode}-{steps}.db", mode == "continued", steps)
+                runners[key] = make(
+                    side, folder / f"{side}-{mode}-{steps}.db", mode == "continued", steps
+                )
                 await runners[key].open()
                 await runners[key].turn()  # warm up (not counted: census subtracts it below)
                 results[key] = Measured(empty=empty)
@@ -318,53 +339,89 @@ async def run(turns: int, rounds: int, sides: tuple[str, ...]) -> dict[tuple[str
     return results
 
 
+def table(header: list[str], rows: list[list[str]]) -> None:
+    print("| " + " | ".join(header) + " |")
+    print("|---|---|" + "---:|" * (len(header) - 2))
+    for row in rows:
+        print("| " + " | ".join(row) + " |")
+
+
+def stored(m: Measured, part: str) -> tuple[float, float]:
+    """Rows and bytes per turn of a table (every table: ``part`` empty), the empty db's off."""
+    n = len(m.wall) + 1  # + the warm-up turn, which the census includes
+
+    def total(values: dict[str, int]) -> int:
+        return sum(v for k, v in values.items() if (k == part if part else ":" not in k))
+
+    rows = total(m.stored.rows) - total(m.empty.rows)
+    payload = total(m.stored.payload) - total(m.empty.payload)
+    return rows / n, payload / n
+
+
 def report(results: dict[tuple[str, str, int], Measured], sides: tuple[str, ...]) -> None:
-    print("\n## per turn (durable, SQLite FULL)")
-    print("| scenario | side | turns | p50 ms | p99 ms | CPU ms/turn (mean) | commits/turn | rows/turn | stored B/turn | file growth B/turn |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("\n## per turn")
+    lines = []
     for mode, steps in SCENARIOS:
         for side in sides:
             m = results[(side, mode, steps)]
-            n = len(m.wall) + 1  # + the warm-up turn, which the census includes
-            rows = sum(v for k, v in m.stored.rows.items() if ":" not in k) - sum(
-                v for k, v in m.empty.rows.items() if ":" not in k
+            rows, payload = stored(m, "")
+            growth = (m.stored.file_bytes - m.empty.file_bytes) / (len(m.wall) + 1)
+            lines.append(
+                [
+                    f"{mode} {steps}-step",
+                    side,
+                    str(len(m.wall)),
+                    f"{statistics.median(m.wall):.2f}",
+                    f"{p99(m.wall):.2f}",
+                    f"{statistics.fmean(m.cpu):.2f}",
+                    f"{m.commits / len(m.wall):.1f}",
+                    f"{rows:.1f}",
+                    f"{payload:,.0f}",
+                    f"{growth:,.0f}",
+                ]
             )
-            payload = sum(v for k, v in m.stored.payload.items() if ":" not in k) - sum(
-                v for k, v in m.empty.payload.items() if ":" not in k
-            )
-            print(
-                f"| {mode} {steps}-step | {side} | {len(m.wall)} | {statistics.median(m.wall):.2f}"
-                f" | {p99(m.wall):.2f} | {statistics.fmean(m.cpu):.2f}"
-                f" | {m.commits / len(m.wall):.1f} | {rows / n:.1f} | {payload / n:,.0f}"
-                f" | {(m.stored.file_bytes - m.empty.file_bytes) / n:,.0f} |"
-            )
-    print("\n## per model step")
-    print("| side | 2-step turn p50 / 2 (ms) | (3-step − 1-step) p50 / 2 (ms) | CPU (3-step − 1-step) / 2 (ms) | commits per added step |")
-    print("|---|---:|---:|---:|---:|")
-    per_step: dict[str, float] = {}
+    header = "scenario,side,turns,p50 ms,p99 ms,CPU ms (mean),commits,rows,row bytes,file bytes"
+    table(header.split(","), lines)
+    print("\n## per model step (ms; added step: (3-step turn - 1-step turn) / 2)")
+    per_step: dict[str, tuple[float, float]] = {}
+    lines = []
     for side in sides:
         one, two, three = (results[(side, "new", s)] for s in (1, 2, 3))
         added = (statistics.median(three.wall) - statistics.median(one.wall)) / 2
         cpu = (statistics.fmean(three.cpu) - statistics.fmean(one.cpu)) / 2
         commits = (three.commits / len(three.wall) - one.commits / len(one.wall)) / 2
-        per_step[side] = added
-        print(f"| {side} | {statistics.median(two.wall) / 2:.2f} | {added:.2f} | {cpu:.2f} | {commits:.1f} |")
-    if "accord" in per_step:
-        for side in sides:
-            if side != "accord":
-                print(f"accord / {side} per added step: {per_step['accord'] / per_step[side]:.2f}")
-    print("\n## what is persisted per turn (new 2-step / continued 2-step), rows and bytes")
+        per_step[side] = added, cpu
+        lines.append(
+            [
+                side,
+                f"{statistics.median(two.wall) / 2:.2f}",
+                f"{statistics.fmean(two.cpu) / 2:.2f}",
+                f"{added:.2f}",
+                f"{cpu:.2f}",
+                f"{commits:.1f}",
+            ]
+        )
+    header = "side,2-step p50 / 2,2-step CPU / 2,added step p50,added step CPU,commits per step"
+    table(header.split(","), lines)
+    for side in sides:
+        if "accord" in per_step and side.startswith("lg-") and side != "lg-mem":
+            wall, cpu = (a / b for a, b in zip(per_step["accord"], per_step[side], strict=True))
+            print(f"accord / {side} per added step: wall {wall:.2f}, CPU {cpu:.2f}")
+    for side, baseline in BASELINES.items():
+        if side in per_step and baseline in per_step:
+            wall, cpu = (a - b for a, b in zip(per_step[side], per_step[baseline], strict=True))
+            print(f"durable work per step, {side} - {baseline}: {wall:.2f} ms, CPU {cpu:.2f} ms")
+    print("\n## what is persisted per turn (2-step turns), rows and their bytes")
     for side in sides:
         for mode in ("new", "continued"):
             m = results[(side, mode, 2)]
-            n = len(m.wall) + 1
-            parts = [
-                f"{table} {(rows - m.empty.rows.get(table, 0)) / n:.1f} rows"
-                f" {(m.stored.payload[table] - m.empty.payload.get(table, 0)) / n:,.0f} B"
-                for table, rows in sorted(m.stored.rows.items())
-                if rows - m.empty.rows.get(table, 0)
-            ]
-            print(f"- {side} {mode}: " + "; ".join(parts))
+            parts = []
+            for part in sorted(m.stored.rows):
+                rows, payload = stored(m, part)
+                if rows:
+                    parts.append(f"{part} {rows:.1f} rows {payload:,.0f} B")
+            if parts:
+                print(f"- {side} {mode}: " + "; ".join(parts))
 
 
 def main() -> None:
