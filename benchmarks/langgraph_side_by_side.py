@@ -346,6 +346,10 @@ def table(header: list[str], rows: list[list[str]]) -> None:
         print("| " + " | ".join(row) + " |")
 
 
+def cells(spec: str, *values: float) -> list[str]:
+    return [format(value, spec) for value in values]
+
+
 def stored(m: Measured, part: str) -> tuple[float, float]:
     """Rows and bytes per turn of a table (every table: ``part`` empty), the empty db's off."""
     n = len(m.wall) + 1  # + the warm-up turn, which the census includes
@@ -366,20 +370,10 @@ def report(results: dict[tuple[str, str, int], Measured], sides: tuple[str, ...]
             m = results[(side, mode, steps)]
             rows, payload = stored(m, "")
             growth = (m.stored.file_bytes - m.empty.file_bytes) / (len(m.wall) + 1)
-            lines.append(
-                [
-                    f"{mode} {steps}-step",
-                    side,
-                    str(len(m.wall)),
-                    f"{statistics.median(m.wall):.2f}",
-                    f"{p99(m.wall):.2f}",
-                    f"{statistics.fmean(m.cpu):.2f}",
-                    f"{m.commits / len(m.wall):.1f}",
-                    f"{rows:.1f}",
-                    f"{payload:,.0f}",
-                    f"{growth:,.0f}",
-                ]
-            )
+            times = cells(".2f", statistics.median(m.wall), p99(m.wall), statistics.fmean(m.cpu))
+            counts = cells(".1f", m.commits / len(m.wall), rows)
+            name = [f"{mode} {steps}-step", side, str(len(m.wall))]
+            lines.append(name + times + counts + cells(",.0f", payload, growth))
     header = "scenario,side,turns,p50 ms,p99 ms,CPU ms (mean),commits,rows,row bytes,file bytes"
     table(header.split(","), lines)
     print("\n## per model step (ms; added step: (3-step turn - 1-step turn) / 2)")
@@ -391,16 +385,8 @@ def report(results: dict[tuple[str, str, int], Measured], sides: tuple[str, ...]
         cpu = (statistics.fmean(three.cpu) - statistics.fmean(one.cpu)) / 2
         commits = (three.commits / len(three.wall) - one.commits / len(one.wall)) / 2
         per_step[side] = added, cpu
-        lines.append(
-            [
-                side,
-                f"{statistics.median(two.wall) / 2:.2f}",
-                f"{statistics.fmean(two.cpu) / 2:.2f}",
-                f"{added:.2f}",
-                f"{cpu:.2f}",
-                f"{commits:.1f}",
-            ]
-        )
+        halves = (statistics.median(two.wall) / 2, statistics.fmean(two.cpu) / 2)
+        lines.append([side, *cells(".2f", *halves, added, cpu), *cells(".1f", commits)])
     header = "side,2-step p50 / 2,2-step CPU / 2,added step p50,added step CPU,commits per step"
     table(header.split(","), lines)
     for side in sides:
