@@ -174,6 +174,12 @@ class _Turn:
 
 
 class HarnessAgent:
+    # A continued turn acts on the world (tools, hooks) only once a command of it is durable
+    # (its model answer journaled, the message.received hooks after a flush): on one node
+    # its message is stored with the turn's WORKING, one commit (accord.agents's
+    # ActsAfterFirstMove; docs/harness.md, "One commit a turn").
+    acts_after_first_move = True
+
     def __init__(
         self,
         settings: HarnessSettings,
@@ -483,6 +489,7 @@ class HarnessAgent:
                 return
         with self._running(ctx.task_id) as turn:
             if self._stall is not None and owes_turn(ctx.message):
+                log.info("turn of message %s stalled at its start", ctx.message.message_id)
                 await self._stall.wait()  # (tests only: a crash between append and turn)
             # (accord.telemetry: counted, and a GenAI invoke_agent span with tracing on)
             with telemetry.turn(
@@ -772,6 +779,8 @@ class HarnessAgent:
         that already)."""
         seen = message
         if self.hooks.wants(MESSAGE_RECEIVED) and not heard:
+            # (hooks act outside accord: the message is stored first, not with WORKING)
+            await task.flush()
             judged = await self._receive(task, message, who)
             if judged is None:
                 if (await task.current()).status.state is TaskState.WORKING:
