@@ -905,12 +905,20 @@ class Engine:
         the one the message was decided on."""
 
         def holds(record: TaskRecord, outcome: Outcome) -> bool:
-            if record.id in self._live or isinstance(verdicts[0], Divert):
+            if isinstance(verdicts[0], Divert):
                 return False
             assert outcome.record is not None
-            self._live[record.id] = LiveTask(
-                record.id, tenant, None, durable=record, message_seq=outcome.record.seq
-            )
+            live = self._live.get(record.id)
+            if live is None:
+                live = self._live[record.id] = LiveTask(record.id, tenant, None, durable=record)
+            elif (
+                live.writing
+                or live.durable is not record
+                or not all(run.ending for run in live.runs)
+            ):
+                return False
+            # (else: the live task of runs that ended, all of it durable, not let go yet)
+            live.message_seq = outcome.record.seq
             return True
 
         return holds
