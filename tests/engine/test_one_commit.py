@@ -84,6 +84,7 @@ class Parker:
         self.gate: asyncio.Event | None = None
         self.started = asyncio.Event()
         self.move_first = True
+        self.journals = False
 
     async def execute(self, ctx: RequestContext, task: TaskHandle) -> None:
         self.started.set()
@@ -92,6 +93,8 @@ class Parker:
         if not self.move_first:
             return  # a run that makes no move: the message is stored all the same
         await task.start_working()
+        if self.journals:
+            await task.journal({"asked": ctx.text})  # (what a model's answer would be)
         await task.require_input(f"answered {ctx.text}")
 
     async def cancel(self, ctx: RequestContext, task: TaskHandle) -> None:
@@ -108,7 +111,10 @@ def request(text: str, task_id: str = "", immediate: bool = False) -> SendMessag
     configuration = SendMessageConfiguration(return_immediately=True) if immediate else None
     return SendMessageRequest(
         message=Message(
-            message_id=f"m-{text}-{task_id}", role=Role.USER, parts=[Part(text=text)], task_id=task_id
+            message_id=f"m-{text}-{task_id}",
+            role=Role.USER,
+            parts=[Part(text=text)],
+            task_id=task_id,
         ),
         **({"configuration": configuration} if configuration is not None else {}),
     )
@@ -224,16 +230,20 @@ async def test_return_immediately_answers_once_the_message_alone_is_stored(
 async def test_a_held_message_the_store_refuses_is_an_error_and_no_turn(
     store: MemoryStore | SqliteStore,
 ) -> None:
+    """Nothing of the run is stored without its message: its journal entry, decided behind
+    the refused append, is not decided again on the task without it."""
     seen = Appends(store)
-    async with Engine(store, Parker()) as engine:
+    agent = Parker()
+    async with Engine(store, agent) as engine:
         task = await parked(engine)
+        agent.journals = True
         seen.refuse_next = True
         with pytest.raises(A2AError):
             await engine.send_message(request("lost", task.id), ALICE)
         stored = await store.get_task(task.id, None)
         assert stored is not None
         assert [m.text() for m in stored.task.history] == ["hello", "answered hello"]
+        assert not [e for e in await store.read_events(task.id, 0, 100) if e.kind == "journal"]
         await until(lambda: not engine.running(task.id), "the run to stop")
         again = await engine.send_message(request("later", task.id), ALICE)  # the task goes on
         assert isinstance(again, Task) and again.history[-1].text() == "answered later"
-

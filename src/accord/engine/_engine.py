@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from accord.agents import (
-    ActsAfterFirstMove,
     Access,
+    ActsAfterFirstMove,
     AgentError,
     Answered,
     CancelRecord,
