@@ -149,20 +149,12 @@ async def test_a_continued_message_is_stored_with_the_runs_first_command(
         assert working_in(seen.holding(f"m-again-{task.id}"))  # one append: message, WORKING
 
 
-async def test_without_the_capability_the_message_is_stored_before_the_run(
-    store: MemoryStore | SqliteStore,
-) -> None:
+@pytest.mark.parametrize("case", ["agent without the capability", "store of several nodes"])
+async def test_otherwise_the_message_is_stored_alone_before_the_run(case: str) -> None:
+    shared = case == "store of several nodes"
+    store = SharedMemory() if shared else MemoryStore()
     seen = Appends(store)
-    async with Engine(store, PlainParker()) as engine:
-        task = await parked(engine)
-        await engine.send_message(request("again", task.id), ALICE)
-        assert not working_in(seen.holding(f"m-again-{task.id}"))
-
-
-async def test_a_store_several_nodes_share_stores_the_message_before_the_run() -> None:
-    store = SharedMemory()
-    seen = Appends(store)
-    async with Engine(store, Parker()) as engine:
+    async with Engine(store, Parker() if shared else PlainParker()) as engine:
         task = await parked(engine)
         await engine.send_message(request("again", task.id), ALICE)
         assert not working_in(seen.holding(f"m-again-{task.id}"))
