@@ -47,7 +47,6 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from bench_scaleout import fresh_database  # noqa: E402
 from lua import _COMMON, _HEADERS  # noqa: E402
 from run import Result, Server, Target, free_port, load, machine, parse_in_venv, run_wrk  # noqa: E402
 
@@ -155,6 +154,9 @@ def main() -> None:
     connections = [int(c) for c in args.connections.split(",")]
     scenarios = args.scenarios.split(",") + (["baseline"] if args.baseline else [])
     accord = str(Path(sys.executable).with_name("accord"))
+    if args.pg:
+        sys.path.insert(0, str(HERE.parent))  # (bench_scaleout's cluster reads tests/)
+        from bench_scaleout import fresh_database
     results: list[Result] = []
     print(f"machine: {machine()}  load: {load()}", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
