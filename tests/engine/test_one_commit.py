@@ -199,7 +199,7 @@ async def test_a_run_that_makes_no_move_still_stores_its_message(
     async with Engine(store, agent) as engine:
         task = await parked(engine)
         agent.move_first = False
-        answered = await engine.send_message(request("quiet", task.id, immediate=True), ALICE)
+        answered = await engine.send_message(request("quiet", task.id), ALICE)
         assert isinstance(answered, Task) and answered.history[-1].text() == "quiet"
         stored = await store.get_task(task.id, None)
         assert stored is not None and stored.task.history[-1].text() == "quiet"
