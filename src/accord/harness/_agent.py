@@ -107,6 +107,7 @@ from accord.harness.delegation._internal import is_harness
 from accord.harness.delegation._tools import CreateTaskForParticipant, SpawnSubtask
 from accord.harness.hooks._base import HookAbort
 from accord.harness.hooks._operations import (
+    LLM_INVOKED,
     MESSAGE_RECEIVED,
     PARTICIPANT_CHANGED,
     TURN_FINISHED,
@@ -175,8 +176,8 @@ class _Turn:
 
 class HarnessAgent:
     # A continued turn acts on the world (tools, hooks) only once a command of it is durable
-    # (its model answer journaled, the message.received hooks after a flush): on one node
-    # its message is stored with the turn's WORKING, one commit (accord.agents's
+    # (a tool after its model answer's journal entry, hooks of the turn after a flush): on
+    # one node its message is stored with the turn's WORKING, one commit (accord.agents's
     # ActsAfterFirstMove; docs/harness.md, "One commit a turn").
     acts_after_first_move = True
 
@@ -792,6 +793,8 @@ class HarnessAgent:
             await self.moves.start_turn(task, who)  # (a hooked participant change started it)
         if seen is not message:
             await task.decide(partial(received.replaced, message=seen))
+        if self.hooks.wants(TURN_STARTED) or self.hooks.wants(LLM_INVOKED):
+            await task.flush()  # (hooks act outside accord: they see the turn's message stored)
         return True
 
     async def _take_joined(self, task: TaskHandle, turn: _Turn) -> bool:
