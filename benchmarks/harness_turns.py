@@ -3,6 +3,7 @@ hooks cost a turn.
 
     python3 benchmarks/harness_turns.py           # --seconds 5 --repeat 3 --connections 1,8
     python3 benchmarks/harness_turns.py --baseline /path/to/an/older/checkout
+    python3 benchmarks/harness_turns.py --pg postgresql://postgres@127.0.0.1:5432/postgres
 
 Servers (accord's own HTTP front, SQLite in a temporary directory, JSON-RPC):
 
@@ -19,6 +20,10 @@ Servers (accord's own HTTP front, SQLite in a temporary directory, JSON-RPC):
   ``src`` first on the path), e.g. one without hooks, to show that unused hooks cost a turn
   nothing.
 
+With ``--pg ADMIN_DSN`` every server runs on a fresh PostgreSQL database of that server
+(created before it starts, dropped after) instead of SQLite: one node, as a store several
+nodes share.
+
 Every response body is checked (the echo's COMPLETED task; the harness's
 ``awaiting-next-message``). The targets (issue: harness part 1): a turn adds at most 1 ms p50
 over the echo at 1 connection, and keeps at least half the echo's throughput at 8 (issue:
@@ -29,6 +34,7 @@ Results go to docs/benchmarks.md with the command that produced them.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -143,10 +149,14 @@ def main() -> None:
     parser.add_argument("--connections", default="1,8")
     parser.add_argument("--scenarios", default="echo,first,turn,hooked")
     parser.add_argument("--baseline", type=Path, help="also serve turn from this checkout")
+    parser.add_argument("--pg", help="an admin DSN: each server on a fresh database there")
     args = parse_in_venv(parser, __file__)
     connections = [int(c) for c in args.connections.split(",")]
     scenarios = args.scenarios.split(",") + (["baseline"] if args.baseline else [])
     accord = str(Path(sys.executable).with_name("accord"))
+    if args.pg:
+        sys.path.insert(0, str(HERE.parent))  # (bench_scaleout's cluster reads tests/)
+        from bench_scaleout import fresh_database
     results: list[Result] = []
     print(f"machine: {machine()}  load: {load()}", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
@@ -163,6 +173,9 @@ def main() -> None:
                 for count in connections:
                     port = free_port()
                     store = f"sqlite:///{work / f'{scenario}-{count}-{repeat}.db'}"
+                    database = contextlib.ExitStack()
+                    if args.pg:
+                        store = database.enter_context(fresh_database(args.pg))
                     argv = [accord, "serve", "--port", str(port), "--store", store]
                     argv += ["--log-level", "warning"]
                     env = dict(os.environ)
@@ -189,6 +202,7 @@ def main() -> None:
                         )  # fmt: skip
                     finally:
                         server.stop()
+                        database.close()  # (with --pg: dropped)
                     results.append(result)
                     flag = "" if result.valid else f"  INVALID {result.bad} bad: {result.sample}"
                     print(
@@ -197,16 +211,17 @@ def main() -> None:
                         f"  cpu {result.cpu_us:6.0f} us/req{flag}",
                         flush=True,
                     )
-    print("\nmedians over repeats (req/s, p50 ms, cpu us/req):")
+    print("\nmedians over repeats (req/s, p50 ms, p99 ms, cpu us/req):")
     table: dict[tuple[str, int], tuple[float, float]] = {}
     for scenario in scenarios:
         for count in connections:
             runs = [r for r in results if r.scenario == scenario and r.connections == count]
             rps = statistics.median(r.rps for r in runs)
             p50 = statistics.median(r.p50_ms for r in runs)
+            p99 = statistics.median(r.p99_ms for r in runs)
             cpu = statistics.median(r.cpu_us for r in runs)
             table[(scenario, count)] = (rps, p50)
-            shown = f"{rps:8.0f} req/s  p50 {p50:6.2f} ms  cpu {cpu:5.0f}"
+            shown = f"{rps:8.0f} req/s  p50 {p50:6.2f} ms  p99 {p99:6.2f} ms  cpu {cpu:5.0f}"
             print(f"  {scenario:8} c={count:<2} {shown}", flush=True)
     print("\ntargets:")
     for scenario in ("first", "turn"):

@@ -17,11 +17,21 @@ from tests.waiting import eventually
 CARD = "/.well-known/agent-card.json"
 
 
+_GIVEN: set[int] = set()  # (ports handed out by this process: never twice)
+
+
 def free_port(host: str = "127.0.0.1") -> int:
+    """A port nothing listens on now, and one this process has not handed out before: two
+    calls in a row (a server's HTTP and gRPC ports) never get the same one, which the kernel
+    may otherwise return for a socket bound and closed twice."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    with socket.socket(family) as sock:
-        sock.bind((host, 0))
-        return int(sock.getsockname()[1])
+    while True:
+        with socket.socket(family) as sock:
+            sock.bind((host, 0))
+            port = int(sock.getsockname()[1])
+        if port not in _GIVEN:
+            _GIVEN.add(port)
+            return port
 
 
 def wait_serving(

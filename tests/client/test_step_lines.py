@@ -65,13 +65,14 @@ def test_step_events_print_as_lines() -> None:
     ]
 
 
-def test_accord_chat_shows_a_step_event_as_one_line_not_json() -> None:
+def test_accord_chat_folds_a_step_event_into_its_turns_work_not_json() -> None:
     from accord.chat._conversation import Conversation
 
     shown = Conversation(me="alice").see(
         step(
             {
                 "kind": "tool_call",
+                "turn": "m0",
                 "name": "lookup_order",
                 "arguments": {"order_id": 7},
                 "result": "shipped",
@@ -80,4 +81,7 @@ def test_accord_chat_shows_a_step_event_as_one_line_not_json() -> None:
             }
         )
     )
-    assert [line.text for line in shown] == ['⚙ lookup_order {"order_id": 7} → shipped (3 ms)']
+    [line] = shown
+    assert line.kind == "work" and line.text == "▸ 1 tool call"
+    assert line.work is not None
+    assert line.work.details() == '  ⚙ lookup_order {"order_id":7} → shipped · 3 ms'

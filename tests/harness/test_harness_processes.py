@@ -4,6 +4,7 @@ the other; a completion sent to one cuts a turn running on the other)."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 import uuid
@@ -146,6 +147,57 @@ def test_kill_9_between_a_messages_append_and_its_turn_runs_the_turn_once_after_
             assert answers == ["answer 1", "answer 2"]  # its turn, once
         finally:
             server.kill() if round_ == 2 else server.stop()
+
+
+def test_kill_9_before_a_turns_first_commit_loses_only_an_unanswered_message(
+    tmp_path: Path,
+) -> None:
+    """On one node a blocking message to a parked conversation is stored with its turn's
+    first move (WORKING), not before the turn: ``kill -9`` while the turn is held before that
+    move leaves the conversation as it was (the message was never acknowledged, nor is it
+    owed), and the client's retry of the same message runs its turn, once."""
+    config = write_settings(tmp_path)
+    store = f"sqlite:///{tmp_path / 'tasks.db'}"
+    stalled = {"ACCORD_TEST_STALL_TURN_START": "1"}
+    server = start(tmp_path, store, config, name="first", grpc=False, env=stalled)
+    message_id = uuid.uuid4().hex
+    try:
+        task = say(server, "alice", "hello")
+        before = get(server, "alice", task["id"])
+        message = {
+            "messageId": message_id,
+            "role": "ROLE_USER",
+            "parts": [{"text": "are you there?"}],
+            "taskId": task["id"],
+        }
+        sending = threading.Thread(target=_unanswered, args=(server, message), daemon=True)
+        sending.start()
+        eventually(lambda: f"turn of message {message_id} stalled" in server.log(), "the stall")
+        shown = get(server, "alice", task["id"])
+        assert shown["history"] == before["history"]  # not shown: not durable yet
+    finally:
+        server.kill()
+    sending.join(10)
+    server = start(tmp_path, store, config, name="second", grpc=False)
+    try:
+        after = get(server, "alice", task["id"])
+        assert after["history"] == before["history"]
+        assert after["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+        retried = rpc(server, "alice", "SendMessage", {"message": message})["task"]
+        assert status_text(retried) == "answer 2"
+        history = get(server, "alice", task["id"])["history"]
+        answers = [m["parts"][0]["text"] for m in history if m["role"] == "ROLE_AGENT"]
+        assert answers == ["answer 1", "answer 2"]
+        assert [m["messageId"] for m in history].count(message_id) == 1
+    finally:
+        server.stop()
+
+
+def _unanswered(server: HarnessServer, message: dict[str, Any]) -> None:
+    """A blocking SendMessage whose server dies before it answers."""
+    body = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": message}}
+    with contextlib.suppress(httpx.HTTPError):
+        httpx.post(server.url, json=body, headers={**HEADERS, "X-Participant-Id": "alice"})
 
 
 @pytest.fixture

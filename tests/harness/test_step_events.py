@@ -20,7 +20,7 @@ from tests.waiting import until
 
 from accord.engine import Engine
 from accord.harness import HarnessAgent, HarnessSettings, ToolCall
-from accord.harness._step_events import STEP_MEDIA_TYPE, is_step, step_data
+from accord.harness._step_events import OFF_ENV, STEP_MEDIA_TYPE, is_step, step_data
 from accord.harness.hooks import FunctionExecutor
 from accord.harness.models import FunctionModel, Usage
 from accord.harness.tools import FunctionTool
@@ -103,6 +103,31 @@ async def test_a_turns_model_and_tool_calls_are_step_events_in_its_history(
         task = await send(engine, ALICE, "thanks", task.id)
         assert model.asked == 4
         assert await check_store(store) >= 1  # tiny-harness's shapes fit every event
+
+
+async def test_step_events_ride_in_the_commits_a_turn_makes_anyway(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A turn's step events are written with its journal's writes: they cost it no commit (no
+    fsync) of their own, and it never waits for one (docs/benchmarks.md, step events)."""
+
+    def two_lookups() -> Priced:
+        calls = [ToolCall("lookup", {"order_id": 1}), ToolCall("lookup", {"order_id": 2})]
+        return Priced(
+            ("Hello.", Usage(1, 1, 0)), (calls, Usage(1, 1, 0)), ("Both.", Usage(1, 1, 0))
+        )
+
+    commits: dict[str, int] = {}
+    for events in ("0", "1"):
+        monkeypatch.setenv(OFF_ENV, events)
+        store = SqliteStore(str(tmp_path / f"tasks-{events}.db"))
+        async with Engine(store, agent_of(two_lookups(), FunctionTool(lookup))) as engine:
+            task = await send(engine, ALICE, brief({"alice": "admin"}))
+            before = store.commit_stats.commits
+            task = await send(engine, ALICE, "where are 1 and 2?", task.id)
+            commits[events] = store.commit_stats.commits - before
+        assert len(steps_of(task)) == (3 if events == "1" else 0)
+    assert commits["1"] == commits["0"]
 
 
 class Seen:

@@ -1,19 +1,21 @@
 """The tokens of a task's model calls, each counted once in ``usage.totals``: a turn that
 ends by asking a participant puts its calls' tokens on the help request; a turn resumed from
 its journal after a stop counts a replayed call once; a call named by several messages is
-counted once."""
+counted once; the last turn's tokens (``usage.last_turn``) are all its calls', and ``/status``
+shows them and the conversation's exactly."""
 
 from __future__ import annotations
 
 import asyncio
+import uuid
 from pathlib import Path
 
-from tests.harness.engine_kit import ALICE, BOB, brief, send, sub_state
+from tests.harness.engine_kit import ALICE, BOB, brief, said, send, sub_state
 from tests.waiting import until
 
 from accord.engine import Engine
 from accord.harness import Conversation, HarnessAgent, HarnessSettings, ModelResponse, ToolCall
-from accord.harness._usage import USAGE_KEY, totals
+from accord.harness._usage import USAGE_KEY, last_turn, totals
 from accord.harness.channels._tool import ASK_PARTICIPANT
 from accord.harness.models import FunctionModel, Usage
 from accord.harness.tools import FunctionTool
@@ -111,31 +113,47 @@ async def test_a_turn_resumed_from_its_journal_counts_a_replayed_call_once(tmp_p
         await engine.stop()
 
 
+def answer(calls: dict[str, list[int]]) -> Message:
+    """An answer naming ``calls``."""
+    return Message(
+        message_id=uuid.uuid4().hex,
+        role=Role.AGENT,
+        parts=[Part(text="…")],
+        metadata={USAGE_KEY: {"calls": calls}},
+    )
+
+
+def parked_with(*history: Message) -> Task:
+    state = TaskStatus(state=TaskState.INPUT_REQUIRED)
+    return Task(id="t", context_id="c", status=state, history=list(history))
+
+
 def test_a_call_several_messages_name_is_counted_once() -> None:
-    def answer(calls: dict[str, list[int]]) -> Message:
-        return Message(
-            message_id=str(len(calls)),
+    task = parked_with(
+        answer({"m1#0": [10, 1, 0]}),
+        answer({"m1#0": [10, 1, 0], "m1#1": [5, 2, 1]}),  # (a resumed stretch)
+        Message(  # a message of before calls were named: its sums
+            message_id="old",
             role=Role.AGENT,
             parts=[Part(text="…")],
-            metadata={USAGE_KEY: {"calls": calls}},
-        )
-
-    task = Task(
-        id="t",
-        context_id="c",
-        status=TaskStatus(state=TaskState.INPUT_REQUIRED),
-        history=[
-            answer({"m1#0": [10, 1, 0]}),
-            answer({"m1#0": [10, 1, 0], "m1#1": [5, 2, 1]}),  # (a resumed stretch)
-            Message(  # a message of before calls were named: its sums
-                message_id="old",
-                role=Role.AGENT,
-                parts=[Part(text="…")],
-                metadata={USAGE_KEY: {"input_tokens": 7, "output_tokens": 7, "cached_tokens": 0}},
-            ),
-        ],
+            metadata={USAGE_KEY: {"input_tokens": 7, "output_tokens": 7, "cached_tokens": 0}},
+        ),
     )
     assert totals(task) == Usage(22, 10, 1)
+    assert last_turn(task) == Usage(15, 3, 1)  # (the old message names no turn)
+
+
+def test_the_last_turn_is_its_every_stretch_and_step_each_call_once() -> None:
+    first = answer({"m#1#0": [9, 9, 9]})
+    assert last_turn(parked_with(first)) == Usage(9, 9, 9)  # (a turn's key may hold a "#")
+    task = parked_with(
+        first,
+        answer({"m2#0": [10, 1, 0], "m2#1/summary": [100, 10, 0]}),
+        answer({"m2#1/summary": [100, 10, 0], "m2#1": [5, 2, 1], "m2#2": [1, 1, 1]}),
+    )
+    assert last_turn(task) == Usage(116, 14, 2)
+    assert totals(task) == Usage(125, 23, 11)
+    assert last_turn(parked_with()) is None
 
 
 async def _parked(engine: Engine, task_id: str) -> Task:
@@ -180,3 +198,35 @@ async def test_the_model_calls_that_summarise_a_long_conversation_are_counted_on
             for name in m.metadata[USAGE_KEY]["calls"]
         ]
         assert len([n for n in named if n.endswith("/summary")]) == summaries
+
+
+async def test_status_shows_the_last_turns_tokens_and_the_conversations() -> None:
+    model = Priced(
+        ("Hello.", Usage(1_200, 30, 1_000)),
+        ([ToolCall("lookup", {"order_id": 7})], Usage(100, 10, 40)),
+        ("Order 7 shipped.", Usage(50, 5, 0)),
+    )
+    async with Engine(MemoryStore(), harness(model, FunctionTool(lookup))) as engine:
+        task = await send(engine, ALICE, brief({"alice": "admin", "bob": "watcher"}))
+        first = said(await send(engine, BOB, "/status", task.id)).splitlines()
+        assert first[-3:-1] == [
+            "Tokens, last turn: 1,200 in (1,000 cached) · 30 out",
+            "Tokens, conversation: 1,200 in (1,000 cached) · 30 out",
+        ]
+        await send(engine, ALICE, "where is order 7?", task.id)
+        # the second turn: two model calls (the tool call's and the answer's), each once
+        status = said(await send(engine, ALICE, "/status", task.id))
+        assert "\nTokens, last turn: 150 in (40 cached) · 15 out\n" in status
+        assert "\nTokens, conversation: 1,350 in (1,040 cached) · 45 out\n" in status
+        assert model.asked == 3
+
+
+async def test_status_says_none_while_no_model_call_has_said_its_tokens() -> None:
+    async def silent(conversation: Conversation) -> ModelResponse:
+        return ModelResponse("Hello.")  # (a model that does not say what it took)
+
+    agent = HarnessAgent(HarnessSettings(model="main"), {"main": FunctionModel(silent)})
+    async with Engine(MemoryStore(), agent) as engine:
+        task = await send(engine, ALICE, "hello")
+        status = said(await send(engine, ALICE, "/status", task.id))
+        assert "\nTokens, last turn: none\nTokens, conversation: 0 in (0 cached) · 0 out" in status

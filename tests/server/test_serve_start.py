@@ -90,6 +90,20 @@ def test_a_grpc_port_another_accord_serves_is_busy(tmp_path: Path) -> None:
     assert ended.lines[-1].startswith(f"accord: cannot listen on 127.0.0.1:{grpc_port} (gRPC)")
 
 
+def test_the_same_port_for_http_and_grpc_is_refused(tmp_path: Path) -> None:
+    """Both bound but not yet listening, the two sockets would share the port and the HTTP
+    server would fail later with a bad file descriptor."""
+    port = free_port()
+    ended = serve_fails(
+        "--port", str(port), "--grpc-port", str(port), "--store", "memory://", cwd=tmp_path
+    )  # fmt: skip
+    assert ended.status == 3
+    assert ended.lines == [
+        f"accord: the gRPC port and the HTTP port are both {port}: "
+        "give gRPC a port of its own (--grpc-port)"
+    ]
+
+
 # --- 4: ports out of range ------------------------------------------------------------------
 
 

@@ -21,6 +21,7 @@ from accord.agents._api import (
     WrongStateError,
 )
 from accord.agents._capabilities import (
+    ActsAfterFirstMove,
     CardExtensions,
     ContractActions,
     DeclaresMediaTypes,
@@ -45,6 +46,7 @@ from accord.agents._loader import (
 
 __all__ = [
     "Access",
+    "ActsAfterFirstMove",
     "Admit",
     "AgentError",
     "AgentLoadError",

@@ -54,6 +54,17 @@ class ReplaysOnSubscribe(Protocol):
 
 
 @runtime_checkable
+class ActsAfterFirstMove(Protocol):
+    """Acts outside accord on a message continuing one of its tasks only once a command of
+    the run is durable (``flush``, ``decide``, ``journal``): the engine may then store such a
+    message with the run's first command, in one append, instead of before the run starts —
+    on a store only this process writes (memory, SQLite), where no other writer can refuse
+    it (docs/executor.md, "Optional capabilities"). ``acts_after_first_move`` True opts in."""
+
+    acts_after_first_move: bool
+
+
+@runtime_checkable
 class DeclaresMediaTypes(Protocol):
     """The media types the agent takes and gives, for its card (under the settings' [card]
     and its module's ``card``)."""

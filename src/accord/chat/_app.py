@@ -5,7 +5,9 @@ the reply appears as it is written (artifact chunks), under the agent's name, an
 cut before its turn ended is marked interrupted; ``/`` completes the commands the agent's
 card lists and the chat's own (``/new``, ``/invite ID [ROLE]``); a help request addressed to
 you is highlighted (and rings the bell), its options numbered: a number answers with that
-option. Enter sends, Ctrl+D completes the conversation, Ctrl+N starts a new one, Ctrl+C
+option. Each turn's work (its tool calls, its tokens) is one collapsed line under the
+message that started it: a click, Enter on it or Ctrl+O (the newest) expands it.
+Enter sends, Ctrl+D completes the conversation, Ctrl+N starts a new one, Ctrl+C
 cancels it after asking, Ctrl+Q leaves (the conversation goes on). Against an agent whose
 tasks are not conversations (each ends with its answer), each message starts a new task.
 
@@ -26,6 +28,7 @@ from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.events import Click
 from textual.screen import ModalScreen
 from textual.suggester import SuggestFromList
 from textual.widgets import Button, Input, Label, Static
@@ -109,6 +112,47 @@ class LineView(Static):
         self.set_class(line.interrupted, "interrupted")
 
 
+class WorkView(Vertical):
+    """A turn's work (``line.work``): its summary, and the details it expands to — by a
+    click, Enter when focused, or the app's Ctrl+O."""
+
+    can_focus = True
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter,space", "toggle_details", "Expand", show=False),
+    ]
+
+    def __init__(self, line: Line) -> None:
+        super().__init__(classes="line work")
+        self.line = line
+        self.expanded = False
+        self.summary = Static(classes="work-summary")
+        self.details = Static(classes="work-details")
+        self.details.display = False
+        self.refresh_line()
+
+    def compose(self) -> ComposeResult:
+        yield self.summary
+        yield self.details
+
+    def refresh_line(self) -> None:
+        work = self.line.work
+        if work is None:
+            return
+        # (as plain text: tool arguments and results are never read as markup)
+        self.summary.update(Text(work.summary(self.expanded)))
+        if self.expanded:
+            self.details.update(Text(work.details()))
+
+    def action_toggle_details(self) -> None:
+        self.expanded = not self.expanded
+        self.details.display = self.expanded
+        self.refresh_line()
+
+    def on_click(self, event: Click) -> None:
+        event.stop()
+        self.action_toggle_details()
+
+
 class Confirm(ModalScreen[bool]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y", "answer(True)", "yes"),
@@ -145,6 +189,9 @@ class ChatApp(App[None]):
     .interrupted { color: $text-muted; }
     .help { border-left: thick $warning; padding-left: 1; }
     .for-me { background: $warning 30%; text-style: bold; }
+    .work { height: auto; color: $text-muted; }
+    .work:focus { background: $boost; }
+    .work-details { padding-left: 2; }
     #hint { color: $text-muted; height: auto; padding: 0 1; }
     #confirm { width: 50; height: auto; border: thick $error; background: $surface; padding: 1 2; }
     Confirm { align: center middle; }
@@ -153,6 +200,7 @@ class ChatApp(App[None]):
         Binding("ctrl+d", "complete", "Complete", priority=True),
         Binding("ctrl+c", "cancel_task", "Cancel", priority=True),
         Binding("ctrl+n", "new_conversation", "New", priority=True),
+        Binding("ctrl+o", "toggle_work", "Work", priority=True),
         Binding("ctrl+q", "quit", "Leave", priority=True),
     ]
 
@@ -170,7 +218,7 @@ class ChatApp(App[None]):
         self.url = url
         self.client: Client | None = None
         self.commands: list[dict[str, str]] = []
-        self.views: dict[str, LineView] = {}
+        self.views: dict[str, LineView | WorkView] = {}
         self._following = False
         self.attachments = Attachments()  # /attach PATH: files for the next message
 
@@ -207,8 +255,10 @@ class ChatApp(App[None]):
         for line in lines:
             view = self.views.get(line.key)
             if view is None:
-                view = self.views[line.key] = LineView(line)
-                log.mount(view)
+                view = self.views[line.key] = (
+                    WorkView(line) if line.kind == "work" else LineView(line)
+                )
+                log.mount(view, before=self._next_view(line.key))
                 if line.for_me:
                     self.bell()
                     if line.options:
@@ -218,6 +268,19 @@ class ChatApp(App[None]):
         if lines:
             log.scroll_end(animate=False)
         self._show_header()
+
+    def _next_view(self, key: str) -> LineView | WorkView | None:
+        """The view of the first line after ``key`` that is drawn (a turn's work goes under
+        the message that started it, above what came since)."""
+        keys = list(self.conversation.lines)
+        after = keys[keys.index(key) + 1 :] if key in keys else []
+        return next((self.views[k] for k in after if k in self.views), None)
+
+    def action_toggle_work(self) -> None:
+        """Expand (or collapse) the newest turn's work."""
+        works = [view for view in self.views.values() if isinstance(view, WorkView)]
+        if works:
+            works[-1].action_toggle_details()
 
     def note(self, text: str) -> None:
         self.show([self.conversation.notice(text)])

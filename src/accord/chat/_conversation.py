@@ -8,6 +8,10 @@ shown once; what this client sends is shown when it is sent (``said``), under th
 server keeps. An agent's answer that repeats a reply it streamed is folded into that reply.
 A reply still being written when its turn ends was cut (a server restart, a failure): it is
 marked interrupted. Every line the agent writes is labelled with the agent's name.
+
+The harness's visible work (its step events, and the tokens the message that ends a turn
+names) is no line of its own: each turn's is folded into one ``work`` line
+(accord.chat._work) placed under the message that started the turn, live or from history.
 """
 
 from __future__ import annotations
@@ -18,13 +22,14 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from accord.chat import _a2ui as a2ui
+from accord.chat._work import Work
 from accord.harness import (
     CHANNEL_MEDIA_TYPE,
     EVENT_MEDIA_TYPE,
     STATUS_KEY,
     STEP_MEDIA_TYPE,
     TASK_KEY,
-    step_line,
+    calls_of,
 )
 from accord.wire import (
     UNSET,
@@ -38,7 +43,7 @@ from accord.wire import (
     TaskStatusUpdateEvent,
 )
 
-LineKind = Literal["message", "reply", "help", "notice"]
+LineKind = Literal["message", "reply", "help", "notice", "work"]
 TERMINAL = frozenset(
     {TaskState.COMPLETED, TaskState.FAILED, TaskState.CANCELED, TaskState.REJECTED}
 )
@@ -59,6 +64,7 @@ class Line:
     done: bool = True  # False while a streamed reply is still being written
     interrupted: bool = False  # a reply whose turn ended before it was whole
     options: tuple[str, ...] = ()  # a help request's options, numbered for a quick pick
+    work: Work | None = None  # a work line's turn (its text is the summary)
 
 
 def state_name(state: object) -> str:
@@ -92,8 +98,6 @@ def part_text(part: Part) -> str:
             to = addressees(data)
             target = f" to {', '.join(to)}" if to else ""
             return f"[{kind}{target} from {data.get('sender', '?')}] {data.get('text', '')}"
-        if part.media_type == STEP_MEDIA_TYPE:  # the harness's visible work: one line
-            return f"⚙ {step_line(Message(message_id='step', role=Role.AGENT, parts=[part]))}"
         if part.media_type == EVENT_MEDIA_TYPE and isinstance(data, dict):
             if data.get("kind") == "control":
                 return f"[control: {data.get('action', '')}]"
@@ -101,6 +105,17 @@ def part_text(part: Part) -> str:
         return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
     name = part.filename or (part.url if isinstance(part.url, str) else "") or "file"
     return f"[file {name}]"
+
+
+def step_of(message: Message) -> dict[str, Any] | None:
+    """A step event's data (None: ``message`` is none — a step event is an agent's message
+    holding one step data part)."""
+    if message.role is not Role.AGENT or len(message.parts) != 1:
+        return None
+    part = message.parts[0]
+    if part.media_type != STEP_MEDIA_TYPE or not isinstance(part.data, dict):
+        return None
+    return part.data
 
 
 def sender(message: Message, agent: str) -> str:
@@ -253,8 +268,16 @@ class Conversation:
         if message.message_id in self._seen:
             return []
         self._seen.add(message.message_id)
+        step = step_of(message)
+        if step is not None:  # the turn's work, folded into its line
+            turn = step.get("turn")
+            line, work = self._work(turn if isinstance(turn, str) else "")
+            work.see_step(step)
+            line.text = work.summary()
+            return [line]
+        worked = self._used(message) if message.role is Role.AGENT else []
         if message.role is Role.AGENT and self._fold(message.text()):
-            return []  # the reply streamed already; the answer message repeats it
+            return worked  # the reply streamed already; the answer message repeats it
         help_parts = [
             p.data
             for p in message.parts
@@ -280,7 +303,41 @@ class Conversation:
         if for_me:
             self.open_request = line
         self.lines[line.key] = line
-        return [line]
+        return [*worked, line]
+
+    def _work(self, turn: str) -> tuple[Line, Work]:
+        """The work line of ``turn`` and its work: under the message that started it (when
+        shown), else last."""
+        key = f"work:{turn}"
+        line = self.lines.get(key)
+        if line is not None and line.work is not None:
+            return line, line.work
+        work = Work(turn)
+        line = Line(key, "", "", "work", work=work)
+        if turn not in self.lines:
+            self.lines[key] = line
+            return line, work
+        keys = list(self.lines)
+        at = keys.index(turn) + 1
+        self.lines = {
+            **{k: self.lines[k] for k in keys[:at]},
+            key: line,
+            **{k: self.lines[k] for k in keys[at:]},
+        }
+        return line, work
+
+    def _used(self, message: Message) -> list[Line]:
+        """The work lines the tokens ``message`` names (the model calls of its turn's
+        stretch) changed."""
+        changed: list[Line] = []
+        calls = calls_of(message.metadata if message.metadata is not UNSET else None)
+        turns = dict.fromkeys(name.rpartition("#")[0] for name in calls)
+        for turn in [turn for turn in turns if turn]:
+            line, work = self._work(turn)
+            if work.see_usage(calls) or not line.text:
+                line.text = work.summary()
+                changed.append(line)
+        return changed
 
     def _fold(self, text: str) -> bool:
         """Whether an answer message saying ``text`` repeats a streamed reply (each reply

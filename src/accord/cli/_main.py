@@ -123,6 +123,11 @@ def serve(config_path: str | None, **flags: Any) -> None:
         )
     # The ports first: a busy one ends here, before the agent, the store or the engine start.
     try:
+        if settings.grpc_port is not None and settings.grpc_port == settings.port != 0:
+            raise ListenError(
+                f"the gRPC port and the HTTP port are both {settings.port}: "
+                "give gRPC a port of its own (--grpc-port)"
+            )
         sockets = bind(settings.host, settings.port, "HTTP")
         if settings.grpc_port is not None:
             check_free(settings.host, settings.grpc_port, "gRPC")

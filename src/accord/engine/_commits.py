@@ -44,13 +44,17 @@ class Commits:
         outcome: Outcome,
         expected_seq: int,
         configs: Sequence[PushConfigRecord] = (),
+        *,
+        hold: bool = False,
     ) -> asyncio.Future[None]:
         """Append the outcome's events (ordered behind every earlier submit), then store the
         push configs that came with the message, then wake the task's followers.
 
         For a task with a live executor, everything decided in the same loop turn is merged
         into one store append: an agent that works, emits an artifact and completes writes
-        its task snapshot once, not three times."""
+        its task snapshot once, not three times. ``hold`` (a live task's first append: a
+        message continuing it) keeps the append until the next submit to the task, which it
+        goes with, or until :meth:`release`."""
         record = outcome.record
         assert record is not None
         live = self.live.get(record.id)
@@ -77,8 +81,12 @@ class Commits:
                 events=[],
                 configs=[],
                 done=loop.create_future(),
+                held=hold,
             )
-            loop.call_soon(self._flush, live)
+            if not hold:
+                loop.call_soon(self._flush, live)
+        elif batch.held:  # the run's first command: the held message goes with it
+            self.release(live)
         batch.record = record
         batch.events.extend(outcome.events)
         batch.configs.extend(configs)
@@ -86,9 +94,16 @@ class Commits:
         live.last_commit = batch.done
         return batch.done
 
+    def release(self, live: LiveTask) -> None:
+        """Write a held append at the end of this loop turn (with what else it decides)."""
+        batch = live.batch
+        if batch is not None and batch.held:
+            batch.held = False
+            asyncio.get_running_loop().call_soon(self._flush, live)
+
     def _flush(self, live: LiveTask) -> None:
         batch = live.batch
-        if batch is None:
+        if batch is None or batch.held:
             return
         live.batch = None
         if live.stall is not None:  # behind appends the store failed, written again first
@@ -249,8 +264,12 @@ class Commits:
             if live is not None:
                 live.record = None  # reload before the next decision
                 # Nothing of a new task is stored: its creation failed (over the tenant's
-                # limit, say), and every later append of it fails too. Its runs stop.
-                lost = live.durable is None and not isinstance(error, asyncio.CancelledError)
+                # limit, say), and every later append of it fails too; or the message held
+                # for the run's first command is not stored. Its runs stop.
+                durable = live.durable
+                lost = (durable is None or durable.seq < live.message_seq) and not isinstance(
+                    error, asyncio.CancelledError
+                )
                 # (a refused duplicate request wrote nothing either: the task is intact)
                 refused = SeqConflict | DuplicateRequest | asyncio.CancelledError
                 if lost or not isinstance(error, refused):

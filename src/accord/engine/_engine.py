@@ -28,6 +28,7 @@ from typing import Any, Protocol
 
 from accord.agents import (
     Access,
+    ActsAfterFirstMove,
     AgentError,
     Answered,
     CancelRecord,
@@ -61,6 +62,7 @@ from accord.store import (
     DuplicateRequest,
     NodeLosses,
     SeqConflict,
+    SharedStore,
     StoreError,
     TaskHolds,
     TaskSnapshots,
@@ -204,6 +206,16 @@ class Engine:
         self._lifespan: Lifespan | None = agent if isinstance(agent, Lifespan) else None
         # (SubscribeToTask replays the log of the agent's tasks that ask for it)
         self._replay = agent.subscribe_replay if isinstance(agent, ReplaysOnSubscribe) else None
+        # A message continuing a task is stored with its run's first command (one append, not
+        # two in sequence) when the agent acts outside accord only after one is durable, and
+        # no other process writes the store: there, nothing can refuse the append once the
+        # agent started (on a store several nodes share, another node's write could;
+        # docs/harness.md, "One commit a turn").
+        self._one_commit = (
+            isinstance(agent, ActsAfterFirstMove)
+            and agent.acts_after_first_move
+            and not isinstance(store, SharedStore)
+        )
         self._gates: list[Gate] = []
         self._live: dict[str, LiveTask] = {}
         self._background: set[asyncio.Task[Any]] = set()
@@ -578,13 +590,19 @@ class Engine:
         task_id: str,
         tenant: str | None,
         decide: Callable[[TaskRecord | None, int], Outcome],
+        holds: Callable[[TaskRecord, Outcome], bool] | None = None,
     ) -> Outcome:
         """Decide against the latest record and make the result durable, retrying when
-        another writer got there first."""
+        another writer got there first. ``holds(record, outcome)`` True: the outcome's append
+        is held for the first command of the run about to start (:meth:`_holds_message`),
+        and not awaited."""
         for _ in range(MAX_CONFLICT_RETRIES):
             record = await self._current(task_id, tenant)
             outcome = decide(record, self.clock())
             if not outcome.ok or not outcome.events:
+                return outcome
+            if holds is not None and record is not None and holds(record, outcome):
+                self._commits.submit(outcome, record.seq, hold=True)
                 return outcome
             try:
                 # (shielded: the commit is shared with whatever else this loop turn decided;
@@ -742,6 +760,7 @@ class Engine:
             created = live.pending
             live.pending = None
             self._commits.submit(created, 0, live.pending_configs)
+        self._commits.release(live)  # a message held for a command that never came
         commit = live.last_commit
         if commit is None or commit.done():
             self._run_finished(live, run)
@@ -829,7 +848,10 @@ class Engine:
         inline = await self._push_configs.requested_inline(request)
         if message.task_id:
             await self._interrupt_if_diverted(request, caller)
-            outcome = await self._decide(message.task_id, tenant, decide)
+            holds = None
+            if self._one_commit and inline is None and all(s.admitted is None for s in screens):
+                holds = self._holds_message(tenant, verdicts)
+            outcome = await self._decide(message.task_id, tenant, decide, holds)
             if outcome.error is not None:
                 raise outcome.error
             record = outcome.record
@@ -872,6 +894,34 @@ class Engine:
         if isinstance(verdict, Divert):
             return live, self._start_run(live, ctx, record, verdict.handler)
         return live, self._start_run(live, ctx, record)
+
+    def _holds_message(
+        self, tenant: str, verdicts: list[Verdict | None]
+    ) -> Callable[[TaskRecord, Outcome], bool]:
+        """Whether a message continuing a task waits for its run's first command, to be
+        stored with it: yes when no run of this process works on the task and the agent
+        runs it (a diverted message's handler may act outside accord first). Then the task
+        is live from here (nothing is awaited before its run starts), its durable record
+        the one the message was decided on."""
+
+        def holds(record: TaskRecord, outcome: Outcome) -> bool:
+            if isinstance(verdicts[0], Divert):
+                return False
+            assert outcome.record is not None
+            live = self._live.get(record.id)
+            if live is None:
+                live = self._live[record.id] = LiveTask(record.id, tenant, None, durable=record)
+            elif (
+                live.writing
+                or live.durable is not record
+                or not all(run.ending for run in live.runs)
+            ):
+                return False
+            # (else: the live task of runs that ended, all of it durable, not let go yet)
+            live.message_seq = outcome.record.seq
+            return True
+
+        return holds
 
     async def _interrupt_if_diverted(self, request: SendMessageRequest, caller: Caller) -> None:
         """Before a message that interrupts is stored, cut the turns running on its task in
@@ -985,11 +1035,9 @@ class Engine:
                 sub.clear()
                 if run.reply is not None:
                     return run.reply
-                if immediate and live.pending is not None:
-                    created = live.pending
-                    live.pending = None
+                if immediate and (live.pending is not None or live.held):
                     with contextlib.suppress(StoreError):  # live.broken says why, below
-                        await asyncio.shield(self._commits.submit(created, 0, live.pending_configs))
+                        await self.commit_created(live.task_id)
                     continue
                 if run.cut and run.finished:
                     # (its live record stopped following the task with it: the store knows)
@@ -1221,13 +1269,23 @@ class Engine:
 
     async def commit_created(self, task_id: str) -> None:
         """Make a new task durable without an agent move (remote workers pick it up from the
-        feed); nothing to do once it is."""
+        feed), or a message held for its run's first command; nothing to do once it is."""
         live = self._live.get(task_id)
-        if live is not None and live.pending is not None:
+        if live is None:
+            return
+        # Shielded: this run is cancelled if the append fails, and the commit's future is
+        # the one its cleanup (_finish_run) waits for.
+        if live.pending is not None:
             created, live.pending = live.pending, None
-            # Shielded: this run is cancelled if the creation fails, and the commit's future
-            # is the one its cleanup (_finish_run) waits for.
             await asyncio.shield(self._commits.submit(created, 0, live.pending_configs))
+        elif live.holds_message:
+            self._commits.release(live)
+            if live.last_commit is not None:
+                await asyncio.shield(live.last_commit)
+
+    def release_held(self, live: LiveTask) -> None:
+        """Write the message held for ``live``'s run's first command now (TaskHandle.flush)."""
+        self._commits.release(live)
 
     # --- helpers -----------------------------------------------------------------------------
 

@@ -41,10 +41,12 @@ def limit_error(exc: LimitExceeded) -> A2AError:
     return client_commands.config_limit_error(exc.value, exc.task_id)
 
 
-def creation_failed(live: LiveTask) -> A2AError | None:
-    """What the client of a new task is told when its creation could not be stored."""
+def message_lost(live: LiveTask) -> A2AError | None:
+    """What the client of a new task is told when its creation could not be stored, or the
+    client of a message held for its run's first command when that append failed."""
     error = live.broken
-    if error is None or live.durable is not None:
+    durable = live.durable
+    if error is None or (durable is not None and durable.seq >= live.message_seq):
         return None
     if isinstance(error, LimitExceeded):
         return limit_error(error)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from accord.agents import AgentError, Decision, MessageLike, RequestContext
 from accord.core import Event, JournalEntry, Outcome, PushConfigRecord, TaskRecord, leaves_work
 from accord.core import agent as agent_commands
-from accord.engine._errors import creation_failed
+from accord.engine._errors import message_lost
 from accord.wire import Artifact, Message, Part, Role, Task
 
 if TYPE_CHECKING:
@@ -55,6 +55,11 @@ class LiveTask:
     record: TaskRecord | None  # latest decided; None means "reload from the store"
     pending: Outcome | None = None  # a creation not yet appended (the agent has not answered)
     pending_configs: list[PushConfigRecord] = field(default_factory=list)  # stored with it
+    # A message continuing the task, decided and held for the run's first command (one
+    # append for both, on a store only this process writes): the record its append ends
+    # with; 0 when no message waits so. Until ``durable`` reaches it, the message is not
+    # stored, and a failed append loses it (as a new task's creation).
+    message_seq: int = 0
     runs: set[Run] = field(default_factory=set)
     last_commit: asyncio.Future[None] | None = None
     sending: int = 0  # appends handed to the store and not answered yet
@@ -71,6 +76,17 @@ class LiveTask:
     @property
     def created(self) -> bool:
         return self.pending is None
+
+    @property
+    def held(self) -> bool:
+        """A message waits, decided and unwritten, for the run's first command."""
+        return self.batch is not None and self.batch.held
+
+    @property
+    def holds_message(self) -> bool:
+        """A message held for the run's first command is not durable (yet, or at all)."""
+        durable = self.durable
+        return self.message_seq > 0 and (durable is None or durable.seq < self.message_seq)
 
     @property
     def writing(self) -> bool:
@@ -116,6 +132,9 @@ class PendingWrite:
     configs: list[PushConfigRecord]
     done: asyncio.Future[None]
     requests: list[RequestKey] = field(default_factory=list)  # safe retries' keys
+    # A continued message held for the run's first command: written once one comes (or the
+    # run ends, or something must be durable), not at the end of this loop turn.
+    held: bool = False
 
 
 @dataclass(eq=False)
@@ -149,7 +168,7 @@ async def durable_record(
     # an append is on its way (what it makes durable comes with its acknowledgement).
     if (record is None or record.seq < run.start.seq) and live.created and not live.writing:
         record = await store.get_task(live.task_id, tenant)
-    failed = creation_failed(live) if record is None else None
+    failed = message_lost(live) if record is None or record.seq < live.message_seq else None
     if failed is not None:
         raise failed
     return record
@@ -299,8 +318,8 @@ class LiveHandle:
         then: Decision | None = None,
         task_id: str | None = None,
     ) -> Task:
-        if self._live.pending is not None:  # the opener is stored before what it opens
-            await self._engine.commit_created(self.task_id)
+        if self._live.pending is not None or self._live.holds_message:
+            await self._engine.commit_created(self.task_id)  # the opener is stored first
         record = await self._engine.open_task(
             self._live.tenant,
             context_id or self.context_id,
@@ -358,6 +377,7 @@ class LiveHandle:
         self._engine.agent_reply(self._live, self.run, reply)
 
     async def flush(self) -> None:
+        self._engine.release_held(self._live)
         commit = self._live.last_commit
         if commit is not None:
             await asyncio.shield(commit)

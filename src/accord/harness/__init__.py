@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from accord.harness._settings import HarnessSettings, parse
     from accord.harness._step_events import STEP_MEDIA_TYPE, step_line
     from accord.harness._transcript import Conversation, Entry
+    from accord.harness._usage import USAGE_KEY, call_id, calls_of
     from accord.harness._wire import (
         CHANNEL_MEDIA_TYPE,
         COMMANDS_URI,
@@ -74,6 +75,9 @@ _WHERE = {
     "ToolCall": "accord.harness.models",
     "HarnessSettings": "accord.harness._settings",
     "parse": "accord.harness._settings",
+    "USAGE_KEY": "accord.harness._usage",
+    "call_id": "accord.harness._usage",
+    "calls_of": "accord.harness._usage",
     "Conversation": "accord.harness._transcript",
     "Entry": "accord.harness._transcript",
     "Role": "accord.harness._wire",
@@ -95,6 +99,7 @@ __all__ = [
     "STATUS_KEY",
     "STEP_MEDIA_TYPE",
     "TASK_KEY",
+    "USAGE_KEY",
     "Conversation",
     "Entry",
     "HarnessAgent",
@@ -105,6 +110,8 @@ __all__ = [
     "SubState",
     "TaskExtension",
     "ToolCall",
+    "call_id",
+    "calls_of",
     "conversation_agent",
     "from_settings",
     "parse",

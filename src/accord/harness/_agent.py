@@ -107,6 +107,7 @@ from accord.harness.delegation._internal import is_harness
 from accord.harness.delegation._tools import CreateTaskForParticipant, SpawnSubtask
 from accord.harness.hooks._base import HookAbort
 from accord.harness.hooks._operations import (
+    LLM_INVOKED,
     MESSAGE_RECEIVED,
     PARTICIPANT_CHANGED,
     TURN_FINISHED,
@@ -174,6 +175,12 @@ class _Turn:
 
 
 class HarnessAgent:
+    # A continued turn acts on the world (tools, hooks) only once a command of it is durable
+    # (a tool after its model answer's journal entry, hooks of the turn after a flush): on
+    # one node its message is stored with the turn's WORKING, one commit (accord.agents's
+    # ActsAfterFirstMove; docs/harness.md, "One commit a turn").
+    acts_after_first_move = True
+
     def __init__(
         self,
         settings: HarnessSettings,
@@ -483,6 +490,7 @@ class HarnessAgent:
                 return
         with self._running(ctx.task_id) as turn:
             if self._stall is not None and owes_turn(ctx.message):
+                log.info("turn of message %s stalled at its start", ctx.message.message_id)
                 await self._stall.wait()  # (tests only: a crash between append and turn)
             # (accord.telemetry: counted, and a GenAI invoke_agent span with tracing on)
             with telemetry.turn(
@@ -772,6 +780,8 @@ class HarnessAgent:
         that already)."""
         seen = message
         if self.hooks.wants(MESSAGE_RECEIVED) and not heard:
+            # (hooks act outside accord: the message is stored first, not with WORKING)
+            await task.flush()
             judged = await self._receive(task, message, who)
             if judged is None:
                 if (await task.current()).status.state is TaskState.WORKING:
@@ -783,6 +793,8 @@ class HarnessAgent:
             await self.moves.start_turn(task, who)  # (a hooked participant change started it)
         if seen is not message:
             await task.decide(partial(received.replaced, message=seen))
+        if self.hooks.wants(TURN_STARTED) or self.hooks.wants(LLM_INVOKED):
+            await task.flush()  # (hooks act outside accord: they see the turn's message stored)
         return True
 
     async def _take_joined(self, task: TaskHandle, turn: _Turn) -> bool:

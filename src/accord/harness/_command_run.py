@@ -18,6 +18,7 @@ from functools import partial
 import msgspec
 
 from accord.agents import AgentError, ExecutorFunction, RequestContext, TaskHandle
+from accord.harness import _usage as usage
 from accord.harness._children import children_read
 from accord.harness._moves import Moves, Who
 from accord.harness._wire import TaskExtension, TaskRef, ref_sub_state
@@ -39,7 +40,9 @@ from accord.harness.hooks._operations import (
     CommandResult,
     CommandSettings,
     TaskSnapshot,
+    TokenCounts,
 )
+from accord.harness.models import Usage
 from accord.wire import Task
 
 
@@ -151,6 +154,7 @@ def snapshot(
     sub-states (``awaiting-subtasks`` too), else their references' are shown."""
     read = children or {}
     steps = extension.plan.steps if extension.plan is not None else ()
+    last = usage.last_turn(task)
     return TaskSnapshot(
         id=task.id,
         name=extension.name,
@@ -172,6 +176,16 @@ def snapshot(
         ),
         participants=extension.participants,
         failure=failure_of(task),
+        usage_last_turn=None if last is None else _counts(last),
+        usage_total=_counts(usage.totals(task)),
+    )
+
+
+def _counts(used: Usage) -> TokenCounts:
+    return TokenCounts(
+        input_tokens=used.input_tokens,
+        output_tokens=used.output_tokens,
+        cached_tokens=used.cached_tokens,
     )
 
 

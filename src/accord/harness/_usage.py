@@ -8,7 +8,8 @@ call by its id (``<turn>#<step>``, the id its journal entry has; ``<turn>#<step>
 for the call that summarised the conversation before that step) with its own ``[input,
 output, cached]``. A turn that resumes from its journal after a crash replays
 answered calls under the same ids, so the task's totals (:func:`totals`) count every call
-once, however many messages name it.
+once, however many messages name it; :func:`last_turn` counts the last turn's the same way
+(``/status`` shows both).
 """
 
 from __future__ import annotations
@@ -48,10 +49,50 @@ def metadata_of(calls: Mapping[str, Usage]) -> dict[str, Any]:
     }
 
 
+def calls_of(metadata: object) -> dict[str, Usage]:
+    """The model calls a message's metadata names (:data:`USAGE_KEY`), each by its id with
+    its tokens (empty: it names none; entries that are not ``[input, output, cached]``
+    integers are left out — a client reads this from the network)."""
+    found = metadata.get(USAGE_KEY) if isinstance(metadata, dict) else None
+    calls = found.get("calls") if isinstance(found, dict) else None
+    if not isinstance(calls, dict):
+        return {}
+    return {
+        name: Usage(*used)
+        for name, used in calls.items()
+        if isinstance(name, str)
+        and isinstance(used, list)
+        and len(used) == 3
+        and all(type(n) is int and n >= 0 for n in used)
+    }
+
+
 def totals(task: Task) -> Usage:
     """The tokens every model call of ``task`` took, each call once."""
-    total = Usage()
-    counted: set[str] = set()
+    calls, unnamed = _calls(task)
+    return sum(calls.values(), unnamed)
+
+
+def last_turn(task: Task) -> Usage | None:
+    """The tokens the model calls of ``task``'s last turn took (the turn of the last call
+    its history names), each call once; None: no call named yet."""
+    calls, _ = _calls(task)
+    if not calls:
+        return None
+    turn = turn_of(next(reversed(calls)))
+    return sum((used for name, used in calls.items() if turn_of(name) == turn), Usage())
+
+
+def turn_of(name: str) -> str:
+    """The turn's key of a call's id (``<turn>#<step>``, ``<turn>#<step>/summary``)."""
+    return name.rpartition("#")[0]
+
+
+def _calls(task: Task) -> tuple[dict[str, Usage], Usage]:
+    """Each named call of ``task`` once, in the order its history first names them; and
+    the sums of the messages of before calls were named."""
+    named: dict[str, Usage] = {}
+    unnamed = Usage()
     for message in task.history:
         metadata = message.metadata
         found = metadata.get(USAGE_KEY) if isinstance(metadata, dict) else None
@@ -59,13 +100,12 @@ def totals(task: Task) -> Usage:
             continue
         calls = found.get("calls")
         if not isinstance(calls, dict):  # (a message of before calls were named)
-            total = total + _usage(found)
+            unnamed = unnamed + _usage(found)
             continue
         for name, used in calls.items():
-            if name not in counted and isinstance(used, list) and len(used) == 3:
-                counted.add(name)
-                total = total + Usage(int(used[0]), int(used[1]), int(used[2]))
-    return total
+            if name not in named and isinstance(used, list) and len(used) == 3:
+                named[name] = Usage(int(used[0]), int(used[1]), int(used[2]))
+    return named, unnamed
 
 
 def _usage(found: dict[str, Any]) -> Usage:

@@ -10,6 +10,7 @@ import {
   senderOf, stateName, subStateOf,
 } from "./parts.js";
 import { snapshotChanges, textOf } from "./snapshots.js";
+import { stepsView } from "./steps.js";
 import { contractPanel } from "./contract.js";
 import { invitePanel } from "./invite.js";
 import { attachments } from "./upload.js";
@@ -41,6 +42,7 @@ export function taskPage({ main, card, who }, taskId) {
   const invite = invitePanel((parts, status, doing) => post(parts, status, doing));
   const surfaces = a2uiPanel({ send: (parts, status) => post(parts, status, "sending…") });
   let files = null; // the compose box's attached files (upload.js)
+  const steps = stepsView(entry); // (each turn's tool calls, collapsed)
   main.append(
     header, problem,
     h("div", { class: "columns" },
@@ -95,6 +97,10 @@ export function taskPage({ main, card, who }, taskId) {
     if (kind === "status") {
       const message = body.status?.message;
       known = known && { ...known, status: body.status, metadata: { ...known.metadata, ...body.metadata } };
+      if (steps.show(at, message)) { // (a step event: in its turn's entry)
+        if (message.messageId) shownMessages.add(message.messageId);
+        return;
+      }
       // A model's answer streams into an artifact, then ends the turn as its status message:
       // the same text, shown once (the artifact above), the status entry saying only the state.
       const answered = message && sameAsArtifact(message);
@@ -103,6 +109,7 @@ export function taskPage({ main, card, who }, taskId) {
         ...(answered ? [] : messageContent(message)));
       if (message?.messageId) shownMessages.add(message.messageId);
       if (answered) answered.item.dataset.answer = "true";
+      steps.usage(item, message);
       markHelp(item, message?.parts);
       return;
     }

@@ -26,6 +26,7 @@ from accord.harness.hooks._operations import (
     CommandResult,
     CommandSettings,
     SpawnIntent,
+    TokenCounts,
 )
 
 EFFORTS: tuple[str, ...] = get_args(Effort)
@@ -134,6 +135,8 @@ def status_text(context: CommandInvoked, default_model: str) -> str:
         _model_line(context, default_model),
         _effort_line(context),
         f"Plan: {plan}",
+        f"Tokens, last turn: {_tokens(task.usage_last_turn)}",
+        f"Tokens, conversation: {_tokens(task.usage_total)}",
     ]
     if task.children:
         lines.append("Sub-tasks:")
@@ -141,6 +144,16 @@ def status_text(context: CommandInvoked, default_model: str) -> str:
     else:
         lines.append("Sub-tasks: none")
     return "\n".join(lines)
+
+
+def _tokens(counts: TokenCounts | None) -> str:
+    """``1,234 in (1,000 cached) · 56 out``; ``none`` before a model call."""
+    if counts is None:
+        return "none"
+    return (
+        f"{counts.input_tokens:,} in ({counts.cached_tokens:,} cached)"
+        f" · {counts.output_tokens:,} out"
+    )
 
 
 def _child_line(child: ChildSnapshot) -> str:

@@ -89,6 +89,14 @@ class ChildSnapshot(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_
     sub_state: str | None = None
 
 
+class TokenCounts(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
+    """Tokens model calls took: in (of which cached) and out."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+
+
 class TaskSnapshot(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
     """What a command may know of its task."""
 
@@ -104,6 +112,10 @@ class TaskSnapshot(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_o
     # The kind of model failure that ended the last turn (model_unavailable …), while the
     # task is parked on it
     failure: str | None = None
+    # The tokens of the last turn's model calls (None: no model call yet) and of all the
+    # task's, each call counted once (accord.harness._usage)
+    usage_last_turn: TokenCounts | None = None
+    usage_total: TokenCounts = TokenCounts()
 
 
 class CommandInvoked(Context, frozen=True, kw_only=True):
