@@ -165,9 +165,7 @@ class Stream(asyncio.Protocol):
 
 async def serve(port: int, rate: float, tokens: int) -> None:
     loop = asyncio.get_running_loop()
-    server = await loop.create_server(
-        lambda: Stream(rate, tokens), "127.0.0.1", port, backlog=4096
-    )
+    server = await loop.create_server(lambda: Stream(rate, tokens), "127.0.0.1", port, backlog=4096)
     print(f"serving on {port}", flush=True)
     async with server:
         await server.serve_forever()

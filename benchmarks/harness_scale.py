@@ -7,7 +7,7 @@ model that streams at a fixed rate, and the memory of many parked conversations.
 The model is benchmarks/fake_rate_model.py in its own process: every call streams
 ``--tokens`` text chunks at ``--rate`` per second, the first call of a turn then calls the
 harness's ``create_plan`` tool, the second answers; so a turn's model time is two calls'
-streaming, ``2 × (tokens − 1) / rate``. Each chunk's text is the time it was written
+streaming, ``2 * (tokens - 1) / rate``. Each chunk's text is the time it was written
 (``time.monotonic_ns()``, one clock for the machine's processes).
 
 1. **Streams**: for each count N, N conversations on ``accord serve --agent harness``
@@ -17,7 +17,7 @@ streaming, ``2 × (tokens − 1) / rate``. Each chunk's text is the time it was 
    process (no SSE parsing: it finds the chunks' stamps in the bytes as they arrive): token
    to client is the time from the fake model writing a chunk to the client reading it; turn
    time is from sending the message to the end of its stream. Every turn is checked: all
-   ``2 × tokens`` chunks seen, the stream ends in INPUT_REQUIRED. Server CPU (all nodes,
+   ``2 * tokens`` chunks seen, the stream ends in INPUT_REQUIRED. Server CPU (all nodes,
    /proc/PID/stat) over the step, per token and per turn (the same CPU, divided two ways);
    the client's and the fake model's CPU alongside.
 2. **Parked** (``--parked``): conversations started with one quick turn each (the model
@@ -151,10 +151,7 @@ async def conversation(port: int, delay: float, turns: int, tokens: int, step: S
 async def streams(ports: list[int], count: int, turns: int, tokens: int) -> Step:
     step = Step()
     await asyncio.gather(
-        *(
-            conversation(ports[n % len(ports)], n / count, turns, tokens, step)
-            for n in range(count)
-        )
+        *(conversation(ports[n % len(ports)], n / count, turns, tokens, step) for n in range(count))
     )
     return step
 
@@ -175,7 +172,8 @@ async def park(ports: list[int], count: int, concurrency: int) -> int:
     return bad
 
 
-def percentile(values: list[int], share: float) -> float:
+def ms(values: list[int], share: float) -> float:
+    """The ``share`` percentile of ``values`` (ns), in ms."""
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))] / 1e6 if ordered else 0.0
 
@@ -244,54 +242,85 @@ def main() -> None:
         for server in servers:  # one after the other: the first creates the schema
             server.start()
             stack.callback(server.stop)
-        ports = [server.port for server in servers]
-        asyncio.run(park(ports, 20, 4))  # warm up: imports, connections, caches
+        asyncio.run(park([s.port for s in servers], 20, 4))  # warm up: imports, connections, caches
         for count in [int(c) for c in args.streams.split(",") if c]:
-            cpu = sum(server.cpu_seconds() for server in servers)
-            fake_cpu, client_cpu = _cpu_seconds(fake_pid), time.process_time()
-            began = time.monotonic()
-            step = asyncio.run(streams(ports, count, args.turns, args.tokens))
-            wall = time.monotonic() - began
-            cpu = sum(server.cpu_seconds() for server in servers) - cpu
-            fake_cpu = _cpu_seconds(fake_pid) - fake_cpu
-            client_cpu = time.process_time() - client_cpu
-            over = [t - int(model_s * 1e9) for t in step.turns]
-            flag = "" if not step.bad else f"  INVALID {step.bad} bad turns: {step.sample}"
-            print(
-                f"N={count:<5} {step.tokens / wall:7.0f} tokens/s  token to client p50 "
-                f"{percentile(step.latencies, 0.5):6.2f} p99 {percentile(step.latencies, 0.99):7.2f}"
-                f" p99.9 {percentile(step.latencies, 0.999):7.2f} ms | turn p50 "
-                f"{percentile(step.turns, 0.5):6.0f} p99 {percentile(step.turns, 0.99):6.0f} max "
-                f"{percentile(step.turns, 1.0):6.0f} ms (over model p50 "
-                f"{percentile(over, 0.5):+5.0f} p99 {percentile(over, 0.99):+6.0f}) | server CPU "
-                f"{cpu / wall:4.0%} {cpu / max(1, step.tokens) * 1e6:5.0f} us/token "
-                f"{cpu / max(1, len(step.turns)) * 1e3:6.1f} ms/turn | client {client_cpu / wall:4.0%}"
-                f" fake {fake_cpu / wall:4.0%} | RSS {rss_kib(servers) / 1024:5.0f} MiB{flag}",
-                flush=True,
-            )
-        total, before = 0, rss_kib(servers)
+            stream_step(servers, fake_pid, count, args.turns, args.tokens, model_s)
         if args.parked:
-            print(f"parked: 0 (after the streams) RSS {before / 1024:.1f} MiB", flush=True)
-        for count in [int(c) for c in args.parked.split(",") if c]:
-            began = time.monotonic()
-            bad = asyncio.run(park(ports, count - total, args.concurrency))
-            took = time.monotonic() - began
-            now = rss_kib(servers)
-            per = (now - before) / (count - total)
-            flag = f"  INVALID {bad} not parked" if bad else ""
-            print(
-                f"parked {count:>7}: RSS {now / 1024:7.1f} MiB, {per:6.2f} KiB per conversation "
-                f"since {total} ({(count - total) / took:.0f} conversations/s){flag}",
-                flush=True,
-            )
-            total, before = count, now
+            parked_steps(servers, [int(c) for c in args.parked.split(",")], args.concurrency)
         print(f"load at end: {load()}")
     if args.profile:
-        import pstats
+        by_package(args.profile)
 
-        stats = pstats.Stats(str(args.profile))
-        stats.sort_stats("tottime").print_stats(25)
-        stats.sort_stats("cumulative").print_stats(40)
+
+def stream_step(
+    servers: list[Server], fake_pid: int, count: int, turns: int, tokens: int, model_s: float
+) -> None:
+    """``count`` conversations streaming at once; one line of numbers."""
+    ports = [server.port for server in servers]
+    cpu = sum(server.cpu_seconds() for server in servers)
+    fake_cpu, client_cpu = _cpu_seconds(fake_pid), time.process_time()
+    began = time.monotonic()
+    step = asyncio.run(streams(ports, count, turns, tokens))
+    wall = time.monotonic() - began
+    cpu = sum(server.cpu_seconds() for server in servers) - cpu
+    fake_cpu = _cpu_seconds(fake_pid) - fake_cpu
+    client_cpu = time.process_time() - client_cpu
+    over = [t - int(model_s * 1e9) for t in step.turns]
+    flag = "" if not step.bad else f"  INVALID {step.bad} bad turns: {step.sample}"
+    tail, turn = step.latencies, step.turns
+    print(
+        f"N={count:<5} {step.tokens / wall:6.0f} tokens/s | token to client ms p50 "
+        f"{ms(tail, 0.5):6.2f} p99 {ms(tail, 0.99):7.2f} p99.9 {ms(tail, 0.999):7.2f} | turn ms "
+        f"p50 {ms(turn, 0.5):5.0f} p99 {ms(turn, 0.99):5.0f} max {ms(turn, 1.0):5.0f}, over the "
+        f"model p50 {ms(over, 0.5):+5.0f} p99 {ms(over, 0.99):+5.0f} | server CPU "
+        f"{cpu / wall:4.0%} {cpu / max(1, step.tokens) * 1e6:5.0f} us/token "
+        f"{cpu / max(1, len(turn)) * 1e3:5.1f} ms/turn | client {client_cpu / wall:4.0%} fake "
+        f"{fake_cpu / wall:4.0%} | RSS {rss_kib(servers) / 1024:4.0f} MiB{flag}",
+        flush=True,
+    )
+
+
+def parked_steps(servers: list[Server], sizes: list[int], concurrency: int) -> None:
+    """Conversations parked up to each size; RSS at each."""
+    ports = [server.port for server in servers]
+    total, before = 0, rss_kib(servers)
+    print(f"parked: 0 (after the streams) RSS {before / 1024:.1f} MiB", flush=True)
+    for count in sizes:
+        began = time.monotonic()
+        bad = asyncio.run(park(ports, count - total, concurrency))
+        took = time.monotonic() - began
+        now = rss_kib(servers)
+        per = (now - before) / (count - total)
+        nodes = " + ".join(f"{s.memory()['VmRSS'] / 1024:.1f}" for s in servers)
+        flag = f"  INVALID {bad} not parked" if bad else ""
+        print(
+            f"parked {count:>7}: RSS {now / 1024:7.1f} MiB ({nodes}), {per:6.2f} KiB per "
+            f"conversation since {total} ({(count - total) / took:.0f} conversations/s){flag}",
+            flush=True,
+        )
+        total, before = count, now
+
+
+def by_package(profile: Path) -> None:
+    """The profile's own time by package (accord by subpackage), then its top functions."""
+    import pstats
+
+    stats = pstats.Stats(str(profile))
+    shares: dict[str, float] = {}
+    for (path, _, name), (_, _, own, _, _) in stats.stats.items():  # type: ignore[attr-defined]
+        if "site-packages/" in path:
+            key = path.split("site-packages/")[1].split("/")[0]
+        elif "/src/accord/" in path:
+            key = "accord." + path.split("/src/accord/")[1].split("/")[0]
+        elif path == "~":
+            key = name
+        else:
+            key = "stdlib " + Path(path).name
+        shares[key] = shares.get(key, 0.0) + own
+    total = sum(shares.values())
+    for key, own in sorted(shares.items(), key=lambda item: -item[1])[:25]:
+        print(f"{own:7.3f} s {own / total:6.1%}  {key}")
+    stats.sort_stats("tottime").print_stats(20)
 
 
 if __name__ == "__main__":
