@@ -41,12 +41,13 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
-from bench_scaleout import _cpu_seconds, fresh_database  # noqa: E402
+from bench_scaleout import _backends, _cpu_seconds, fresh_database  # noqa: E402
 from harness_nodes import node  # noqa: E402
 from run import Server, free_port, load, machine, parse_in_venv  # noqa: E402
 
@@ -232,8 +233,10 @@ def main() -> None:
         config.write_text(
             f'[harness]\nmodel = "openai:bench"\n[harness.openai]\nbase_url = "{base_url}"\n'
         )
+        database = ""
         if args.store == "pg":
             dsn = stack.enter_context(fresh_database(args.pg))
+            database = urlsplit(dsn).path.lstrip("/")
             servers = [node(name, dsn, config, work) for name in ("node-a", "node-b")]
         else:
             servers = [node("node", f"sqlite:///{work / 't.db'}", config, work)]
@@ -244,7 +247,7 @@ def main() -> None:
             stack.callback(server.stop)
         asyncio.run(park([s.port for s in servers], 20, 4))  # warm up: imports, connections, caches
         for count in [int(c) for c in args.streams.split(",") if c]:
-            stream_step(servers, fake_pid, count, args.turns, args.tokens, model_s)
+            stream_step(servers, fake_pid, count, args.turns, args.tokens, model_s, database)
         if args.parked:
             parked_steps(servers, [int(c) for c in args.parked.split(",")], args.concurrency)
         print(f"load at end: {load()}")
@@ -252,12 +255,18 @@ def main() -> None:
         by_package(args.profile)
 
 
+def database_cpu(database: str) -> dict[int, float]:
+    """CPU seconds so far of each PostgreSQL backend serving ``database`` (none: "")."""
+    return {pid: _cpu_seconds(pid) for pid in _backends(database)} if database else {}
+
+
 def stream_step(
-    servers: list[Server], fake_pid: int, count: int, turns: int, tokens: int, model_s: float
-) -> None:
+    servers: list[Server], fake_pid: int, count: int, turns: int, tokens: int, model_s: float,
+    database: str,
+) -> None:  # fmt: skip
     """``count`` conversations streaming at once; one line of numbers."""
     ports = [server.port for server in servers]
-    cpu = sum(server.cpu_seconds() for server in servers)
+    cpu, backends = sum(server.cpu_seconds() for server in servers), database_cpu(database)
     fake_cpu, client_cpu = _cpu_seconds(fake_pid), time.process_time()
     began = time.monotonic()
     step = asyncio.run(streams(ports, count, turns, tokens))
@@ -265,6 +274,8 @@ def stream_step(
     cpu = sum(server.cpu_seconds() for server in servers) - cpu
     fake_cpu = _cpu_seconds(fake_pid) - fake_cpu
     client_cpu = time.process_time() - client_cpu
+    db_cpu = sum(now - backends.get(pid, 0.0) for pid, now in database_cpu(database).items())
+    db = f" PostgreSQL {db_cpu / wall:4.0%}" if database else ""
     over = [t - int(model_s * 1e9) for t in step.turns]
     flag = "" if not step.bad else f"  INVALID {step.bad} bad turns: {step.sample}"
     tail, turn = step.latencies, step.turns
@@ -275,7 +286,7 @@ def stream_step(
         f"model p50 {ms(over, 0.5):+5.0f} p99 {ms(over, 0.99):+5.0f} | server CPU "
         f"{cpu / wall:4.0%} {cpu / max(1, step.tokens) * 1e6:5.0f} us/token "
         f"{cpu / max(1, len(turn)) * 1e3:5.1f} ms/turn | client {client_cpu / wall:4.0%} fake "
-        f"{fake_cpu / wall:4.0%} | RSS {rss_kib(servers) / 1024:4.0f} MiB{flag}",
+        f"{fake_cpu / wall:4.0%}{db} | RSS {rss_kib(servers) / 1024:4.0f} MiB{flag}",
         flush=True,
     )
 
