@@ -19,7 +19,7 @@ streaming, ``2 * (tokens - 1) / rate``. Each chunk's text is the time it was wri
    time is from sending the message to the end of its stream. Every turn is checked: all
    ``2 * tokens`` chunks seen, the stream ends in INPUT_REQUIRED. Server CPU (all nodes,
    /proc/PID/stat) over the step, per token and per turn (the same CPU, divided two ways);
-   the client's and the fake model's CPU alongside.
+   the client's, the fake model's and (``--store pg``) the database backends' CPU alongside.
 2. **Parked** (``--parked``): conversations started with one quick turn each (the model
    answers at once) until each count, the server's RSS (VmRSS, all nodes) at each: MiB, and
    KiB per parked conversation between one count and the next.
