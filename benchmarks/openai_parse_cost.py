@@ -1,0 +1,91 @@
+"""What the ``openai`` package costs the harness per streamed chunk and per request, in
+process (benchmarks/harness_scale.py's profile points at both):
+
+    python3 benchmarks/openai_parse_cost.py          # --chunks 20000 --requests 500
+
+- a chunk: ``construct_type`` of a ``ChatCompletionChunk`` (what the package does to every
+  streamed event) against ``json.loads`` of the same text;
+- a request: ``async_maybe_transform`` of a Chat Completions request (a system prompt, 12
+  messages with tool calls and results, the harness's own tools), which ``create`` runs on
+  every call.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import time
+from typing import Any
+
+from openai._models import construct_type
+from openai._utils import async_maybe_transform
+from openai.types.chat import ChatCompletionChunk
+from openai.types.chat.completion_create_params import CompletionCreateParamsStreaming
+
+from accord.harness.models._prompt import chat_tools
+from accord.harness.tools._intrinsic import INTRINSICS
+
+CHUNK: dict[str, Any] = {
+    "id": "c",
+    "object": "chat.completion.chunk",
+    "created": 0,
+    "model": "m",
+    "choices": [{"index": 0, "delta": {"content": "@5931456958217~"}, "finish_reason": None}],
+}
+
+
+def per_call_us(count: int, call: Any) -> float:
+    began = time.perf_counter()
+    for _ in range(count):
+        call()
+    return (time.perf_counter() - began) / count * 1e6
+
+
+def request() -> dict[str, Any]:
+    step = [
+        {"role": "user", "content": "go"},
+        {
+            "role": "assistant",
+            "content": "@1~" * 20,
+            "tool_calls": [
+                {
+                    "id": "c",
+                    "type": "function",
+                    "function": {"name": "create_plan", "arguments": "{}"},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c", "content": "ok"},
+    ]
+    return {
+        "model": "m",
+        "messages": [{"role": "system", "content": "x" * 2000}, *step * 4],
+        "tools": chat_tools(tuple(tool.spec for tool in INTRINSICS)),
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
+
+
+async def transform_us(count: int) -> float:
+    body = request()
+    began = time.perf_counter()
+    for _ in range(count):
+        await async_maybe_transform(body, CompletionCreateParamsStreaming)
+    return (time.perf_counter() - began) / count * 1e6
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--chunks", type=int, default=20_000)
+    parser.add_argument("--requests", type=int, default=500)
+    args = parser.parse_args()
+    raw = json.dumps(CHUNK)
+    typed = per_call_us(args.chunks, lambda: construct_type(type_=ChatCompletionChunk, value=CHUNK))
+    plain = per_call_us(args.chunks, lambda: json.loads(raw))
+    print(f"a chunk: construct_type {typed:.1f} us, json.loads {plain:.1f} us")
+    print(f"a request: async_maybe_transform {asyncio.run(transform_us(args.requests)):.0f} us")
+
+
+if __name__ == "__main__":
+    main()
