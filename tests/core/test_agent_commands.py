@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from core_helpers import T0, accepted, assert_refused, new_task, task_in
 
-from accord.core import agent, lifecycle
+from accord.core import _outcome, agent, lifecycle
 from accord.core._events import Event, apply, fold
 from accord.core._outcome import SEED_STATE_NAMES, Published
 from accord.wire._errors import ErrorKind
@@ -94,6 +94,31 @@ def test_moved(name: str, state: TaskState) -> None:
             },
         )
     ]
+
+
+def test_a_status_update_publishes_its_payload_when_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The engine decides every status update an agent sends (a harness's step events among
+    them) as a command, and only the command surface reads what one publishes: its payload is
+    built when first read, from the update as decided, and once."""
+    built: list[object] = []
+    real = _outcome.to_builtins
+
+    def counted(value: object) -> object:
+        built.append(value)
+        return real(value)
+
+    monkeypatch.setattr(_outcome, "to_builtins", counted)
+    record, _ = task_in(S.WORKING)
+    step = Message(message_id="m-step", role=Role.AGENT, parts=[Part(text="step")])
+    outcome = agent.note(record, T0 + 100, step)
+    accepted(outcome, "noted")
+    assert built == []  # decided and appended: nothing built
+    (published,) = outcome.published
+    assert published.event == "a2a.tasks.TaskStatusUpdated"
+    assert published.payload["status"]["message"]["parts"] == [{"text": "step"}]
+    assert published.payload["status"]["timestamp"] == format_timestamp(T0 + 100)
+    assert published.payload is published.payload
+    assert len(built) == 1
 
 
 @pytest.mark.parametrize(("name", "state"), REFUSED)

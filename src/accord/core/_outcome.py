@@ -4,8 +4,9 @@ and the domain events it publishes (the command surface's ``published`` list).""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final, TypeVar
 
 from accord.core._events import Event
 from accord.core._records import PushConfigRecord, RequestKey, TaskRecord
@@ -20,12 +21,54 @@ from accord.wire import (
 )
 
 
-@dataclass(frozen=True, slots=True)
 class Published:
-    """A domain event as the command surface lists it: qualified name and payload."""
+    """A domain event as the command surface lists it: qualified name and payload.
 
-    event: str
-    payload: dict[str, Any]
+    :meth:`later` gives the payload as a function of a value, built when it is first read:
+    the engine decides every agent's status update as a command, and only the command surface
+    reads what one publishes (building the payload of each would cost a step event, or any
+    status update, a few microseconds for nothing)."""
+
+    __slots__ = ("_build", "_payload", "_source", "event")
+
+    def __init__(self, event: str, payload: dict[str, Any]) -> None:
+        self.event: Final = event
+        self._payload: dict[str, Any] | None = payload
+        self._build: Callable[[Any], dict[str, Any]] | None = None
+        self._source: Any = None
+
+    @classmethod
+    def later(cls, event: str, build: Callable[[T], dict[str, Any]], source: T) -> Published:
+        """``event`` whose payload is ``build(source)``, built on first read."""
+        published = cls.__new__(cls)
+        published.event = event  # type: ignore[misc]
+        published._payload = None
+        published._build = build
+        published._source = source
+        return published
+
+    @property
+    def payload(self) -> dict[str, Any]:
+        payload = self._payload
+        if payload is None:
+            assert self._build is not None
+            # (two threads that read it at once build it twice, alike: no lock needed)
+            payload = self._payload = self._build(self._source)
+            self._build = self._source = None
+        return payload
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Published):
+            return NotImplemented
+        return self.event == other.event and self.payload == other.payload
+
+    __hash__ = None  # type: ignore[assignment]  # (its payload is a dict)
+
+    def __repr__(self) -> str:
+        return f"Published({self.event!r}, {self.payload!r})"
+
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,20 +127,24 @@ SEED_STATE_NAMES: dict[TaskState, str] = {
 
 
 def status_published(update: TaskStatusUpdateEvent) -> Published:
-    return Published(
-        "a2a.tasks.TaskStatusUpdated",
-        {
-            "task_id": update.task_id,
-            "context_id": update.context_id,
-            "status": to_builtins(update.status),
-        },
-    )
+    return Published.later("a2a.tasks.TaskStatusUpdated", _status_payload, update)
+
+
+def _status_payload(update: TaskStatusUpdateEvent) -> dict[str, Any]:
+    return {
+        "task_id": update.task_id,
+        "context_id": update.context_id,
+        "status": to_builtins(update.status),
+    }
 
 
 def artifact_published(update: TaskArtifactUpdateEvent) -> Published:
-    payload: dict[str, Any] = {
+    return Published.later("a2a.tasks.TaskArtifactUpdated", _artifact_payload, update)
+
+
+def _artifact_payload(update: TaskArtifactUpdateEvent) -> dict[str, Any]:
+    return {
         "taskId": update.task_id,
         "contextId": update.context_id,
         "artifact": to_builtins(update.artifact),
     }
-    return Published("a2a.tasks.TaskArtifactUpdated", payload)

@@ -237,7 +237,7 @@ def direct_message(
 
 def stream_published(response: StreamResponse) -> Published:
     """SendStreamingMessage's ``message:stream`` event: one StreamResponse, as on the wire."""
-    return Published("a2a.tasks.MessageStreamResponse", to_builtins(response))
+    return Published.later("a2a.tasks.MessageStreamResponse", to_builtins, response)
 
 
 # --- reads ---------------------------------------------------------------------------------
