@@ -30,6 +30,7 @@ from accord.harness import (
     STEP_MEDIA_TYPE,
     TASK_KEY,
     calls_of,
+    turn_of,
 )
 from accord.wire import (
     UNSET,
@@ -331,7 +332,7 @@ class Conversation:
         stretch) changed."""
         changed: list[Line] = []
         calls = calls_of(message.metadata if message.metadata is not UNSET else None)
-        turns = dict.fromkeys(name.rpartition("#")[0] for name in calls)
+        turns = dict.fromkeys(turn_of(name) for name in calls)
         for turn in [turn for turn in turns if turn]:
             line, work = self._work(turn)
             if work.see_usage(calls) or not line.text:

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from accord.harness._settings import HarnessSettings, parse
     from accord.harness._step_events import STEP_MEDIA_TYPE, step_line
     from accord.harness._transcript import Conversation, Entry
-    from accord.harness._usage import USAGE_KEY, call_id, calls_of
+    from accord.harness._usage import USAGE_KEY, call_id, calls_of, turn_of
     from accord.harness._wire import (
         CHANNEL_MEDIA_TYPE,
         COMMANDS_URI,
@@ -78,6 +78,7 @@ _WHERE = {
     "USAGE_KEY": "accord.harness._usage",
     "call_id": "accord.harness._usage",
     "calls_of": "accord.harness._usage",
+    "turn_of": "accord.harness._usage",
     "Conversation": "accord.harness._transcript",
     "Entry": "accord.harness._transcript",
     "Role": "accord.harness._wire",
@@ -118,6 +119,7 @@ __all__ = [
     "participants_envelope",
     "participants_of",
     "step_line",
+    "turn_of",
     "with_participant",
     "without_participant",
 ]

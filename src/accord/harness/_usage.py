@@ -98,13 +98,11 @@ def _calls(task: Task) -> tuple[dict[str, Usage], Usage]:
         found = metadata.get(USAGE_KEY) if isinstance(metadata, dict) else None
         if not isinstance(found, dict):
             continue
-        calls = found.get("calls")
-        if not isinstance(calls, dict):  # (a message of before calls were named)
+        if not isinstance(found.get("calls"), dict):  # (a message of before calls were named)
             unnamed = unnamed + _usage(found)
             continue
-        for name, used in calls.items():
-            if name not in named and isinstance(used, list) and len(used) == 3:
-                named[name] = Usage(int(used[0]), int(used[1]), int(used[2]))
+        for name, used in calls_of(metadata).items():
+            named.setdefault(name, used)
     return named, unnamed
 
 
