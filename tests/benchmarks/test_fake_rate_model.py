@@ -115,3 +115,26 @@ async def test_the_harness_adapter_reads_its_chunked_stream(model: AsyncOpenAI) 
     [call] = final.tool_calls
     assert (call.name, call.arguments) == ("create_plan", {"steps": [{"name": "a"}]})
     assert final.usage == Usage(input_tokens=10, output_tokens=5)
+
+
+async def test_the_adapter_reads_each_stream_to_its_end_and_keeps_the_connection() -> None:
+    connections: list[Stream] = []
+
+    def accept() -> Stream:
+        connections.append(Stream(RATE, TOKENS))
+        return connections[-1]
+
+    loop = asyncio.get_running_loop()
+    server = await loop.create_server(accept, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    client = AsyncOpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="x", max_retries=0)
+    try:
+        chosen = OpenAIModel("m", client)
+        for _ in range(3):
+            events = [event async for event in chosen.stream(conversation())]
+            assert events[-1].tool_calls[0].name == "create_plan"
+        assert len(connections) == 1  # (a stream left unread would close its connection)
+    finally:
+        await client.close()
+        server.close()
+        await server.wait_closed()

@@ -14,6 +14,7 @@ on an event that is not what the API defines, the call fails saying what the end
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import aclosing
 from typing import Any
 
 import msgspec
@@ -204,7 +205,7 @@ def _usage(given: int | None, taken: int | None, details: _Details | None) -> Us
 # --- the two streams ------------------------------------------------------------------------
 
 
-async def _events(received: AsyncIterator[bytes]) -> AsyncIterator[list[Event]]:
+async def _events(received: AsyncIterator[bytes]) -> AsyncGenerator[list[Event]]:
     """The SSE events of ``received``, a read's worth at a time; the reader's bounds as a
     refused stream."""
     reader = SSEReader(MAX_LINE)
@@ -221,28 +222,29 @@ async def _events(received: AsyncIterator[bytes]) -> AsyncIterator[list[Event]]:
 async def chat_events(received: AsyncIterator[bytes]) -> AsyncGenerator[ModelEvent]:
     """A Chat Completions stream's events: text deltas as they come, then the response."""
     answer = Answer()
-    async for events in _events(received):
-        for event in events:
-            if event.data == b"[DONE]":
-                yield answer.response()
-                return
-            chunk: _Chunk = _decode(_chunk, event.data, "a chunk")
-            if chunk.error is not None:
-                raise stream_failure(chunk.error)
-            if chunk.usage is not None:
-                used = chunk.usage
-                answer.usage = _usage(
-                    used.prompt_tokens, used.completion_tokens, used.prompt_tokens_details
-                )
-            for choice in chunk.choices or ():
-                answer.filtered = answer.filtered or choice.finish_reason == "content_filter"
-                delta = choice.delta
-                if delta is None:
-                    continue
-                if delta.content:
-                    yield answer.add_text(delta.content)
-                for piece in delta.tool_calls or ():
-                    _add_piece(answer, piece)
+    async with aclosing(_events(received)) as stream:
+        async for events in stream:
+            for event in events:
+                if event.data == b"[DONE]":
+                    yield answer.response()
+                    return
+                chunk: _Chunk = _decode(_chunk, event.data, "a chunk")
+                if chunk.error is not None:
+                    raise stream_failure(chunk.error)
+                if chunk.usage is not None:
+                    used = chunk.usage
+                    answer.usage = _usage(
+                        used.prompt_tokens, used.completion_tokens, used.prompt_tokens_details
+                    )
+                for choice in chunk.choices or ():
+                    answer.filtered = answer.filtered or choice.finish_reason == "content_filter"
+                    delta = choice.delta
+                    if delta is None:
+                        continue
+                    if delta.content:
+                        yield answer.add_text(delta.content)
+                    for piece in delta.tool_calls or ():
+                        _add_piece(answer, piece)
     yield answer.response()  # (a server that ends without [DONE])
 
 
@@ -268,32 +270,33 @@ def _add_piece(answer: Answer, piece: _CallPiece) -> None:
 async def responses_events(received: AsyncIterator[bytes]) -> AsyncGenerator[ModelEvent]:
     """A Responses API stream's events: text deltas as they come, then the response."""
     answer = Answer()
-    async for events in _events(received):
-        for event in events:
-            read: _ResponsesEvent = _decode(_event, event.data, "an event")
-            kind = read.type
-            if kind == "response.output_text.delta":
-                if not isinstance(read.delta, str):
-                    raise refused("a text delta that is not a string")
-                if read.delta:
-                    yield answer.add_text(read.delta)
-            elif kind == "response.output_item.done":
-                item: _Item = _decode(_item, read.item, "an output item")
-                if item.type == "function_call":
-                    index = len(answer.calls)
-                    answer.add_to_call(index, item.call_id, item.name, item.arguments)
-            elif kind == "response.completed":
-                response: _Response = _decode(_response, read.response, "a response")
-                if response.usage is not None:
-                    used = response.usage
-                    answer.usage = _usage(
-                        used.input_tokens, used.output_tokens, used.input_tokens_details
-                    )
-            elif kind == "response.failed":
-                response = _decode(_response, read.response, "a response")
-                raise stream_failure(response.error or _Error())
-            elif kind == "error":
-                raise stream_failure(_Error(message=read.message, code=read.code))
+    async with aclosing(_events(received)) as stream:
+        async for events in stream:
+            for event in events:
+                read: _ResponsesEvent = _decode(_event, event.data, "an event")
+                kind = read.type
+                if kind == "response.output_text.delta":
+                    if not isinstance(read.delta, str):
+                        raise refused("a text delta that is not a string")
+                    if read.delta:
+                        yield answer.add_text(read.delta)
+                elif kind == "response.output_item.done":
+                    item: _Item = _decode(_item, read.item, "an output item")
+                    if item.type == "function_call":
+                        index = len(answer.calls)
+                        answer.add_to_call(index, item.call_id, item.name, item.arguments)
+                elif kind == "response.completed":
+                    response: _Response = _decode(_response, read.response, "a response")
+                    if response.usage is not None:
+                        used = response.usage
+                        answer.usage = _usage(
+                            used.input_tokens, used.output_tokens, used.input_tokens_details
+                        )
+                elif kind == "response.failed":
+                    response = _decode(_response, read.response, "a response")
+                    raise stream_failure(response.error or _Error())
+                elif kind == "error":
+                    raise stream_failure(_Error(message=read.message, code=read.code))
     yield answer.response()
 
 
