@@ -2,7 +2,8 @@
 _openai_stream): the SSE reader alone, then both APIs over real HTTP against the fake server
 sending what a test wrote — text, tool calls split across chunks, usage, the endpoint's
 errors (before the stream and on it), and what is refused: an oversize line, too many tool
-calls, arguments over their bound, a stream cut or stalled mid-way."""
+calls, arguments over their bound, a stream stalled mid-way (one cut mid-way:
+test_openai_models.py)."""
 
 from __future__ import annotations
 
@@ -335,18 +336,6 @@ async def test_a_chunk_that_is_not_the_api_is_refused_saying_what(
     failed = await failure_of(model(fake, api))
     assert failed.reason == "model_error"
     assert "accord cannot read" in failed.detail
-
-
-@pytest.mark.parametrize("api", APIS)
-async def test_a_stream_cut_mid_way_fails_and_is_not_asked_again(
-    fake: FakeOpenAI, api: str
-) -> None:
-    fake.replies.extend([Reply(["par", "tial", "never"], cut_after=2), Reply(["again?"])])
-    seen: list[Any] = []
-    failed = await failure_of(model(fake, api, Retry(attempts=3, base_s=0.01)), seen)
-    assert seen == [TextDelta("par"), TextDelta("tial")]
-    assert failed.reason == "model_unavailable" and "the stream broke" in failed.detail
-    assert len(fake.requests) == 1
 
 
 @pytest.mark.parametrize("api", APIS)

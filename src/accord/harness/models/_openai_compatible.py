@@ -49,7 +49,7 @@ log = logging.getLogger("accord.harness.model")
 
 Api = Literal["chat", "responses"]
 # What is read of a stream after its answer (so that the connection can be used again)
-DRAIN_S = 1.0
+DRAIN_S = 0.25
 DRAIN_BYTES = 64 * 1024
 
 
