@@ -212,6 +212,8 @@ async def test_responses_text_tool_calls_and_usage(fake: FakeOpenAI) -> None:
                 responses("response.created", response={"id": "r"}),
                 responses("response.output_text.delta", delta="Hi"),
                 responses("response.reasoning_summary_part.added", part={"type": "x"}),
+                # (a kind accord does not read, its fields of other shapes: skipped)
+                responses("response.other.done", code={"x": 1}, message=[1], delta=2),
                 function_call("call_1", "weigh", '{"kg": 2}'),
                 responses("response.completed", response={"usage": usage}),
             ]

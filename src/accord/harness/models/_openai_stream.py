@@ -109,11 +109,12 @@ class _Response(msgspec.Struct):
 
 class _ResponsesEvent(msgspec.Struct):
     type: str = ""
-    delta: Any = None  # a string for text; other kinds of event carry other things
+    # Read as the kind of event says (kinds accord does not use may give these other shapes)
+    delta: Any = None
     item: msgspec.Raw = msgspec.Raw()
     response: msgspec.Raw = msgspec.Raw()
-    message: str | None = None  # an ``error`` event's
-    code: str | int | None = None
+    message: Any = None
+    code: Any = None
 
 
 _chunk = msgspec.json.Decoder(_Chunk)
@@ -296,7 +297,13 @@ async def responses_events(received: AsyncIterator[bytes]) -> AsyncGenerator[Mod
                     response = _decode(_response, read.response, "a response")
                     raise stream_failure(response.error or _Error())
                 elif kind == "error":
-                    raise stream_failure(_Error(message=read.message, code=read.code))
+                    said, code = read.message, read.code
+                    raise stream_failure(
+                        _Error(
+                            message=said if isinstance(said, str) else None,
+                            code=code if isinstance(code, str | int) else None,
+                        )
+                    )
     yield answer.response()
 
 
