@@ -340,6 +340,15 @@ async def test_a_chunk_that_is_not_the_api_is_refused_saying_what(
     assert "accord cannot read" in failed.detail
 
 
+async def test_a_stream_that_ends_inside_an_event_is_a_broken_one(fake: FakeOpenAI) -> None:
+    fake.replies.append(Reply(raw=[chat({"content": "a"}), b'data: {"choi']))
+    seen: list[Any] = []
+    failed = await failure_of(model(fake, "chat"), seen)
+    assert seen == [TextDelta("a")]
+    assert failed.reason == "model_unavailable"
+    assert "the stream broke: the event stream ended inside an event" in failed.detail
+
+
 @pytest.mark.parametrize("api", APIS)
 async def test_a_stream_that_stalls_past_the_timeout_fails(fake: FakeOpenAI, api: str) -> None:
     first = (

@@ -207,17 +207,21 @@ def _usage(given: int | None, taken: int | None, details: _Details | None) -> Us
 
 
 async def _events(received: AsyncIterator[bytes]) -> AsyncGenerator[list[Event]]:
-    """The SSE events of ``received``, a read's worth at a time; the reader's bounds as a
-    refused stream."""
+    """The SSE events of ``received``, a read's worth at a time: past the reader's bounds, a
+    refused stream; one that ends inside an event, a broken one."""
     reader = SSEReader(MAX_LINE)
-    try:
-        async for data in received:
+    async for data in received:
+        try:
             events = reader.feed(data)
-            if events:
-                yield events
-        yield reader.end()
+        except SSEError as exc:
+            raise refused(str(exc)) from None
+        if events:
+            yield events
+    try:
+        events = reader.end()
     except SSEError as exc:
-        raise refused(str(exc)) from None
+        raise Failed(Failure("model_unavailable", f"the stream broke: {exc}", True)) from None
+    yield events
 
 
 async def chat_events(received: AsyncIterator[bytes]) -> AsyncGenerator[ModelEvent]:
