@@ -6,9 +6,9 @@ The ``openai`` package still makes the call (its key, base URL, timeout and HTTP
 what it would do to each event — build a typed model of it, ~60 µs a chunk — is done here
 in a few µs, reading only the fields the harness uses. Everything the endpoint sends is
 bounded: a line (and an event's data) at 1 MiB, an answer at 64 tool calls, a call's
-arguments at 1 MiB, its name and id at 1 KiB, the answer's text at 16 MiB. Past a bound, or
-on an event that is not what the API defines, the call fails saying what the endpoint sent
-(:class:`Failed`, a ``model_error``; the stream's own errors keep their kind).
+arguments at 1 Mi characters, its name and id at 1 Ki, the answer's text at 16 Mi. Past a
+bound, or on an event that is not what the API defines, the call fails saying what the
+endpoint sent (:class:`Failed`, a ``model_error``; the stream's own errors keep their kind).
 """
 
 from __future__ import annotations
