@@ -1,13 +1,19 @@
-"""What the ``openai`` package costs the harness per streamed chunk and per request, in
-process (benchmarks/harness_scale.py's profile points at both):
+"""What reading an OpenAI-compatible stream costs the harness per streamed chunk and per
+request, in process: the ``openai`` package's way beside accord's own
+(accord.harness.models._openai_stream, which the adapter uses):
 
     python3 benchmarks/openai_parse_cost.py          # --chunks 20000 --requests 500
 
-- a chunk: ``construct_type`` of a ``ChatCompletionChunk`` (what the package does to every
-  streamed event) against ``json.loads`` of the same text;
-- a request: ``async_maybe_transform`` of a Chat Completions request (a system prompt, 12
-  messages with tool calls and results, the harness's own tools), which ``create`` runs on
-  every call.
+- a chunk, the package's way: ``construct_type`` of a ``ChatCompletionChunk`` (what the
+  package does to every streamed event), against ``json.loads`` of the same text;
+- a chunk, accord's way: the whole of it — its SSE line found in the bytes read, decoded
+  with msgspec, added to the answer and turned into a ``TextDelta`` (``chat_events`` over a
+  stream of such chunks, one a read, as the network hands them over);
+- a request, the package's way: ``async_maybe_transform`` of a Chat Completions request (a
+  system prompt, 12 messages with tool calls and results, the harness's own tools), which
+  ``create`` runs on every call;
+- a request, accord's way: the same transform of what the adapter gives the package's
+  signature (the model, no messages, ``stream``), the body going in ``extra_body`` as built.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ import argparse
 import asyncio
 import json
 import time
+from collections.abc import AsyncIterator
 from typing import Any
 
 from openai._models import construct_type
@@ -23,6 +30,8 @@ from openai._utils import async_maybe_transform
 from openai.types.chat import ChatCompletionChunk
 from openai.types.chat.completion_create_params import CompletionCreateParamsStreaming
 
+from accord.harness.models._base import TextDelta
+from accord.harness.models._openai_stream import chat_events
 from accord.harness.models._prompt import chat_tools
 from accord.harness.tools._intrinsic import INTRINSICS
 
@@ -67,12 +76,26 @@ def request() -> dict[str, Any]:
     }
 
 
-async def transform_us(count: int) -> float:
-    body = request()
+async def transform_us(count: int, body: dict[str, Any]) -> float:
     began = time.perf_counter()
     for _ in range(count):
         await async_maybe_transform(body, CompletionCreateParamsStreaming)
     return (time.perf_counter() - began) / count * 1e6
+
+
+async def accord_chunk_us(count: int) -> float:
+    line = b"data: " + json.dumps(CHUNK).encode() + b"\n\n"
+
+    async def received() -> AsyncIterator[bytes]:
+        for _ in range(count):
+            yield line
+        yield b"data: [DONE]\n\n"
+
+    began = time.perf_counter()
+    deltas = sum([isinstance(event, TextDelta) async for event in chat_events(received())])
+    took = time.perf_counter() - began
+    assert deltas == count
+    return took / count * 1e6
 
 
 def main() -> None:
@@ -83,8 +106,17 @@ def main() -> None:
     raw = json.dumps(CHUNK)
     typed = per_call_us(args.chunks, lambda: construct_type(type_=ChatCompletionChunk, value=CHUNK))
     plain = per_call_us(args.chunks, lambda: json.loads(raw))
-    print(f"a chunk: construct_type {typed:.1f} us, json.loads {plain:.1f} us")
-    print(f"a request: async_maybe_transform {asyncio.run(transform_us(args.requests)):.0f} us")
+    ours = asyncio.run(accord_chunk_us(args.chunks))
+    print(
+        f"a chunk: the package's construct_type {typed:.1f} us (json.loads {plain:.1f} us); "
+        f"accord's whole read (SSE, msgspec, the answer, its TextDelta) {ours:.1f} us"
+    )
+    walked = asyncio.run(transform_us(args.requests, request()))
+    given = asyncio.run(transform_us(args.requests, {"model": "m", "messages": [], "stream": True}))
+    print(
+        f"a request: the package's async_maybe_transform of the whole request {walked:.0f} us; "
+        f"of what accord gives it (the body in extra_body) {given:.0f} us"
+    )
 
 
 if __name__ == "__main__":

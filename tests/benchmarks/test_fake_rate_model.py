@@ -1,5 +1,5 @@
 """The fixed-rate fake model of benchmarks/harness_scale.py (benchmarks/fake_rate_model.py),
-read by the openai package as the harness reads it: its chunks never come faster than its
+read by the openai package and by the harness's adapter: its chunks never come faster than its
 rate, a turn's first call ends in a tool call and the call after the tool's result in an
 answer, ``instant`` answers at once, and one connection carries call after call."""
 
@@ -15,6 +15,10 @@ from typing import Any
 
 import pytest
 from openai import AsyncOpenAI
+from tests.harness.test_openai_streams import conversation
+
+from accord.harness.models import TextDelta, Usage
+from accord.harness.models._openai_compatible import OpenAIModel
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 sys.path.append(str(BENCHMARKS))  # last: its modules shadow nothing
@@ -98,3 +102,39 @@ async def test_a_body_over_the_bound_is_refused_unread() -> None:
     writer.close()
     server.close()
     await server.wait_closed()
+
+
+async def test_the_harness_adapter_reads_its_chunked_stream(model: AsyncOpenAI) -> None:
+    """accord's own reader of the stream (the OpenAI-compatible adapter) over its chunked
+    HTTP/1.1: the paced text, the tool call and the usage."""
+    chosen = OpenAIModel("m", model)
+    events = [event async for event in chosen.stream(conversation())]
+    assert [type(event) for event in events[:-1]] == [TextDelta] * TOKENS
+    final = events[-1]
+    assert final.text == "".join(event.text for event in events[:-1])
+    [call] = final.tool_calls
+    assert (call.name, call.arguments) == ("create_plan", {"steps": [{"name": "a"}]})
+    assert final.usage == Usage(input_tokens=10, output_tokens=5)
+
+
+async def test_the_adapter_reads_each_stream_to_its_end_and_keeps_the_connection() -> None:
+    connections: list[Stream] = []
+
+    def accept() -> Stream:
+        connections.append(Stream(RATE, TOKENS))
+        return connections[-1]
+
+    loop = asyncio.get_running_loop()
+    server = await loop.create_server(accept, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    client = AsyncOpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="x", max_retries=0)
+    try:
+        chosen = OpenAIModel("m", client)
+        for _ in range(3):
+            events = [event async for event in chosen.stream(conversation())]
+            assert events[-1].tool_calls[0].name == "create_plan"
+        assert len(connections) == 1  # (a stream left unread would close its connection)
+    finally:
+        await client.close()
+        server.close()
+        await server.wait_closed()

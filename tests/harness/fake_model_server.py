@@ -49,6 +49,9 @@ class Reply:
     fail_after: int | None = None
     input_at_start: bool = False
     unfinished: bool = False
+    # OpenAI's: the stream's bytes as they are, written piece by piece (paced by pause_s),
+    # instead of the text, tool calls and usage above
+    raw: list[bytes] | None = None
 
 
 def sse(data: dict[str, Any], event: str | None = None) -> bytes:

@@ -4,8 +4,9 @@ format of both Chat Completions and the Responses API, scripted answers.
 A test queues :class:`Reply` objects; each request takes the next one (an empty queue answers
 "ok"). A reply streams its text in chunks (with a pause between them if asked), then its tool
 calls, then usage; or fails with an HTTP status before streaming; or cuts its stream after some
-chunks. Every request's JSON body is kept in ``requests`` for the test to inspect (the
-plumbing, and :class:`Reply`, are tests/harness/fake_model_server.py's).
+chunks; or streams the raw bytes a test wrote (``Reply.raw``). Every request's JSON body is
+kept in ``requests`` for the test to inspect (the plumbing, and :class:`Reply`, are
+tests/harness/fake_model_server.py's).
 
     with FakeOpenAI() as fake:
         fake.replies.append(Reply(["Hel", "lo"], usage=(10, 2, 4)))
@@ -14,6 +15,7 @@ plumbing, and :class:`Reply`, are tests/harness/fake_model_server.py's).
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from typing import Any
@@ -42,6 +44,16 @@ class FakeOpenAI(FakeModelServer):
     def base_url(self) -> str:
         return f"{self.root}/v1"
 
+    @staticmethod
+    def _raw(pieces: list[bytes], pause_s: float) -> Response:
+        async def written() -> AsyncIterator[bytes]:
+            for index, piece in enumerate(pieces):
+                if index and pause_s:
+                    await asyncio.sleep(pause_s)
+                yield piece
+
+        return StreamingResponse(written(), media_type="text/event-stream")
+
     def _refusal(self, reply: Reply) -> Response:
         message = reply.error or f"fake failure {reply.status}"
         error = {"error": {"message": message, "type": "server_error"}}
@@ -53,6 +65,8 @@ class FakeOpenAI(FakeModelServer):
         body, reply = await self._take(request)
         if reply.status != 200:
             return self._refusal(reply)
+        if reply.raw is not None:
+            return self._raw(reply.raw, reply.pause_s)
         model = body.get("model", "fake")
 
         def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
@@ -117,6 +131,8 @@ class FakeOpenAI(FakeModelServer):
         body, reply = await self._take(request)
         if reply.status != 200:
             return self._refusal(reply)
+        if reply.raw is not None:
+            return self._raw(reply.raw, reply.pause_s)
         model = body.get("model", "fake")
         base = {"id": "resp_fake", "object": "response", "created_at": 0, "model": model}
         sequence = iter(range(1_000_000))

@@ -146,10 +146,12 @@ async def test_a_stream_cut_after_its_first_tokens_is_never_asked_again(
 ) -> None:
     fake.replies.extend([Reply(["par", "tial", "never"], cut_after=2), Reply(["again?"])])
     seen: list[Any] = []
-    with pytest.raises(ModelError):
+    with pytest.raises(ModelError) as failed:
         async for event in model(fake, api).stream(conversation()):
             seen.append(event)
     assert seen == [TextDelta("par"), TextDelta("tial")]
+    assert failed.value.reason == "model_unavailable"
+    assert "the stream broke" in failed.value.detail and "not asked again" in failed.value.detail
     assert len(fake.requests) == 1
 
 

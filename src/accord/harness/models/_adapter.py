@@ -157,6 +157,10 @@ def broken(error: Exception) -> Failure | None:
     """A stream that broke, where a provider's package lets its HTTP client's error
     through; None for any other error."""
     if type(error).__module__.partition(".")[0] in HTTP_CLIENTS:
+        if type(error).__name__.endswith("Timeout"):  # (httpx's ReadTimeout and kin)
+            return Failure(
+                "model_unavailable", "the stream stalled: nothing came within the timeout", True
+            )
         return Failure("model_unavailable", f"the stream broke ({error!r})", True)
     return None
 

@@ -1,6 +1,11 @@
 """Models behind any OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, LM Studio, OpenRouter),
 through the official ``openai`` package: Chat Completions or the Responses API, streamed.
 
+The package makes the call (key, base URL, timeout, HTTP errors); accord builds the request's
+body and reads the streamed events itself (accord.harness.models._openai_stream: bounded,
+decoded with msgspec), where the package would check every parameter and build a typed model
+of every chunk.
+
 A call is retried only while nothing of its answer has come (a refused connection, a 429 or
 5xx before the stream starts), with backoff; once the first byte of an answer is in, the call
 is never made again (its tokens may already be on clients' streams): a stream that breaks
@@ -10,23 +15,16 @@ reason.
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, aclosing
 from typing import Any, Literal
 
 import openai
 from openai import AsyncOpenAI
-from openai.types.responses import (
-    ResponseCompletedEvent,
-    ResponseErrorEvent,
-    ResponseFailedEvent,
-    ResponseFunctionToolCall,
-    ResponseOutputItemDoneEvent,
-    ResponseTextDeltaEvent,
-)
 
-from accord.errors import AccordError
-from accord.harness._transcript import Conversation, ToolCall
+from accord.harness._transcript import Conversation
 from accord.harness.models._adapter import (
     TOO_LONG,
     Failure,
@@ -34,11 +32,11 @@ from accord.harness.models._adapter import (
     broken,
     retried,
     retry_after,
-    tool_call,
     unreachable,
     whole,
 )
-from accord.harness.models._base import ModelEvent, ModelResponse, TextDelta, Usage
+from accord.harness.models._base import ModelEvent, ModelResponse
+from accord.harness.models._openai_stream import Failed, chat_events, responses_events
 from accord.harness.models._prompt import (
     chat_messages,
     chat_tools,
@@ -50,6 +48,9 @@ from accord.harness.models._prompt import (
 log = logging.getLogger("accord.harness.model")
 
 Api = Literal["chat", "responses"]
+# What is read of a stream after its answer (so that the connection can be used again)
+DRAIN_S = 0.25
+DRAIN_BYTES = 64 * 1024
 
 
 class OpenAIModel:
@@ -90,99 +91,74 @@ class OpenAIModel:
 
     # --- Chat Completions ------------------------------------------------------------------
 
-    async def _chat(self, conversation: Conversation) -> AsyncGenerator[ModelEvent]:
-        options: dict[str, Any] = {}
+    def _chat(self, conversation: Conversation) -> AsyncGenerator[ModelEvent]:
+        body: dict[str, Any] = {
+            "model": self.name,
+            "messages": chat_messages(conversation),
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
         if conversation.tools:
-            options["tools"] = chat_tools(conversation.tools)
+            body["tools"] = chat_tools(conversation.tools)
         if conversation.reasoning_effort:
-            options["reasoning_effort"] = conversation.reasoning_effort
-        stream = await self.client.chat.completions.create(
-            model=self.name,
-            messages=chat_messages(conversation),
-            stream=True,
-            stream_options={"include_usage": True},
-            **options,
-            **self._cache_key(conversation),
-        )
-        text: list[str] = []
-        calls: dict[int, dict[str, str]] = {}
-        usage: Usage | None = None
-        filtered = False
-        async for chunk in stream:
-            if chunk.usage is not None:
-                details = chunk.usage.prompt_tokens_details
-                usage = Usage(
-                    input_tokens=chunk.usage.prompt_tokens,
-                    output_tokens=chunk.usage.completion_tokens,
-                    cached_tokens=(details.cached_tokens or 0) if details is not None else 0,
-                )
-            for choice in chunk.choices:
-                filtered = filtered or choice.finish_reason == "content_filter"
-                delta = choice.delta
-                if delta.content:
-                    text.append(delta.content)
-                    yield TextDelta(delta.content)
-                for piece in delta.tool_calls or ():
-                    found = calls.setdefault(piece.index, {"id": "", "name": "", "arguments": ""})
-                    found["id"] = piece.id or found["id"]
-                    if piece.function is not None:
-                        found["name"] += piece.function.name or ""
-                        found["arguments"] += piece.function.arguments or ""
-        if filtered and not text and not calls:
-            raise _Failed(Failure("model_refused", "the model refused to answer (content filter)"))
-        yield ModelResponse(
-            text="".join(text),
-            tool_calls=tuple(
-                tool_call(c["id"], c["name"], c["arguments"]) for _, c in sorted(calls.items())
-            ),
-            usage=usage,
+            body["reasoning_effort"] = conversation.reasoning_effort
+        body.update(self._cache_key(conversation))
+        create = self.client.chat.completions.with_streaming_response.create
+        return _read(
+            lambda: create(model=self.name, messages=[], stream=True, extra_body=body), chat_events
         )
 
     # --- Responses -------------------------------------------------------------------------
 
-    async def _responses(self, conversation: Conversation) -> AsyncGenerator[ModelEvent]:
-        options: dict[str, Any] = {}
+    def _responses(self, conversation: Conversation) -> AsyncGenerator[ModelEvent]:
+        body: dict[str, Any] = {
+            "model": self.name,
+            "instructions": system_text(conversation),
+            "input": responses_input(conversation),
+            "stream": True,
+            "store": False,
+        }
         if conversation.tools:
-            options["tools"] = responses_tools(conversation.tools)
+            body["tools"] = responses_tools(conversation.tools)
         if conversation.reasoning_effort:
-            options["reasoning"] = {"effort": conversation.reasoning_effort}
-        stream = await self.client.responses.create(
-            model=self.name,
-            instructions=system_text(conversation),
-            input=responses_input(conversation),
-            stream=True,
-            store=False,
-            **options,
-            **self._cache_key(conversation),
+            body["reasoning"] = {"effort": conversation.reasoning_effort}
+        body.update(self._cache_key(conversation))
+        create = self.client.responses.with_streaming_response.create
+        return _read(
+            lambda: create(model=self.name, input=[], stream=True, extra_body=body),
+            responses_events,
         )
-        text: list[str] = []
-        calls: list[ToolCall] = []
-        usage: Usage | None = None
-        async for event in stream:
-            if isinstance(event, ResponseTextDeltaEvent):
-                text.append(event.delta)
-                yield TextDelta(event.delta)
-            elif isinstance(event, ResponseOutputItemDoneEvent) and isinstance(
-                event.item, ResponseFunctionToolCall
-            ):
-                item = event.item
-                calls.append(tool_call(item.call_id, item.name, item.arguments))
-            elif isinstance(event, ResponseCompletedEvent) and event.response.usage is not None:
-                used = event.response.usage
-                details = used.input_tokens_details
-                usage = Usage(
-                    input_tokens=used.input_tokens,
-                    output_tokens=used.output_tokens,
-                    cached_tokens=(details.cached_tokens or 0) if details is not None else 0,
-                )
-            elif isinstance(event, ResponseFailedEvent | ResponseErrorEvent):
-                raise _stream_failure(event)
-        yield ModelResponse(text="".join(text), tool_calls=tuple(calls), usage=usage)
+
+
+async def _read(
+    call: Callable[[], AbstractAsyncContextManager[Any]],
+    events: Callable[[AsyncIterator[bytes]], AsyncGenerator[ModelEvent]],
+) -> AsyncGenerator[ModelEvent]:
+    """The events of a call made through the package, its stream read by ``events``: the
+    package sends our body as it is (``extra_body``, over the few parameters its signature
+    requires, so it walks none of the conversation) and hands back the HTTP response
+    unread; its errors (connection, timeout, an HTTP status) are raised before any event.
+    After the answer, what is left of the body (its end, after ``[DONE]``) is read within a
+    bound, so that the connection serves the next call."""
+    async with call() as response:
+        received = response.iter_bytes()
+        async with aclosing(events(received)) as read:
+            async for event in read:
+                yield event
+        try:
+            async with asyncio.timeout(DRAIN_S):
+                left = DRAIN_BYTES
+                async for data in received:
+                    left -= len(data)
+                    if left < 0:
+                        break
+        except Exception as exc:  # (the answer is whole: a failing end costs the connection)
+            log.debug("the end of a model stream was not read: %r", exc)
 
 
 def _failure(error: Exception) -> Failure | None:
     """What an error of the openai package means."""
-    if isinstance(error, _Failed):
+    if isinstance(error, Failed):
         return error.failure
     if isinstance(error, openai.APITimeoutError):
         return Failure("model_unavailable", "the endpoint did not answer in time", True)
@@ -211,24 +187,3 @@ def _status_failure(error: openai.APIStatusError) -> Failure:
     if code == "content_filter" or "content management policy" in text:
         return Failure("model_refused", says)
     return Failure("model_error", says)
-
-
-class _Failed(AccordError):
-    """A failure the endpoint told on the stream (a Responses API ``error`` event)."""
-
-    def __init__(self, failure: Failure) -> None:
-        super().__init__(failure.says)
-        self.failure = failure
-
-
-def _stream_failure(event: Any) -> _Failed:
-    error = getattr(getattr(event, "response", None), "error", None) or event
-    code = str(getattr(error, "code", "") or "")
-    says = f"the response failed: {getattr(error, 'message', error)}"
-    if code in ("rate_limit_exceeded",):
-        return _Failed(Failure("rate_limited", says, True))
-    if code in ("server_error", "vector_store_timeout"):
-        return _Failed(Failure("model_unavailable", says, True))
-    if code == "context_length_exceeded":
-        return _Failed(Failure("context_too_long", says))
-    return _Failed(Failure("model_error", says))
