@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.harness.engine_kit import ALICE, request, said
+from tests.harness.engine_kit import ALICE, request, said, serving
 from tests.waiting import until
 
 from accord.engine import Engine, StreamItem
@@ -83,16 +83,9 @@ class Dribble:
         yield ModelResponse(self.first + "".join(self.rest))
 
 
-@asynccontextmanager
-async def engine_of(store: TaskStore, model: object) -> AsyncIterator[Engine]:
+def engine_of(store: TaskStore, model: object) -> AbstractAsyncContextManager[Engine]:
     agent = HarnessAgent(HarnessSettings(model="main"), {"main": model})  # type: ignore[dict-item]
-    engine = Engine(store, agent)
-    agent.attach_engine(engine)
-    await engine.start()
-    try:
-        yield engine
-    finally:
-        await engine.stop()
+    return serving(agent, store)
 
 
 async def streamed(engine: Engine, text: str) -> list[StreamItem]:
@@ -122,9 +115,11 @@ PIECES = [f" w{i}" for i in range(40)]
 TEXT = "Hello" + "".join(PIECES)
 
 
-async def test_tokens_that_come_while_a_chunk_is_written_go_out_as_one_chunk() -> None:
-    store = SlowStore()
-    model = Dribble(store, "Hello", PIECES)
+async def slow_turn(
+    store: SlowStore, model: Dribble
+) -> tuple[list[StreamItem], list[TaskArtifactUpdateEvent], Task]:
+    """A turn of ``model`` whose first chunk the store holds back until the model has written
+    every piece: its stream, the chunks stored, the task as it ended."""
     async with engine_of(store, model) as engine:
         store.gate.clear()
         turn = asyncio.ensure_future(streamed(engine, "hi"))
@@ -132,9 +127,15 @@ async def test_tokens_that_come_while_a_chunk_is_written_go_out_as_one_chunk() -
         store.gate.set()
         items = await asyncio.wait_for(turn, 30)
         task_id = task_of(items)
-        chunks = await store.chunks(task_id)
         stored = await engine.store.get_task(task_id, None)
-    assert stored is not None
+        assert stored is not None
+        return items, await store.chunks(task_id), stored.task
+
+
+async def test_tokens_that_come_while_a_chunk_is_written_go_out_as_one_chunk() -> None:
+    store = SlowStore()
+    model = Dribble(store, "Hello", PIECES)
+    items, chunks, task = await slow_turn(store, model)
     # 41 pieces, 3 writes: the first piece (its newest character held back), all that came
     # while it was written, and the held character, saying it is the last.
     assert [text_of(c) for c in chunks] == ["Hell", TEXT[4:-1], TEXT[-1]]
@@ -144,11 +145,11 @@ async def test_tokens_that_come_while_a_chunk_is_written_go_out_as_one_chunk() -
     seen = list(updates(items))
     assert [text_of(u) for u in seen] == [text_of(c) for c in chunks]
     assert [u.last_chunk for u in seen] == [False, False, True]
-    [reply] = stored.task.artifacts
+    [reply] = task.artifacts
     assert "".join(p.text or "" for p in reply.parts) == TEXT
     assert reply.name == "reply"
-    assert stored.task.status.state is TaskState.INPUT_REQUIRED
-    assert said(stored.task) == TEXT
+    assert task.status.state is TaskState.INPUT_REQUIRED
+    assert said(task) == TEXT
 
 
 class Burst:
@@ -222,17 +223,7 @@ async def test_a_model_failing_mid_stream_while_a_chunk_is_written_parks_the_tur
         detail="connection reset",
     )
     model = Dribble(store, "Hello", PIECES, failure=down)
-    async with engine_of(store, model) as engine:
-        store.gate.clear()
-        turn = asyncio.ensure_future(streamed(engine, "hi"))
-        await asyncio.wait_for(model.written.wait(), 30)
-        store.gate.set()
-        items = await asyncio.wait_for(turn, 30)
-        task_id = task_of(items)
-        stored = await engine.store.get_task(task_id, None)
-        chunks = await store.chunks(task_id)
-    assert stored is not None
-    task: Task = stored.task
+    _, chunks, task = await slow_turn(store, model)
     assert task.status.state is TaskState.INPUT_REQUIRED
     assert task.metadata[STATUS_KEY]["reason"] == "model_unavailable"
     assert "connection reset" in said(task)
