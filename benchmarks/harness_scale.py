@@ -17,7 +17,8 @@ streaming, ``2 * (tokens - 1) / rate``. Each chunk's text is the time it was wri
    process (no SSE parsing: it finds the chunks' stamps in the bytes as they arrive): token
    to client is the time from the fake model writing a chunk to the client reading it; turn
    time is from sending the message to the end of its stream. Every turn is checked: all
-   ``2 * tokens`` chunks seen, the stream ends in INPUT_REQUIRED. Server CPU (all nodes,
+   ``2 * tokens`` chunks seen, the stream ends in INPUT_REQUIRED; tokens per streamed chunk
+   (SSE artifact event) alongside. Server CPU (all nodes,
    /proc/PID/stat) over the step, per token and per turn (the same CPU, divided two ways);
    the client's, the fake model's and (``--store pg``) the database backends' CPU alongside.
 2. **Parked** (``--parked``): conversations started with one quick turn each (the model
@@ -55,6 +56,7 @@ PARTICIPANT = "bench"
 STAMP = re.compile(rb"@(\d{6,})\D")
 TASK_ID = re.compile(rb'"task":\{"id":"([0-9a-f-]{36})"')
 END = b"\r\n0\r\n\r\n"  # the last chunk of a chunked response
+CHUNK = b'"artifactUpdate"'  # one SSE event of a streamed chunk
 
 
 def request(method: str, text: str, task_id: str) -> bytes:
@@ -84,6 +86,7 @@ class Exchange(asyncio.Protocol):
         self.seen = seen
         self.latencies = latencies
         self.tokens = 0
+        self.chunks = 0  # artifact chunks (SSE events) that carried them
         self.task_id = ""
         self.tail = b""
         self.parked = False
@@ -97,6 +100,7 @@ class Exchange(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         now = time.monotonic_ns()
         seen = self.tail + data
+        self.chunks += seen.count(CHUNK) - self.tail.count(CHUNK)  # (once each)
         for match in STAMP.finditer(seen):
             stamp = int(match[1])
             if stamp not in self.seen:  # the turn's last events repeat the text
@@ -129,6 +133,7 @@ class Step:
     latencies: list[int] = field(default_factory=list)  # ns, token to client
     turns: list[int] = field(default_factory=list)  # ns, turn time
     tokens: int = 0
+    chunks: int = 0
     bad: int = 0
     sample: str = ""
 
@@ -143,6 +148,7 @@ async def conversation(port: int, delay: float, turns: int, tokens: int, step: S
                               step.latencies)  # fmt: skip
         step.turns.append(time.monotonic_ns() - began)
         step.tokens += done.tokens
+        step.chunks += done.chunks
         task_id = task_id or done.task_id
         if done.tokens != 2 * tokens or not done.parked or not task_id:
             step.bad += 1
@@ -286,7 +292,8 @@ def stream_step(
         f"model p50 {ms(over, 0.5):+5.0f} p99 {ms(over, 0.99):+5.0f} | server CPU "
         f"{cpu / wall:4.0%} {cpu / max(1, step.tokens) * 1e6:5.0f} us/token "
         f"{cpu / max(1, len(turn)) * 1e3:5.1f} ms/turn | client {client_cpu / wall:4.0%} fake "
-        f"{fake_cpu / wall:4.0%}{db} | RSS {rss_kib(servers) / 1024:4.0f} MiB{flag}",
+        f"{fake_cpu / wall:4.0%}{db} | {step.tokens / max(1, step.chunks):4.2f} tokens/chunk | "
+        f"RSS {rss_kib(servers) / 1024:4.0f} MiB{flag}",
         flush=True,
     )
 

@@ -14,6 +14,7 @@ from accord.engine import Engine
 from accord.harness import Conversation, HarnessAgent, HarnessSettings
 from accord.harness._wire import EVENT_MEDIA_TYPE, STATUS_KEY, TASK_KEY
 from accord.harness.models import FunctionModel, ModelResponse
+from accord.store import TaskStore
 from accord.store._memory import MemoryStore
 from accord.wire._model import Message, Part, Role, SendMessageRequest, Task
 
@@ -120,9 +121,10 @@ async def running(
 
 
 @asynccontextmanager
-async def serving(agent: HarnessAgent) -> AsyncIterator[Engine]:
-    """An engine running ``agent`` as it is, attached to it as accord serve attaches it."""
-    engine = Engine(MemoryStore(), agent)
+async def serving(agent: HarnessAgent, store: TaskStore | None = None) -> AsyncIterator[Engine]:
+    """An engine running ``agent`` as it is (on ``store``, or a new MemoryStore), attached to
+    it as accord serve attaches it."""
+    engine = Engine(store if store is not None else MemoryStore(), agent)
     agent.attach_engine(engine)
     await engine.start()
     try:

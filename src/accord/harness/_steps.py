@@ -22,6 +22,7 @@ import msgspec
 
 from accord.agents import TaskHandle
 from accord.harness import _usage as usage
+from accord.harness._chunks import stream_chunks
 from accord.harness._compacting import Compactor
 from accord.harness._journal import (
     JournalCall,
@@ -37,7 +38,7 @@ from accord.harness._transcript import Conversation, ModelStep, Step, ToolCall, 
 from accord.harness.hooks._base import HookAbort
 from accord.harness.hooks._operations import LLM_INVOKED, TOOL_INVOKED, LlmInvoked, ToolInvoked
 from accord.harness.hooks._registry import Hooks
-from accord.harness.models import Model, ModelResponse, StreamingModel, TextDelta, Usage
+from accord.harness.models import Model, ModelResponse, StreamingModel, Usage
 from accord.harness.tools import ToolContext, ToolOutcome, ToolSet
 from accord.telemetry import agents as telemetry
 from accord.wire import Role
@@ -275,33 +276,13 @@ class Steps:
     async def _answer(
         task: TaskHandle, view: Conversation, model: Model, artifact_id: str
     ) -> ModelResponse:
-        """The model's answer; a streaming model's text goes out as it comes, each piece an
-        ``append`` chunk of the artifact ``artifact_id`` (named ``reply``). The newest
-        character is held back until more comes, so that the last chunk carries text and
-        says it is the last (``lastChunk``): no chunk is ever an empty text part."""
+        """The model's answer; a streaming model's text goes out as it comes, as ``append``
+        chunks of the artifact ``artifact_id`` (named ``reply``), as many as the store keeps
+        up with (accord.harness._chunks): the last one carries text and says it is the last
+        (``lastChunk``), no chunk is ever an empty text part."""
         if not isinstance(model, StreamingModel):
             return await model.respond(view)
-        final: ModelResponse | None = None
-        streamed = False
-        held = ""
-        async for event in model.stream(view):
-            if isinstance(event, TextDelta):
-                held += event.text
-                if len(held) < 2:
-                    continue
-                out, held = held[:-1], held[-1]
-                await task.update_artifact(
-                    text=out, artifact_id=artifact_id, name=REPLY, append=streamed
-                )
-                streamed = True
-            else:
-                final = event
-        if held:
-            await task.update_artifact(
-                text=held, artifact_id=artifact_id, name=REPLY, append=streamed, last_chunk=True
-            )
-        assert final is not None, "a model stream ends with its response"
-        return final
+        return await stream_chunks(task, model.stream(view), artifact_id, REPLY)
 
     # --- one tool call -----------------------------------------------------------------------
 
