@@ -14,8 +14,8 @@ from tests.engine.test_one_commit import Appends, working_in
 from tests.harness.engine_kit import ALICE, running, said, send
 from tests.waiting import until
 
-from accord.core._events import Event
 from accord.core import JournalEntry
+from accord.core._events import Event
 from accord.harness import HarnessAgent
 from accord.harness.hooks import FunctionExecutor
 from accord.store._memory import MemoryStore

@@ -6,10 +6,11 @@ Crash safety: every model answer and every tool result is journaled in the task'
 (``TaskHandle.journal``) before the harness acts on it, and a tool that is not idempotent is
 journaled as started before it runs. A final answer (no tool calls) is not journaled here: its
 entry (:attr:`Answer.entry`) goes in the append that ends the turn, or is journaled before
-anything acts on it (:func:`journaled`); a crash before then loses that model call only. A turn that runs again after a crash (the engine's
-``resume``) replays its journal: an answered model call is not made again, a journaled tool
-result is used as it is, and a non-idempotent tool that started and has no result is reported
-to the model as interrupted, never run a second time.
+anything acts on it (:func:`journaled`); a crash before then loses that model call only. A
+turn that runs again after a crash (the engine's ``resume``) replays its journal: an answered
+model call is not made again, a journaled tool result is used as it is, and a non-idempotent
+tool that started and has no result is reported to the model as interrupted, never run a
+second time.
 """
 
 from __future__ import annotations
