@@ -22,16 +22,20 @@ from accord.store._memory import MemoryStore
 from accord.wire._model import Message, Task, TaskState, TaskStatusUpdateEvent
 
 
-async def test_a_continued_turn_stores_its_message_with_working() -> None:
+async def test_a_continued_turn_the_model_answers_at_once_is_one_append() -> None:
     store = MemoryStore()
     seen = Appends(store)
     async with running(store) as (engine, _):
         task = await send(engine, ALICE, "hello")
         await until(lambda: not engine.running(task.id), "the first turn's run to end")
+        before = len(seen.appends)
         answered = await send(engine, ALICE, "and then?", task.id)
         assert "and then?" in said(answered)
-        message_id = answered.history[-2].message_id
-        assert working_in(seen.holding(message_id))
+        assert answered.status.state is TaskState.INPUT_REQUIRED
+    message_id = answered.history[-2].message_id
+    assert working_in(seen.holding(message_id))  # the message rides with WORKING
+    [turn] = seen.appends[before:]  # and with all the rest: nothing waited for another commit
+    assert kinds(turn) == ["message", "WORKING", "journal:model", "INPUT_REQUIRED"]
 
 
 def judged(agent: HarnessAgent) -> None:
@@ -85,19 +89,6 @@ def kinds(events: list[Event]) -> list[str]:
     return found
 
 
-async def test_a_continued_turn_the_model_answers_at_once_is_one_append() -> None:
-    store = MemoryStore()
-    seen = Appends(store)
-    async with running(store) as (engine, _):
-        task = await send(engine, ALICE, "hello")
-        await until(lambda: not engine.running(task.id), "the first turn's run to end")
-        before = len(seen.appends)
-        answered = await send(engine, ALICE, "and then?", task.id)
-        assert answered.status.state is TaskState.INPUT_REQUIRED
-    [turn] = seen.appends[before:]  # one commit: nothing of the turn waited for another
-    assert kinds(turn) == ["message", "WORKING", "journal:model", "INPUT_REQUIRED"]
-
-
 async def test_with_turn_finished_hooked_the_answer_is_journaled_before_the_hooks_see_it() -> None:
     store = MemoryStore()
     journaled: list[list[str]] = []
@@ -109,10 +100,7 @@ async def test_with_turn_finished_hooked_the_answer_is_journaled_before_the_hook
     def hooked(agent: HarnessAgent) -> None:
         agent.hooks.register(FunctionExecutor("look", look, points=["turn.finished.pre"]))
 
-    async with running(store, lambda conversation: answer(conversation), setup=hooked) as (
-        engine,
-        _,
-    ):
+    async with running(store, answer, setup=hooked) as (engine, _):
         task = await send(engine, ALICE, "hello")
         await until(lambda: not engine.running(task.id), "the first turn's run to end")
         await send(engine, ALICE, "and then?", task.id)
