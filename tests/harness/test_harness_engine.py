@@ -32,6 +32,7 @@ from accord.wire._model import (
     Task,
     TaskPushNotificationConfig,
     TaskState,
+    TaskStatusUpdateEvent,
 )
 
 ALICE = Caller(participant="alice")
@@ -462,10 +463,14 @@ class ParkingHeldStore(MemoryStore):
     async def append(
         self, record: TaskRecord, events: Sequence[Event], *args: Any, **kw: Any
     ) -> None:
-        before = await self.get_task(record.id, None)
         await super().append(record, events, *args, **kw)
-        parks = record.task.status.state is TaskState.INPUT_REQUIRED
-        if self.armed and parks and before and before.task.status.state is TaskState.WORKING:
+        # (on one node a continued turn's one append holds its message, WORKING and parking)
+        parks = any(
+            isinstance(e.body, TaskStatusUpdateEvent | Task)
+            and e.body.status.state is TaskState.INPUT_REQUIRED
+            for e in events
+        )
+        if self.armed and parks:
             self.armed = False
             self.held.set()
             await self.release.wait()

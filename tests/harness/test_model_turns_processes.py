@@ -5,13 +5,16 @@ OpenAI-compatible server (real HTTP, real streaming) and the demo's MCP orders s
 - a turn calls MCP tools over stdio and over streamable HTTP;
 - ``kill -9`` during a non-idempotent tool call and during a model stream, several times: the
   ledger proves no refund ran twice, the fake server's request log that no answered model call
-  was made again, and every conversation ends parked.
+  was made again, and every conversation ends parked;
+- ``kill -9`` after the model's final answer and before the one append that journals it with
+  the turn's end: the model call is lost, nothing else; the turn asks it again.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import sqlite3
 import sys
 import threading
 import time
@@ -270,6 +273,63 @@ def test_kill_9_of_a_turn_a_message_joined_resumes_it_from_its_own_journal(
     assert len(told) == 1  # the resumed turn knew the refund had started
     assert len(fake.requests) == 3  # hello, the refund's call, the answer after the restart
     assert "and tell me when it is done" in str(fake.requests[-1])  # (the joined message)
+
+
+def test_kill_9_before_a_final_answers_one_append_loses_only_the_model_call(
+    tmp_path: Path, fake: FakeOpenAI
+) -> None:
+    """On one node a final answer is journaled in the append that ends its turn, not awaited
+    on its own. ``kill -9`` while that append cannot be made (the test holds SQLite's write
+    lock from the model's last chunk on, until the server's append fails for it): the
+    restarted server finds the turn WORKING with its message, asks the model again, once,
+    and answers; the lost answer is nowhere."""
+    config = settings(tmp_path, "openai:fake-model", fake.base_url)
+    database = tmp_path / "t.db"
+    store = f"sqlite:///{database}"
+    locked = threading.Event()
+    fake.replies.extend(
+        [
+            Reply(["hi there"]),
+            Reply(["lost ", "answer"], held_until=locked),
+            Reply(["answered after the crash"]),
+        ]
+    )
+    server = start(tmp_path, store, config, name="before", grpc=False)
+    lock = sqlite3.connect(database, timeout=30, isolation_level=None)
+    try:
+        task = send(server, "hello")
+        in_background(send, server, "and then?", task["id"])
+        eventually(
+            lambda: working_on(get(server, task["id"]), "and then?"),
+            "the message and WORKING durable, the model writing",
+        )
+        lock.execute("BEGIN IMMEDIATE")  # from here on nothing the server writes is durable
+        locked.set()
+        eventually(lambda: len(fake.sent_at) == 3, "the model's last chunk", every_s=0.02)
+        eventually(
+            lambda: f"append to task {task['id']} failed" in server.log(),
+            "the server's append to wait for the lock in vain (SQLite's busy timeout)",
+        )
+    finally:
+        server.kill()
+        lock.close()  # (its transaction rolled back: it wrote nothing)
+    assert len(fake.requests) == 2
+    server = start(tmp_path, store, config, name="after", grpc=False)
+    try:
+        assert wait_all_parked(server, tmp_path) == ["answered after the crash"]
+        history = get(server, task["id"])["history"]
+    finally:
+        server.stop()
+    texts = [m["parts"][0].get("text") for m in history]
+    assert texts == ["hello", "hi there", "and then?", "answered after the crash"]
+    assert len(fake.requests) == 3  # the lost call, asked again: once
+    assert "and then?" in str(fake.requests[-1])
+
+
+def working_on(task: dict[str, Any], text: str) -> bool:
+    """The task is WORKING on the message ``text`` (both durable: GetTask shows no other)."""
+    last = task["history"][-1]["parts"][0].get("text")
+    return bool(task["status"]["state"] == "TASK_STATE_WORKING" and last == text)
 
 
 def in_background(request: Any, *arguments: Any) -> None:

@@ -56,7 +56,7 @@ from accord.harness._moves import Moves, Who
 from accord.harness._participants import ParticipantChanges
 from accord.harness._roster import Roster
 from accord.harness._settings import HarnessSettings, ModelFactory
-from accord.harness._steps import Journal, Steps, answer_id
+from accord.harness._steps import Journal, Steps, answer_id, journaled
 from accord.harness._transcript import MODEL_CALL_KEY, Conversation, entries, model_calls
 from accord.harness._wire import (
     CHANNEL_MEDIA_TYPE,
@@ -610,6 +610,11 @@ class HarnessAgent:
                     fresh, model=view.model, reasoning_effort=view.reasoning_effort
                 )
                 continue
+            entry = answered.entry  # (its journal entry, when it is not durable yet)
+            if entry is not None and (turn.incoming or self.hooks.wants(TURN_FINISHED)):
+                # (hooks act on the answer, or the turn goes on: durable before that)
+                await task.journal(entry)
+                entry = None
             more = await self._take_joined(task, turn)
             text = answered.text
             if self.hooks.wants(TURN_FINISHED):
@@ -627,6 +632,8 @@ class HarnessAgent:
                 answered.answers,
             )
             if more:  # messages came in while the model worked: answer them too
+                if entry is not None:  # (none: it was journaled above, as messages joined)
+                    await task.journal(entry)
                 await task.start_working(answer)
                 fresh = self._conversation(await task.current(), extension)
                 # (the model and effort the turn started with stay)
@@ -634,7 +641,9 @@ class HarnessAgent:
                     fresh, model=view.model, reasoning_effort=view.reasoning_effort
                 )
                 continue
-            await self.moves.decide(task, partial(conversation.end_turn, answer=answer), who)
+            # One append: the answer's journal entry (when not durable yet) and the turn's end
+            ended = journaled(entry, partial(conversation.end_turn, answer=answer), task.task_id)
+            await self.moves.decide(task, ended, who)
             return
 
     async def resume(self, ctx: RequestContext, task: TaskHandle) -> None:

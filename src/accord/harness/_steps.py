@@ -4,10 +4,13 @@ tool call or the turn's step limit is reached.
 
 Crash safety: every model answer and every tool result is journaled in the task's log
 (``TaskHandle.journal``) before the harness acts on it, and a tool that is not idempotent is
-journaled as started before it runs. A turn that runs again after a crash (the engine's
-``resume``) replays its journal: an answered model call is not made again, a journaled tool
-result is used as it is, and a non-idempotent tool that started and has no result is reported
-to the model as interrupted, never run a second time.
+journaled as started before it runs. A final answer (no tool calls) is not journaled here: its
+entry (:attr:`Answer.entry`) goes in the append that ends the turn, or is journaled before
+anything acts on it (:func:`journaled`); a crash before then loses that model call only. A
+turn that runs again after a crash (the engine's ``resume``) replays its journal: an answered
+model call is not made again, a journaled tool result is used as it is, and a non-idempotent
+tool that started and has no result is reported to the model as interrupted, never run a
+second time.
 """
 
 from __future__ import annotations
@@ -20,7 +23,9 @@ from typing import Any
 
 import msgspec
 
-from accord.agents import TaskHandle
+from accord.agents import Decision, TaskHandle
+from accord.core import Outcome, TaskRecord
+from accord.core import agent as agent_commands
 from accord.harness import _usage as usage
 from accord.harness._chunks import stream_chunks
 from accord.harness._compacting import Compactor
@@ -57,7 +62,10 @@ class Answer:
     ended the turn (the task is parked already, the text is none, and the tool's message
     carries the tokens); ``seen``: the text came from the journal (a resumed turn), given
     by a model call that saw the task's first ``seen`` messages; ``answers``: how many of the
-    task's first messages the answer answers (it goes right after them in the history)."""
+    task's first messages the answer answers (it goes right after them in the history);
+    ``entry``: the journal entry of the model call that gave the text, not appended yet — the
+    caller appends it with the turn's end (:func:`journaled`), or journals it before it acts
+    on the answer otherwise (hooks, a turn that goes on)."""
 
     text: str
     used: dict[str, Usage]
@@ -65,6 +73,7 @@ class Answer:
     ended: bool = False
     seen: int | None = None
     answers: int | None = None
+    entry: dict[str, Any] | None = None
 
     @property
     def usage(self) -> Usage:
@@ -167,6 +176,7 @@ class Steps:
                 model_calls=view.model_calls + calls_before,
             )
             recorded = journal.models.get(number)
+            entry: dict[str, Any] | None = None  # (a fresh answer's journal entry)
             if recorded is not None:
                 response = recorded.response()
             else:
@@ -175,10 +185,13 @@ class Steps:
                 if fitted.summary_usage is not None:  # (a summary made for this step)
                     used[usage.summary_id(turn, number)] = fitted.summary_usage
                 try:
-                    response = await self._ask(task, asked, model, mark, number, who)
+                    response, entry = await self._ask(task, asked, model, mark, number, who)
                 except HookAbort as abort:
                     refused = f"model call refused: {abort.message}"
                     return Answer(refused, used, calls_before, answers=asked_of + shown.noted)
+                if response.tool_calls:  # (durable before its tools run)
+                    await task.journal(entry)
+                    entry = None
             if response.usage is not None:
                 used[usage.call_id(turn, number)] = response.usage
             if not response.tool_calls:  # (its tokens are on the answer: usage.USAGE_KEY)
@@ -186,7 +199,14 @@ class Steps:
                 # (after what it answered and this stretch's step events, before a message
                 # that joined while it ran)
                 answers = seen if seen is not None else asked_of + shown.noted
-                return Answer(response.text, used, calls_before + 1, seen=seen, answers=answers)
+                return Answer(
+                    response.text,
+                    used,
+                    calls_before + 1,
+                    seen=seen,
+                    answers=answers,
+                    entry=entry,
+                )
             await shown.model_call(number, view.model, response, recorded is not None)
             steps.append(ModelStep(response.text, response.tool_calls))
             ended = False
@@ -236,7 +256,9 @@ class Steps:
         mark: _Mark,
         step: int,
         who: Who,
-    ) -> ModelResponse:
+    ) -> tuple[ModelResponse, dict[str, Any]]:
+        """The model's answer to ``view``, as the hooks leave it, and its journal entry (not
+        appended: the caller does, before it acts on the answer)."""
         turn = mark.turn
         context = LlmInvoked(**who.fields(view.task_id), model=view.model, step=step)
         hooked = self.hooks.wants(LLM_INVOKED)
@@ -269,8 +291,7 @@ class Steps:
             tool_calls=[JournalCall(c.id, c.name, c.arguments) for c in response.tool_calls],
             usage=response.usage,
         )
-        await task.journal(encode(answered))
-        return response
+        return response, encode(answered)
 
     @staticmethod
     async def _answer(
@@ -377,6 +398,22 @@ class Steps:
             # (what the model and clients see of the arguments: as ``in`` and ``post`` left them)
             arguments = after.arguments
         return outcome.bounded(), arguments
+
+
+def journaled(entry: dict[str, Any] | None, decision: Decision, task_id: str) -> Decision:
+    """``decision`` with a final answer's journal entry (:attr:`Answer.entry`) decided before
+    it: one append, so the entry is durable exactly when what the answer decided is."""
+    if entry is None:
+        return decision
+    data = entry
+
+    def decide(record: TaskRecord | None, now_ms: int) -> Outcome:
+        noted = agent_commands.journal(record, data, now_ms, task_id)
+        if not noted.ok:
+            return noted
+        return decision(noted.record, now_ms).after(noted)
+
+    return decide
 
 
 def _sent(view: Conversation) -> frozenset[str]:

@@ -8,7 +8,6 @@ line (an envelope's change, a data part, a file), never dropped silently.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -172,9 +171,7 @@ def entries(task: Task, agent_id: str) -> tuple[Entry, ...]:
             continue
         said = channels.text(message)
         if said is None:
-            seen.append(
-                dataclasses.replace(entry(message, agent_id, first=index == 0), position=index)
-            )
+            seen.append(entry(message, agent_id, first=index == 0, position=index))
         else:
             agent = message.role is Role.AGENT
             sender = agent_id if agent else claimed(message) or "unknown"
@@ -215,14 +212,15 @@ def model_calls(task: Task) -> int:
     return max(numbers) + 1 if numbers else 0
 
 
-def entry(message: Message, agent_id: str, *, first: bool = False) -> Entry:
-    """A message as a model reads it. The first message's task envelope is the brief the
-    task was made from (the extension), not a change: it is not repeated."""
+def entry(message: Message, agent_id: str, *, first: bool = False, position: int = -1) -> Entry:
+    """A message as a model reads it (``position``: its place in the task's history). The
+    first message's task envelope is the brief the task was made from (the extension), not a
+    change: it is not repeated."""
     if message.role is Role.AGENT:
-        return Entry(agent_id, "agent", message.text())
+        return Entry(agent_id, "agent", message.text(), position)
     sender = claimed(message) or "unknown"
     lines = [_describe(part, index, sender, first) for index, part in enumerate(message.parts)]
-    return Entry(sender, "user", "\n".join(line for line in lines if line))
+    return Entry(sender, "user", "\n".join(line for line in lines if line), position)
 
 
 def _describe(part: Part, index: int, sender: str, first: bool) -> str:

@@ -89,12 +89,15 @@ def owed(task: Task) -> list[Message]:
     marked = [message for message in task.history if is_owed(message)]
     if not marked:
         return []
-    done = handled(task)
-    waiting = unanswered(task) if task.status.state in lifecycle.INTERRUPTED else set()
+    turns = [owes_turn(message) for message in marked]
+    # (each looked at only when needed: a plain message is owed its turn while parked)
+    done = handled(task) if not all(turns) else set()
+    parked = task.status.state in lifecycle.INTERRUPTED
+    waiting = unanswered(task) if parked and any(turns) else set()
     return [
         message
-        for message in marked
-        if (message.message_id in waiting if owes_turn(message) else message.message_id not in done)
+        for message, turn in zip(marked, turns, strict=True)
+        if (message.message_id in waiting if turn else message.message_id not in done)
     ]
 
 
