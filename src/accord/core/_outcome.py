@@ -3,7 +3,6 @@ and the domain events it publishes (the command surface's ``published`` list).""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeVar
@@ -101,11 +100,32 @@ class Outcome:
     def after(self, earlier: Outcome) -> Outcome:
         """This outcome as one append with ``earlier``'s before it: its events, publications
         and request keys first (a new task's creation, then the moves decided on it)."""
-        return dataclasses.replace(
-            self,
-            events=[*earlier.events, *self.events],
-            published=[*earlier.published, *self.published],
-            requests=[*earlier.requests, *self.requests],
+        return self._with(
+            [*earlier.events, *self.events],
+            [*earlier.published, *self.published],
+            [*earlier.requests, *self.requests],
+        )
+
+    def carrying(self, requests: list[RequestKey]) -> Outcome:
+        """This outcome with ``requests`` as the keys of the client requests it carries out."""
+        return self._with(self.events, self.published, requests)
+
+    def _with(
+        self, events: list[Event], published: list[Published], requests: list[RequestKey]
+    ) -> Outcome:
+        # (every field named: dataclasses.replace walks the fields, a few microseconds on
+        # each SendMessage; tests/core checks that no field is left behind)
+        return Outcome(
+            name=self.name,
+            error=self.error,
+            events=events,
+            record=self.record,
+            config=self.config,
+            configs=self.configs,
+            message=self.message,
+            published=published,
+            payload=self.payload,
+            requests=requests,
         )
 
 

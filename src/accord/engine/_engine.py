@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import inspect
 import logging
 import os
@@ -840,7 +839,7 @@ class Engine:
             verdicts[0] = admission.verdict
             outcome = admission.outcome
             if key is not None and outcome.ok:
-                outcome = dataclasses.replace(outcome, requests=[key])
+                outcome = outcome.carrying([key])
             return outcome
 
         extensions: list[str] = []

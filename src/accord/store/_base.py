@@ -184,7 +184,7 @@ class TaskStore(Protocol):
         An ``async def`` implements it, queueing the write before its first ``await`` (the
         engine runs each call as a task, in call order); so does a plain method that queues
         the write and returns an asyncio future, which the engine waits on without a task
-        (the SQLite store)."""
+        (the SQLite store; the in-memory store writes at once and returns a done one)."""
 
     async def get_task(self, task_id: str, tenant: str | None) -> TaskRecord | None:
         """The snapshot, or None. ``tenant`` None reads across tenants (agent side and

@@ -26,6 +26,7 @@ in batches of N/16.
 
 from __future__ import annotations
 
+import asyncio
 import bisect
 import dataclasses
 import heapq
@@ -176,7 +177,7 @@ class MemoryStore:
 
     # --- tasks and their logs --------------------------------------------------------------
 
-    async def append(
+    def append(
         self,
         record: TaskRecord,
         events: Sequence[Event],
@@ -184,6 +185,25 @@ class MemoryStore:
         *,
         tenant_task_limit: int | None = None,
         requests: Sequence[RequestKey] = (),
+    ) -> asyncio.Future[None]:
+        """Appends at once and returns a done future (its exception what the append raised):
+        the engine waits on it without a task of its own for the write."""
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        try:
+            self._append(record, events, expected_seq, tenant_task_limit, requests)
+        except Exception as exc:
+            done.set_exception(exc)
+        else:
+            done.set_result(None)
+        return done
+
+    def _append(
+        self,
+        record: TaskRecord,
+        events: Sequence[Event],
+        expected_seq: int,
+        tenant_task_limit: int | None,
+        requests: Sequence[RequestKey],
     ) -> None:
         check_append(record, events, expected_seq)
         current = self._tasks.get(record.id)
@@ -193,7 +213,7 @@ class MemoryStore:
         if (
             expected_seq == 0
             and tenant_task_limit is not None
-            and await self.count_tasks(record.tenant) >= tenant_task_limit
+            and self._count_tasks(record.tenant) >= tenant_task_limit
         ):
             raise LimitExceeded("tasks_per_tenant", tenant_task_limit, record.id)
         for key in requests:
@@ -323,6 +343,9 @@ class MemoryStore:
         return TaskPage(records=records, total_size=len(matching), next_cursor=next_cursor)
 
     async def count_tasks(self, tenant: str) -> int:
+        return self._count_tasks(tenant)
+
+    def _count_tasks(self, tenant: str) -> int:
         return sum(1 for row in self._tasks.values() if row.tenant == tenant)
 
     async def tasks_in_states(
