@@ -13,10 +13,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from accord.errors import AccordError
+
 MAX_LINE = 1024 * 1024  # bytes of one line, and of one event's data
 
 
-class SSEError(ValueError):
+class SSEError(AccordError, ValueError):
     """The stream broke the reader's bounds (or ended inside an event)."""
 
 
