@@ -41,6 +41,7 @@ from accord.store._base import (
 from accord.store._checks import check_append
 from accord.store._extensions import Extensions, S, SqliteAccess, StoreExtension, TaskRows
 from accord.store._row_cache import Row, RowCache
+from accord.store._sqlite_close import skip_checkpoint_on_close
 from accord.store._writer import Op, Write, Writer
 from accord.telemetry import CommitStats as CommitMetrics
 from accord.wire import TaskState, encode
@@ -71,6 +72,15 @@ def _connect(path: str, synchronous: str) -> sqlite3.Connection:
     conn.execute(f"PRAGMA synchronous = {synchronous}")
     conn.execute("PRAGMA journal_size_limit = 67108864")
     conn.execute("PRAGMA temp_store = MEMORY")
+    return conn
+
+
+def _serving_connection(path: str, synchronous: str) -> sqlite3.Connection:
+    """A connection of the open store (the writer's, the reader): it closes without a
+    checkpoint, so that a stop never waits on an fsync of the whole file
+    (:mod:`accord.store._sqlite_close`)."""
+    conn = _connect(path, synchronous)
+    skip_checkpoint_on_close(conn)
     return conn
 
 
@@ -139,7 +149,7 @@ class SqliteStore:
     async def _open(self) -> None:
         await asyncio.to_thread(self._migrate)
         writer = Writer(
-            lambda: _connect(self.path, self.synchronous),
+            lambda: _serving_connection(self.path, self.synchronous),
             f"accord-sqlite-writer:{self.path}",
             self.row_cache,
         )
@@ -148,7 +158,7 @@ class SqliteStore:
         if writer.startup_error is not None:
             raise StoreError(f"cannot open {self.path}: {writer.startup_error}")
         self._writer = writer
-        reader = _connect(self.path, self.synchronous)
+        reader = _serving_connection(self.path, self.synchronous)
         reader.execute("PRAGMA query_only = 1")
         reader.execute(f"PRAGMA cache_size = -{self.cache_kib}")
         self._reader = reader
