@@ -21,10 +21,10 @@ import logging
 import random
 import socket
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
-from contextlib import aclosing
+from contextlib import AbstractAsyncContextManager, aclosing
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from accord.harness._transcript import ToolCall
 from accord.harness.models._base import ModelError, ModelEvent, ModelFailure, ModelResponse
@@ -43,6 +43,9 @@ TOO_LONG = (
 )
 
 Event = TypeVar("Event")
+# What is read of a stream after its answer (so that the connection can be used again)
+DRAIN_S = 0.25
+DRAIN_BYTES = 64 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,3 +196,29 @@ def retry_after(headers: Mapping[str, str]) -> float | None:
             return max(0.0, (when - datetime.now(UTC)).total_seconds())
     except (ValueError, TypeError):
         return None
+
+
+async def read_response(
+    call: Callable[[], AbstractAsyncContextManager[Any]],
+    events: Callable[[AsyncIterator[bytes]], AsyncGenerator[Event]],
+) -> AsyncGenerator[Event]:
+    """The events of a call made through the package, its stream read by ``events``: the
+    package sends our body as it is (``extra_body``, over the few parameters its signature
+    requires, so it walks none of the conversation) and hands back the HTTP response
+    unread; its errors (connection, timeout, an HTTP status) are raised before any event.
+    After the answer, what is left of the body (its end, after ``[DONE]`` or
+    ``message_stop``) is read within a bound, so that the connection serves the next call."""
+    async with call() as response:
+        received = response.iter_bytes()
+        async with aclosing(events(received)) as read:
+            async for event in read:
+                yield event
+        try:
+            async with asyncio.timeout(DRAIN_S):
+                left = DRAIN_BYTES
+                async for data in received:
+                    left -= len(data)
+                    if left < 0:
+                        break
+        except Exception as exc:  # (the answer is whole: a failing end costs the connection)
+            log.debug("the end of a model stream was not read: %r", exc)

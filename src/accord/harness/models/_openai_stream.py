@@ -206,7 +206,7 @@ def _usage(given: int | None, taken: int | None, details: _Details | None) -> Us
 # --- the two streams ------------------------------------------------------------------------
 
 
-async def _events(received: AsyncIterator[bytes]) -> AsyncGenerator[list[Event]]:
+async def read_events(received: AsyncIterator[bytes]) -> AsyncGenerator[list[Event]]:
     """The SSE events of ``received``, a read's worth at a time: past the reader's bounds, a
     refused stream; one that ends inside an event, a broken one."""
     reader = SSEReader(MAX_LINE)
@@ -227,7 +227,7 @@ async def _events(received: AsyncIterator[bytes]) -> AsyncGenerator[list[Event]]
 async def chat_events(received: AsyncIterator[bytes]) -> AsyncGenerator[ModelEvent]:
     """A Chat Completions stream's events: text deltas as they come, then the response."""
     answer = Answer()
-    async with aclosing(_events(received)) as stream:
+    async with aclosing(read_events(received)) as stream:
         async for events in stream:
             for event in events:
                 if event.data == b"[DONE]":
@@ -275,7 +275,7 @@ def _add_piece(answer: Answer, piece: _CallPiece) -> None:
 async def responses_events(received: AsyncIterator[bytes]) -> AsyncGenerator[ModelEvent]:
     """A Responses API stream's events: text deltas as they come, then the response."""
     answer = Answer()
-    async with aclosing(_events(received)) as stream:
+    async with aclosing(read_events(received)) as stream:
         async for events in stream:
             for event in events:
                 read: _ResponsesEvent = _decode(_event, event.data, "an event")
