@@ -1,5 +1,9 @@
 """Claude through Anthropic's Messages API, with the official ``anthropic`` package, streamed.
 
+- **The call and its stream**: the package makes the call (key, base URL, timeout, HTTP
+  errors) through ``messages.with_streaming_response``, the body accord built in
+  ``extra_body``; accord reads the stream itself, bounded
+  (accord.harness.models._anthropic_stream).
 - **Streaming**: each ``text_delta`` goes to the turn as it comes; tool calls (``tool_use``
   blocks, their input streamed as ``input_json_delta`` pieces, several in one answer) come
   with the whole response.
