@@ -38,6 +38,7 @@ from anthropic import AsyncAnthropic
 from accord.errors import AccordError
 from accord.harness._transcript import Conversation, ToolCall
 from accord.harness.models._adapter import (
+    Failed,
     Failure,
     Retry,
     broken,
@@ -50,7 +51,6 @@ from accord.harness.models._adapter import (
 )
 from accord.harness.models._anthropic_stream import MessageAnswer, classify, message_events
 from accord.harness.models._base import ModelError, ModelEvent, ModelResponse, TextDelta, Usage
-from accord.harness.models._openai_stream import Failed
 from accord.harness.models._prompt import anthropic_messages, anthropic_tools
 
 log = logging.getLogger("accord.harness.model")

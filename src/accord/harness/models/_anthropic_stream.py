@@ -20,17 +20,18 @@ from contextlib import aclosing
 
 import msgspec
 
-from accord.harness.models._adapter import TOO_LONG, Failure
-from accord.harness.models._base import TextDelta
-from accord.harness.models._openai_stream import (
+from accord.harness.models._adapter import (
     MAX_ARGUMENTS,
     MAX_NAME,
     MAX_TEXT,
     MAX_TOOL_CALLS,
+    TOO_LONG,
     Failed,
+    Failure,
     read_events,
     refused,
 )
+from accord.harness.models._base import TextDelta
 
 
 class _Usage(msgspec.Struct):
