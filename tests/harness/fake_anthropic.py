@@ -66,6 +66,8 @@ class FakeAnthropic(FakeModelServer):
         body, reply = await self._take(request)
         if reply.status != 200:
             return self._refusal(reply)
+        if reply.raw is not None:
+            return self._raw(reply.raw, reply.pause_s)
         return StreamingResponse(self._events(body, reply), media_type="text/event-stream")
 
     async def _events(self, body: dict[str, Any], reply: Reply) -> AsyncIterator[bytes]:

@@ -22,6 +22,7 @@ from typing import Any, Self
 import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 
@@ -49,8 +50,8 @@ class Reply:
     fail_after: int | None = None
     input_at_start: bool = False
     unfinished: bool = False
-    # OpenAI's: the stream's bytes as they are, written piece by piece (paced by pause_s),
-    # instead of the text, tool calls and usage above
+    # The stream's bytes as they are (either provider), written piece by piece (paced by
+    # pause_s), instead of the text, tool calls and usage above
     raw: list[bytes] | None = None
 
 
@@ -70,6 +71,7 @@ class FakeModelServer:
         self.replies: deque[Reply] = deque()
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
+        self.peers: list[int] = []  # the client's port of each request (its connection)
         self.asked_at: list[float] = []  # time.monotonic() as each request came
         self.sent_at: list[float] = []  # time.monotonic() as each text chunk was written
         self.port = port
@@ -103,10 +105,21 @@ class FakeModelServer:
     async def _take(self, request: Request) -> tuple[dict[str, Any], Reply]:
         self.asked_at.append(time.monotonic())
         self.headers.append(dict(request.headers))
+        self.peers.append(request.client.port if request.client else 0)
         body = await request.json()
         self.requests.append(body)
         reply = self.replies.popleft() if self.replies else Reply()
         return body, reply
+
+    @staticmethod
+    def _raw(pieces: list[bytes], pause_s: float) -> Response:
+        async def written() -> AsyncIterator[bytes]:
+            for index, piece in enumerate(pieces):
+                if index and pause_s:
+                    await asyncio.sleep(pause_s)
+                yield piece
+
+        return StreamingResponse(written(), media_type="text/event-stream")
 
     @staticmethod
     def refusal_headers(reply: Reply) -> dict[str, str]:

@@ -15,7 +15,6 @@ tests/harness/fake_model_server.py's).
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import AsyncIterator
 from typing import Any
@@ -43,16 +42,6 @@ class FakeOpenAI(FakeModelServer):
     @property
     def base_url(self) -> str:
         return f"{self.root}/v1"
-
-    @staticmethod
-    def _raw(pieces: list[bytes], pause_s: float) -> Response:
-        async def written() -> AsyncIterator[bytes]:
-            for index, piece in enumerate(pieces):
-                if index and pause_s:
-                    await asyncio.sleep(pause_s)
-                yield piece
-
-        return StreamingResponse(written(), media_type="text/event-stream")
 
     def _refusal(self, reply: Reply) -> Response:
         message = reply.error or f"fake failure {reply.status}"

@@ -21,13 +21,16 @@ import logging
 import random
 import socket
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
-from contextlib import aclosing
+from contextlib import AbstractAsyncContextManager, aclosing
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TypeVar
+from typing import Any, TypeVar
 
+from accord.errors import AccordError
 from accord.harness._transcript import ToolCall
 from accord.harness.models._base import ModelError, ModelEvent, ModelFailure, ModelResponse
+from accord.harness.models._sse import MAX_LINE, SSEError, SSEReader
+from accord.harness.models._sse import Event as SSEEvent
 
 log = logging.getLogger("accord.harness.model")
 
@@ -43,6 +46,9 @@ TOO_LONG = (
 )
 
 Event = TypeVar("Event")
+# What is read of a stream after its answer (so that the connection can be used again)
+DRAIN_S = 0.25
+DRAIN_BYTES = 64 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,3 +199,68 @@ def retry_after(headers: Mapping[str, str]) -> float | None:
             return max(0.0, (when - datetime.now(UTC)).total_seconds())
     except (ValueError, TypeError):
         return None
+
+
+async def read_response(
+    call: Callable[[], AbstractAsyncContextManager[Any]],
+    events: Callable[[AsyncIterator[bytes]], AsyncGenerator[Event]],
+) -> AsyncGenerator[Event]:
+    """The events of a call made through the package, its stream read by ``events``: the
+    package sends our body as it is (``extra_body``, over the few parameters its signature
+    requires, so it walks none of the conversation) and hands back the HTTP response
+    unread; its errors (connection, timeout, an HTTP status) are raised before any event.
+    After the answer, what is left of the body (its end, after ``[DONE]`` or
+    ``message_stop``) is read within a bound, so that the connection serves the next call."""
+    async with call() as response:
+        received = response.iter_bytes()
+        async with aclosing(events(received)) as read:
+            async for event in read:
+                yield event
+        try:
+            async with asyncio.timeout(DRAIN_S):
+                left = DRAIN_BYTES
+                async for data in received:
+                    left -= len(data)
+                    if left < 0:
+                        break
+        except Exception as exc:  # (the answer is whole: a failing end costs the connection)
+            log.debug("the end of a model stream was not read: %r", exc)
+
+
+# --- a provider's stream, read by accord: its bounds and its SSE events -----------------
+
+MAX_TOOL_CALLS = 64
+MAX_ARGUMENTS = 1024 * 1024  # characters of one call's arguments
+MAX_NAME = 1024  # characters of a tool's name, and of a call's id
+MAX_TEXT = 16 * 1024 * 1024  # characters of the answer's text
+
+
+class Failed(AccordError):
+    """A model call failed on its stream: what the endpoint sent said so, or broke a bound."""
+
+    def __init__(self, failure: Failure) -> None:
+        super().__init__(failure.says)
+        self.failure = failure
+
+
+def refused(says: str) -> Failed:
+    """A stream accord will not read on (not asked again: the endpoint would send it again)."""
+    return Failed(Failure("model_error", f"the endpoint's stream was refused: {says}"))
+
+
+async def read_events(received: AsyncIterator[bytes]) -> AsyncGenerator[list[SSEEvent]]:
+    """The SSE events of ``received``, a read's worth at a time: past the reader's bounds, a
+    refused stream; one that ends inside an event, a broken one."""
+    reader = SSEReader(MAX_LINE)
+    async for data in received:
+        try:
+            events = reader.feed(data)
+        except SSEError as exc:
+            raise refused(str(exc)) from None
+        if events:
+            yield events
+    try:
+        events = reader.end()
+    except SSEError as exc:
+        raise Failed(Failure("model_unavailable", f"the stream broke: {exc}", True)) from None
+    yield events

@@ -1,5 +1,9 @@
 """Claude through Anthropic's Messages API, with the official ``anthropic`` package, streamed.
 
+- **The call and its stream**: the package makes the call (key, base URL, timeout, HTTP
+  errors) through ``messages.with_streaming_response``, the body accord built in
+  ``extra_body``; accord reads the stream itself, bounded
+  (accord.harness.models._anthropic_stream).
 - **Streaming**: each ``text_delta`` goes to the turn as it comes; tool calls (``tool_use``
   blocks, their input streamed as ``input_json_delta`` pieces, several in one answer) come
   with the whole response.
@@ -22,11 +26,10 @@
 
 from __future__ import annotations
 
-import json
 import logging
 from collections import OrderedDict
 from collections.abc import AsyncGenerator, AsyncIterator
-from dataclasses import dataclass, field
+from contextlib import aclosing
 from typing import Any, Literal
 
 import anthropic
@@ -35,16 +38,18 @@ from anthropic import AsyncAnthropic
 from accord.errors import AccordError
 from accord.harness._transcript import Conversation, ToolCall
 from accord.harness.models._adapter import (
-    TOO_LONG,
+    Failed,
     Failure,
     Retry,
     broken,
+    read_response,
     retried,
     retry_after,
     tool_call,
     unreachable,
     whole,
 )
+from accord.harness.models._anthropic_stream import MessageAnswer, classify, message_events
 from accord.harness.models._base import ModelError, ModelEvent, ModelResponse, TextDelta, Usage
 from accord.harness.models._prompt import anthropic_messages, anthropic_tools
 
@@ -135,14 +140,30 @@ class AnthropicModel:
         while len(self._thoughts) > THOUGHTS_KEPT:
             self._thoughts.popitem(last=False)
 
-    async def _call(self, conversation: Conversation) -> AsyncGenerator[ModelEvent]:
-        answer = _Answer()
-        stream = await self.client.messages.create(**self.request(conversation))
-        async with stream:
-            async for event in stream:
-                text = answer.read(event)
-                if text:
-                    yield TextDelta(text)
+    def _call(self, conversation: Conversation) -> AsyncGenerator[ModelEvent]:
+        body = self.request(conversation)
+        create = self.client.messages.with_streaming_response.create
+        answer = MessageAnswer()
+        return self._answered(
+            answer,
+            read_response(
+                lambda: create(
+                    model=self.name,
+                    max_tokens=self.max_tokens,
+                    messages=[],
+                    stream=True,
+                    extra_body=body,
+                ),
+                lambda received: message_events(received, answer),
+            ),
+        )
+
+    async def _answered(
+        self, answer: MessageAnswer, deltas: AsyncGenerator[TextDelta]
+    ) -> AsyncGenerator[ModelEvent]:
+        async with aclosing(deltas) as read:
+            async for delta in read:
+                yield delta
         if answer.stop_reason is None:
             raise _Unfinished
         if answer.stop_reason == "refusal":
@@ -153,112 +174,46 @@ class AnthropicModel:
             )
         if answer.stop_reason in ("max_tokens", "model_context_window_exceeded"):
             log.warning("model %s: the answer was cut (%s)", self.label, answer.stop_reason)
-        calls = answer.tool_calls()
-        if calls and answer.thoughts:
-            self._remember_thinking(calls[0].id, answer.thoughts)
-        yield ModelResponse(text=answer.text(), tool_calls=calls, usage=answer.usage())
+        calls = _tool_calls(answer)
+        thoughts = _thoughts(answer)
+        if calls and thoughts:
+            self._remember_thinking(calls[0].id, thoughts)
+        text = "".join("".join(b.text) for b in answer.ordered() if b.type == "text")
+        yield ModelResponse(text=text, tool_calls=calls, usage=_usage(answer.used))
 
 
-@dataclass
-class _Answer:
-    """One streamed answer as its events build it: its content blocks by index, its stop
-    reason, its usage (running totals: the last value of each counter stands)."""
+def _tool_calls(answer: MessageAnswer) -> tuple[ToolCall, ...]:
+    # (the input streamed in pieces; or whole at the block's start, as some servers that speak
+    # the Messages API send it)
+    return tuple(
+        tool_call(b.id, b.name, "".join(b.text) or b.input.decode("utf-8", "replace") or "{}")
+        for b in answer.ordered()
+        if b.type == "tool_use"
+    )
 
-    blocks: dict[int, dict[str, Any]] = field(default_factory=dict)
-    stop_reason: str | None = None
-    used: dict[str, int] = field(default_factory=dict)
 
-    def read(self, event: Any) -> str:
-        """Takes one event in; returns the text it adds to the answer ("" if none)."""
-        kind = event.type
-        if kind == "message_start":
-            self._count(event.message.usage)
-        elif kind == "content_block_start":
-            block = event.content_block.to_dict()
-            if block.get("type") == "tool_use":
-                block["partial_json"] = ""
-            self.blocks[event.index] = block
-            return str(block.get("text", "")) if block.get("type") == "text" else ""
-        elif kind == "content_block_delta":
-            return self._delta(self.blocks.setdefault(event.index, {}), event.delta)
-        elif kind == "message_delta":
-            self.stop_reason = event.delta.stop_reason or self.stop_reason
-            self._count(event.usage)
-        return ""
+def _thoughts(answer: MessageAnswer) -> list[dict[str, Any]]:
+    """The answer's thinking blocks, as the API wants them back."""
+    kept: list[dict[str, Any]] = []
+    for block in answer.ordered():
+        if block.type == "thinking":
+            thought = "".join(block.text)
+            kept.append({"type": "thinking", "thinking": thought, "signature": block.signature})
+        elif block.type == "redacted_thinking":
+            kept.append({"type": "redacted_thinking", "data": block.data})
+    return kept
 
-    @staticmethod
-    def _delta(block: dict[str, Any], delta: Any) -> str:
-        kind = delta.type
-        if kind == "text_delta":
-            block["text"] = block.get("text", "") + delta.text
-            return str(delta.text)
-        if kind == "input_json_delta":
-            block["partial_json"] = block.get("partial_json", "") + delta.partial_json
-        elif kind == "thinking_delta":
-            block["thinking"] = block.get("thinking", "") + delta.thinking
-        elif kind == "signature_delta":
-            block["signature"] = block.get("signature", "") + delta.signature
-        return ""
 
-    def _count(self, usage: Any) -> None:
-        if usage is None:
-            return
-        for name in (
-            "input_tokens",
-            "output_tokens",
-            "cache_read_input_tokens",
-            "cache_creation_input_tokens",
-        ):
-            value = getattr(usage, name, None)
-            if isinstance(value, int):
-                self.used[name] = value
-
-    def _ordered(self) -> list[dict[str, Any]]:
-        return [self.blocks[index] for index in sorted(self.blocks)]
-
-    def text(self) -> str:
-        return "".join(b.get("text", "") for b in self._ordered() if b.get("type") == "text")
-
-    def tool_calls(self) -> tuple[ToolCall, ...]:
-        # (the input streamed in pieces; or whole at the block's start, as some servers that
-        # speak the Messages API send it)
-        return tuple(
-            tool_call(
-                str(b.get("id", "")),
-                str(b.get("name", "")),
-                b.get("partial_json") or json.dumps(b.get("input") or {}),
-            )
-            for b in self._ordered()
-            if b.get("type") == "tool_use"
-        )
-
-    @property
-    def thoughts(self) -> list[dict[str, Any]]:
-        """The answer's thinking blocks, as the API wants them back."""
-        kept: list[dict[str, Any]] = []
-        for block in self._ordered():
-            if block.get("type") == "thinking":
-                kept.append(
-                    {
-                        "type": "thinking",
-                        "thinking": block.get("thinking", ""),
-                        "signature": block.get("signature", ""),
-                    }
-                )
-            elif block.get("type") == "redacted_thinking":
-                kept.append({"type": "redacted_thinking", "data": block.get("data", "")})
-        return kept
-
-    def usage(self) -> Usage | None:
-        if not self.used:
-            return None
-        read = self.used.get("cache_read_input_tokens", 0)
-        written = self.used.get("cache_creation_input_tokens", 0)
-        return Usage(
-            input_tokens=self.used.get("input_tokens", 0) + read + written,
-            output_tokens=self.used.get("output_tokens", 0),
-            cached_tokens=read,
-        )
+def _usage(used: dict[str, int]) -> Usage | None:
+    if not used:
+        return None
+    read = used.get("cache_read_input_tokens", 0)
+    written = used.get("cache_creation_input_tokens", 0)
+    return Usage(
+        input_tokens=used.get("input_tokens", 0) + read + written,
+        output_tokens=used.get("output_tokens", 0),
+        cached_tokens=read,
+    )
 
 
 class _Unfinished(AccordError):
@@ -267,6 +222,8 @@ class _Unfinished(AccordError):
 
 def _failure(error: Exception) -> Failure | None:
     """What an error of the anthropic package (or of its HTTP client) means."""
+    if isinstance(error, Failed):
+        return error.failure
     if isinstance(error, _Unfinished):
         return Failure("model_unavailable", "the stream ended before the answer did", True)
     if isinstance(error, anthropic.APITimeoutError):
@@ -281,18 +238,8 @@ def _failure(error: Exception) -> Failure | None:
 
 
 def _status_failure(error: anthropic.APIStatusError) -> Failure:
-    status, kind, message = error.status_code, "", error.message
+    kind, message = "", error.message
     said = error.body.get("error") if isinstance(error.body, dict) else None
     if isinstance(said, dict):  # {"type": "error", "error": {"type": …, "message": …}}
         kind, message = str(said.get("type") or ""), str(said.get("message") or message)
-    # (an error sent on the stream comes with the stream's 200)
-    says = f"HTTP {status}" if status >= 400 else "an error on the stream"
-    says += f" ({kind}): {message}" if kind else f": {message}"
-    asked = retry_after(error.response.headers) if status >= 400 else None
-    if status == 429 or kind == "rate_limit_error":
-        return Failure("rate_limited", says, True, asked)
-    if status >= 500 or kind in ("overloaded_error", "api_error"):
-        return Failure("model_unavailable", says, True, asked)
-    if status == 413 or any(words in message.lower() for words in TOO_LONG):
-        return Failure("context_too_long", says)
-    return Failure("model_error", says)
+    return classify(error.status_code, kind, message, retry_after(error.response.headers))

@@ -15,10 +15,8 @@ reason.
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager, aclosing
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any, Literal
 
 import openai
@@ -30,6 +28,7 @@ from accord.harness.models._adapter import (
     Failure,
     Retry,
     broken,
+    read_response,
     retried,
     retry_after,
     unreachable,
@@ -48,9 +47,6 @@ from accord.harness.models._prompt import (
 log = logging.getLogger("accord.harness.model")
 
 Api = Literal["chat", "responses"]
-# What is read of a stream after its answer (so that the connection can be used again)
-DRAIN_S = 0.25
-DRAIN_BYTES = 64 * 1024
 
 
 class OpenAIModel:
@@ -104,7 +100,7 @@ class OpenAIModel:
             body["reasoning_effort"] = conversation.reasoning_effort
         body.update(self._cache_key(conversation))
         create = self.client.chat.completions.with_streaming_response.create
-        return _read(
+        return read_response(
             lambda: create(model=self.name, messages=[], stream=True, extra_body=body), chat_events
         )
 
@@ -124,36 +120,10 @@ class OpenAIModel:
             body["reasoning"] = {"effort": conversation.reasoning_effort}
         body.update(self._cache_key(conversation))
         create = self.client.responses.with_streaming_response.create
-        return _read(
+        return read_response(
             lambda: create(model=self.name, input=[], stream=True, extra_body=body),
             responses_events,
         )
-
-
-async def _read(
-    call: Callable[[], AbstractAsyncContextManager[Any]],
-    events: Callable[[AsyncIterator[bytes]], AsyncGenerator[ModelEvent]],
-) -> AsyncGenerator[ModelEvent]:
-    """The events of a call made through the package, its stream read by ``events``: the
-    package sends our body as it is (``extra_body``, over the few parameters its signature
-    requires, so it walks none of the conversation) and hands back the HTTP response
-    unread; its errors (connection, timeout, an HTTP status) are raised before any event.
-    After the answer, what is left of the body (its end, after ``[DONE]``) is read within a
-    bound, so that the connection serves the next call."""
-    async with call() as response:
-        received = response.iter_bytes()
-        async with aclosing(events(received)) as read:
-            async for event in read:
-                yield event
-        try:
-            async with asyncio.timeout(DRAIN_S):
-                left = DRAIN_BYTES
-                async for data in received:
-                    left -= len(data)
-                    if left < 0:
-                        break
-        except Exception as exc:  # (the answer is whole: a failing end costs the connection)
-            log.debug("the end of a model stream was not read: %r", exc)
 
 
 def _failure(error: Exception) -> Failure | None:

@@ -19,29 +19,19 @@ from typing import Any
 
 import msgspec
 
-from accord.errors import AccordError
-from accord.harness.models._adapter import TOO_LONG, Failure, tool_call
+from accord.harness.models._adapter import (
+    MAX_ARGUMENTS,
+    MAX_NAME,
+    MAX_TEXT,
+    MAX_TOOL_CALLS,
+    TOO_LONG,
+    Failed,
+    Failure,
+    read_events,
+    refused,
+    tool_call,
+)
 from accord.harness.models._base import ModelEvent, ModelResponse, TextDelta, Usage
-from accord.harness.models._sse import MAX_LINE, Event, SSEError, SSEReader
-
-MAX_TOOL_CALLS = 64
-MAX_ARGUMENTS = 1024 * 1024  # characters of one call's arguments
-MAX_NAME = 1024  # characters of a tool's name, and of a call's id
-MAX_TEXT = 16 * 1024 * 1024  # characters of the answer's text
-
-
-class Failed(AccordError):
-    """A model call failed on its stream: what the endpoint sent said so, or broke a bound."""
-
-    def __init__(self, failure: Failure) -> None:
-        super().__init__(failure.says)
-        self.failure = failure
-
-
-def refused(says: str) -> Failed:
-    """A stream accord will not read on (not asked again: the endpoint would send it again)."""
-    return Failed(Failure("model_error", f"the endpoint's stream was refused: {says}"))
-
 
 # --- what accord reads of the events (msgspec skips every other field) ----------------------
 
@@ -206,28 +196,10 @@ def _usage(given: int | None, taken: int | None, details: _Details | None) -> Us
 # --- the two streams ------------------------------------------------------------------------
 
 
-async def _events(received: AsyncIterator[bytes]) -> AsyncGenerator[list[Event]]:
-    """The SSE events of ``received``, a read's worth at a time: past the reader's bounds, a
-    refused stream; one that ends inside an event, a broken one."""
-    reader = SSEReader(MAX_LINE)
-    async for data in received:
-        try:
-            events = reader.feed(data)
-        except SSEError as exc:
-            raise refused(str(exc)) from None
-        if events:
-            yield events
-    try:
-        events = reader.end()
-    except SSEError as exc:
-        raise Failed(Failure("model_unavailable", f"the stream broke: {exc}", True)) from None
-    yield events
-
-
 async def chat_events(received: AsyncIterator[bytes]) -> AsyncGenerator[ModelEvent]:
     """A Chat Completions stream's events: text deltas as they come, then the response."""
     answer = Answer()
-    async with aclosing(_events(received)) as stream:
+    async with aclosing(read_events(received)) as stream:
         async for events in stream:
             for event in events:
                 if event.data == b"[DONE]":
@@ -275,7 +247,7 @@ def _add_piece(answer: Answer, piece: _CallPiece) -> None:
 async def responses_events(received: AsyncIterator[bytes]) -> AsyncGenerator[ModelEvent]:
     """A Responses API stream's events: text deltas as they come, then the response."""
     answer = Answer()
-    async with aclosing(_events(received)) as stream:
+    async with aclosing(read_events(received)) as stream:
         async for events in stream:
             for event in events:
                 read: _ResponsesEvent = _decode(_event, event.data, "an event")
@@ -325,3 +297,6 @@ def stream_failure(error: _Error) -> Failed:
     if code == "content_filter":
         return Failed(Failure("model_refused", says))
     return Failed(Failure("model_error", says))
+
+
+__all__ = ["MAX_ARGUMENTS", "MAX_NAME", "MAX_TEXT", "MAX_TOOL_CALLS", "Failed", "refused"]
