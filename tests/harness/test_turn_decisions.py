@@ -9,10 +9,10 @@ from typing import Any
 import msgspec
 import pytest
 
+from accord.harness import Conversation
 from accord.harness._steps import streams
 from accord.harness._wire import TASK_KEY
 from accord.harness.core._state import DECODED, extension_of
-from accord.harness import Conversation
 from accord.harness.models import ModelEvent, ModelResponse, ScriptedModel
 from accord.wire import Task, TaskState, TaskStatus
 
@@ -34,9 +34,7 @@ def test_a_model_streams_by_its_class() -> None:
 
 
 def task_with(extension: Any) -> Task:
-    return Task(
-        id="t1", status=TaskStatus(state=TaskState.WORKING), metadata={TASK_KEY: extension}
-    )
+    return Task(id="t1", status=TaskStatus(state=TaskState.WORKING), metadata={TASK_KEY: extension})
 
 
 def test_one_metadata_value_is_decoded_once_and_a_new_one_anew() -> None:
