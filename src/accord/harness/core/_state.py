@@ -27,7 +27,24 @@ def extension_of(task: Task) -> TaskExtension | None:
     metadata = task.metadata
     if metadata is UNSET or TASK_KEY not in metadata:
         return None
-    return msgspec.convert(metadata[TASK_KEY], TaskExtension)
+    raw = metadata[TASK_KEY]
+    known = _decoded.get(id(raw))
+    if known is not None and known[0] is raw:
+        return known[1]
+    extension = msgspec.convert(raw, TaskExtension)
+    if len(_decoded) >= DECODED:
+        del _decoded[next(iter(_decoded))]
+    _decoded[id(raw)] = (raw, extension)
+    return extension
+
+
+# The extensions last decoded, by the identity of their metadata value: a turn reads its
+# task's extension some eight times (intake, its rules, the conversation, parking …) from
+# one value, which tasks carry from event to event and nothing changes in place (a new
+# extension is a new value: metadata_with). TaskExtension is frozen, so one decoding is
+# shared; each entry holds its value, so an id is not reused while it is here. Oldest first.
+DECODED = 256
+_decoded: dict[int, tuple[Any, TaskExtension]] = {}
 
 
 def sub_state_of(task: Task) -> str | None:
