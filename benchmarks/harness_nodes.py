@@ -72,7 +72,7 @@ def main() -> None:
                     pools = {s: start_conversations(a.port, args.pool) for s in ("other", "same")}
                     order = [("other", b), ("same", a)]
                     for scenario, target_node in order if repeat % 2 == 0 else order[::-1]:
-                        text = lua("turn", f"{scenario}{count}r{repeat}", pools[scenario])
+                        text = lua("turn", f"{scenario}{count}r{repeat}", pools[scenario], count)
                         target = Target(scenario, target_node, "jsonrpc", "/")
                         result = run_wrk(
                             target, scenario, count, args.seconds, work,
@@ -83,6 +83,7 @@ def main() -> None:
                         print(
                             f"repeat {repeat} {scenario:5} c={count:<2} {result.rps:7.0f} req/s"
                             f"  p50 {result.p50_ms:6.2f} ms  p99 {result.p99_ms:6.2f} ms"
+                            f" (wrk {result.wrk_p99_ms:6.2f})"
                             f"  cpu {result.cpu_us:5.0f} us/req{flag}",
                             flush=True,
                         )
@@ -96,9 +97,10 @@ def main() -> None:
             rps = statistics.median(r.rps for r in runs)
             p50 = statistics.median(r.p50_ms for r in runs)
             p99 = statistics.median(r.p99_ms for r in runs)
+            wrk_p99 = statistics.median(r.wrk_p99_ms for r in runs)
             valid = "" if all(r.valid for r in runs) else "  INVALID"
             print(f"  {scenario:5} c={count:<2} {rps:7.0f} req/s  p50 {p50:6.2f} ms"
-                  f"  p99 {p99:6.2f} ms{valid}")  # fmt: skip
+                  f"  p99 {p99:6.2f} ms (wrk {wrk_p99:6.2f}){valid}")  # fmt: skip
     if args.json:
         args.json.write_text(json.dumps([r.__dict__ for r in results], indent=1))
 

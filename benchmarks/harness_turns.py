@@ -47,7 +47,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from lua import _COMMON, _HEADERS  # noqa: E402
+from lua import _COMMON, _HEADERS, header  # noqa: E402
 from run import Result, Server, Target, free_port, load, machine, parse_in_venv, run_wrk  # noqa: E402
 
 POOL = 2_000
@@ -61,8 +61,8 @@ _NEW_MESSAGE = (
 )
 
 
-def lua(scenario: str, run: str, pool: list[str]) -> str:
-    """The wrk script of a scenario: echo, first or turn."""
+def lua(scenario: str, run: str, pool: list[str], connections: int) -> str:
+    """The wrk script of a scenario (echo, first or turn) for wrk's ``-c connections``."""
     task = ""
     ids = ""
     if scenario == "turn":
@@ -77,8 +77,7 @@ def lua(scenario: str, run: str, pool: list[str]) -> str:
     )
     return "\n".join(
         [
-            f'RUN = "{run}"',
-            "TOTAL = 0",
+            header(run, connections),
             ids,
             _COMMON,
             _HEADERS,
@@ -195,7 +194,7 @@ def main() -> None:
                         kind = "turn" if scenario in ("hooked", "baseline") else scenario
                         pool = start_conversations(port, POOL) if kind == "turn" else []
                         target = Target(scenario, server, "jsonrpc", "/")
-                        text = lua(kind, f"{scenario}{count}r{repeat}", pool)
+                        text = lua(kind, f"{scenario}{count}r{repeat}", pool, count)
                         result = run_wrk(
                             target, scenario, count, args.seconds, work,
                             stored=0, total=0, repeat=repeat, lua_text=text,
@@ -208,10 +207,10 @@ def main() -> None:
                     print(
                         f"repeat {repeat} {scenario:8} c={count:<2} {result.rps:8.0f} req/s"
                         f"  p50 {result.p50_ms:6.2f} ms  p99 {result.p99_ms:6.2f} ms"
-                        f"  cpu {result.cpu_us:6.0f} us/req{flag}",
+                        f" (wrk {result.wrk_p99_ms:6.2f})  cpu {result.cpu_us:6.0f} us/req{flag}",
                         flush=True,
                     )
-    print("\nmedians over repeats (req/s, p50 ms, p99 ms, cpu us/req):")
+    print("\nmedians over repeats (req/s, p50 ms, p99 ms as recorded (wrk's), cpu us/req):")
     table: dict[tuple[str, int], tuple[float, float]] = {}
     for scenario in scenarios:
         for count in connections:
@@ -219,9 +218,11 @@ def main() -> None:
             rps = statistics.median(r.rps for r in runs)
             p50 = statistics.median(r.p50_ms for r in runs)
             p99 = statistics.median(r.p99_ms for r in runs)
+            wrk_p99 = statistics.median(r.wrk_p99_ms for r in runs)
             cpu = statistics.median(r.cpu_us for r in runs)
             table[(scenario, count)] = (rps, p50)
-            shown = f"{rps:8.0f} req/s  p50 {p50:6.2f} ms  p99 {p99:6.2f} ms  cpu {cpu:5.0f}"
+            shown = f"{rps:8.0f} req/s  p50 {p50:6.2f} ms  p99 {p99:6.2f} ms (wrk {wrk_p99:6.2f})"
+            shown += f"  cpu {cpu:5.0f}"
             print(f"  {scenario:8} c={count:<2} {shown}", flush=True)
     print("\ntargets:")
     for scenario in ("first", "turn"):

@@ -12,7 +12,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from load_results import TITLES, Result, medians
+from load_results import TITLES, Result, medians, tail
 
 # Targets (issue 30): accord's requests per second over the SDK's, in both pairings.
 TARGETS = {"send": 10.0, "stream": 10.0, "get": 5.0}
@@ -98,25 +98,20 @@ def like_for_like(results: Sequence[Result], stored: int) -> str:
     return "\n".join(lines)
 
 
-def _tail(r: Result | None) -> str:
-    if r is None:
-        return "-"
-    return f"{r.p50_ms:.2f} / {r.p99_ms:.2f} / {r.p999_ms:.2f}"
-
-
 def like_for_like_tails(results: Sequence[Result], stored: int) -> str:
-    """Latency beside the like-for-like ratios: p50 / p99 / p99.9 (medians over the
-    repeats) of each server of both pairings."""
+    """Latency beside the like-for-like ratios: p50 / p99 / p99.9 of the requests as
+    recorded, then wrk's corrected p99 / p99.9 in brackets (medians over the repeats), of
+    each server of both pairings."""
     m = medians(list(results))
     servers = [name for _, ours, theirs in PAIRINGS for name in (ours, theirs)]
     lines = [
-        "| operation | conns | accord SQLite p50 / p99 / p99.9 ms | SDK SQLite "
+        "| operation | conns | accord SQLite p50 / p99 / p99.9 ms (wrk p99 / p99.9) | SDK SQLite "
         "| accord memory | SDK memory |",
         "|---|---:|---|---|---|---|",
     ]
     for scenario in TARGETS:
         for conns in sorted({r.connections for r in results if r.scenario == scenario}):
-            cells = [_tail(m.get((scenario, stored, name, conns))) for name in servers]
+            cells = [tail(m.get((scenario, stored, name, conns))) for name in servers]
             if any(cell != "-" for cell in cells):
                 lines.append(f"| {TITLES[scenario]} | {conns} | " + " | ".join(cells) + " |")
     return "\n".join(lines)

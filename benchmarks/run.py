@@ -31,6 +31,8 @@ Phases: (1) both stores filled with 1,000 completed tasks: GetTask and ListTasks
 then SendMessage and SendStreamingMessage (which add tasks); (2) new servers on stores filled
 with 100,000 tasks: GetTask and ListTasks, peak RSS. Every wrk run checks every response
 body (benchmarks/lua.py); a run with a bad response or a socket error is marked INVALID.
+Latency is given as recorded (p50 / p99 / p99.9 of the requests made) with wrk's own p99 /
+p99.9, corrected for coordinated omission, beside it in brackets.
 Within a repeat the servers of one scenario and connection count run back to back; the
 table shows medians over the repeats.
 """
@@ -57,7 +59,7 @@ from pathlib import Path
 
 # benchmarks/ is not a package: run as a script, or imported with benchmarks/ on the path
 from headline import against_limit, like_for_like, like_for_like_tails
-from load_results import TITLES, Result, medians
+from load_results import TITLES, Result, load_result, medians, tail
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -251,8 +253,9 @@ def run_wrk(
     lua_text: str | None = None,
 ) -> Result:
     """One load run against ``target``: wrk with the scenario's Lua script from
-    benchmarks/lua.py (or ``lua_text``, a script with the same ``RESULT`` line), or
-    grpc_load.py for gRPC; the server's CPU time per request from /proc."""
+    benchmarks/lua.py (or ``lua_text``, a script with the same ``RESULT`` line, made for
+    ``connections``), or grpc_load.py for gRPC; the server's CPU time per request from
+    /proc. Its latency: as recorded, and wrk's corrected beside it (load_results.py)."""
     from lua import script  # benchmarks/lua.py
 
     run_id = f"{scenario}{connections}r{repeat}t{time.monotonic_ns() % 10**9}"
@@ -262,7 +265,8 @@ def run_wrk(
         argv += ["--stored", str(stored), "--total", str(total)]
     else:
         path = workdir / f"{target.name}-{scenario}-{connections}.lua"
-        text = lua_text or script(scenario, target.binding, run=run_id, stored=stored, total=total)
+        text = lua_text or script(scenario, target.binding, run=run_id, stored=stored,
+                                  total=total, connections=connections)  # fmt: skip
         path.write_text(text)
         # wrk needs a connection per thread at least.
         threads = min(wrk_threads, connections)
@@ -274,24 +278,8 @@ def run_wrk(
     data, sample = parse_load_output(out.stdout)
     if not data:
         raise RuntimeError(f"wrk gave no result: {out.stdout}\n{out.stderr}")
-    return Result(
-        scenario=scenario,
-        stored=stored,
-        target=target.name,
-        connections=connections,
-        repeat=repeat,
-        rps=data["requests"] / (data["duration_us"] / 1e6),
-        p50_ms=data["p50_us"] / 1000,
-        p99_ms=data["p99_us"] / 1000,
-        mean_ms=data["mean_us"] / 1000,
-        requests=int(data["requests"]),
-        bad=int(data["bad"]),
-        socket_errors=int(data["socket_errors"]),
-        cpu_us=cpu * 1e6 / max(int(data["requests"]), 1),
-        sample=sample,
-        p999_ms=data.get("p999_us", 0) / 1000,
-        max_ms=data.get("max_us", 0) / 1000,
-    )
+    return load_result(data, sample, scenario=scenario, stored=stored, target=target.name,
+                       connections=connections, repeat=repeat, cpu_seconds=cpu)  # fmt: skip
 
 
 # --- the run -------------------------------------------------------------------------------
@@ -388,9 +376,9 @@ class Bench:
                         print(
                             f"  [{repeat + 1}/{a.repeat}] {scenario:6} {stored:>6}"
                             f" c{connections:<2}"
-                            f" {target.name:18} {result.rps:9.1f} req/s  p50 {result.p50_ms:7.2f}"
-                            f" p99 {result.p99_ms:7.2f} p99.9 {result.p999_ms:7.2f}"
-                            f" ms  cpu {result.cpu_us:7.0f} us/req"
+                            f" {target.name:18} {result.rps:9.1f} req/s"
+                            f"  p50/p99/p99.9 {tail(result)} ms"
+                            f"  cpu {result.cpu_us:7.0f} us/req"
                             f"  bad {result.bad} err {result.socket_errors}{flag}",
                             flush=True,
                         )
@@ -618,7 +606,8 @@ def main() -> None:
              like_for_like(bench.results, stored))
             for stored in (args.small, args.big)
         ] + [
-            (f"latency on {stored:,} stored tasks, p50 / p99 / p99.9 ms (medians)",
+            (f"latency on {stored:,} stored tasks, p50 / p99 / p99.9 ms as recorded, wrk's"
+             f" corrected p99 / p99.9 in brackets (medians)",
              like_for_like_tails(bench.results, stored))
             for stored in (args.small, args.big)
         ] + [

@@ -16,7 +16,7 @@ from headline import (  # noqa: E402
     ratio,
     send_gap,
 )
-from load_results import Result  # noqa: E402
+from load_results import Result, load_result, tail  # noqa: E402
 from run import parse_load_output  # noqa: E402
 
 
@@ -118,3 +118,32 @@ def test_the_latency_table_gives_each_servers_p50_p99_and_p99_9_beside_the_ratio
     # SDK SQLite, accord memory, SDK memory
     assert send == "| SendMessage | 8 | 2.00 / 4.00 / 8.00 | - | - | 20.00 / 40.00 / 80.00 |"
     assert not any(line.startswith("| GetTask") for line in lines)
+
+
+def test_a_result_line_gives_the_recorded_percentiles_and_wrks_beside_them() -> None:
+    line = {
+        "requests": 1000, "duration_us": 500_000, "bad": 0, "socket_errors": 0,
+        "connections": 1, "interval_us": 500, "recorded": 1000, "p50_us": 100,
+        "p90_us": 150, "p99_us": 300, "p999_us": 900, "max_us": 40_000, "wrk_p50_us": 110,
+        "wrk_p90_us": 2_000, "wrk_p99_us": 30_000, "wrk_p999_us": 39_000,
+        "wrk_mean_us": 800.0,
+    }  # fmt: skip
+    r = load_result(line, "", scenario="get", stored=1000, target="accord-jsonrpc",
+                    connections=1, repeat=0, cpu_seconds=0.05)  # fmt: skip
+    assert (r.p50_ms, r.p99_ms, r.p999_ms) == (0.1, 0.3, 0.9)
+    assert (r.wrk_p50_ms, r.wrk_p99_ms, r.wrk_p999_ms) == (0.11, 30.0, 39.0)
+    assert (r.rps, r.cpu_us, r.max_ms) == (2000.0, 50.0, 40.0)
+    assert tail(r) == "0.10 / 0.30 / 0.90 (wrk 30.00 / 39.00)"
+    # a gRPC run (grpc_load.py) has no correction and no wrk column
+    grpc = {k: v for k, v in line.items() if not k.startswith("wrk_")}
+    del grpc["recorded"]
+    r = load_result(grpc, "", scenario="get", stored=1000, target="accord-grpc",
+                    connections=8, repeat=0, cpu_seconds=0.0)  # fmt: skip
+    assert tail(r) == "0.10 / 0.30 / 0.90"
+
+
+def test_the_latency_table_shows_wrks_corrected_tail_beside_the_recorded_one() -> None:
+    runs = [result("accord-jsonrpc", 2000, p50_ms=1.0), result("sdk-jsonrpc", 100)]
+    runs[0].p999_ms, runs[0].wrk_p99_ms, runs[0].wrk_p999_ms = 3.0, 40.0, 90.0
+    [send] = [line for line in like_for_like_tails(runs, 1000).splitlines() if "| 8 |" in line]
+    assert send.startswith("| SendMessage | 8 | 1.00 / 2.00 / 3.00 (wrk 40.00 / 90.00) | - |")

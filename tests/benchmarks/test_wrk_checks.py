@@ -17,12 +17,8 @@ from typing import Any
 
 import httpx
 import pytest
+from tests.benchmarks.wrk_stub import latency, new_runtime, result_line, summary
 from tests.server.server_helpers import serve_settings
-
-try:  # the Lua wrk embeds; its language is Lua 5.1's
-    from lupa import luajit21 as lua_runtime
-except ImportError:  # a platform whose lupa wheel has no LuaJIT
-    from lupa import lua51 as lua_runtime  # type: ignore[no-redef]
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 sys.path.append(str(BENCHMARKS))  # last: its modules shadow nothing
@@ -33,32 +29,13 @@ from populate_accord import populate  # noqa: E402
 
 STORED = 60  # tasks stored: GetTask picks among them; ListTasks pages 50 and reports them all
 
-# What wrk gives a script, reduced to what benchmarks/lua.py uses: wrk.format() returns the
-# request's parts instead of its bytes, a thread's set/get are the script's own globals
-# (one thread), and io.write collects what done() prints.
-_WRK_STUB = """
-wrk = {headers = {}, path = "/"}
-function wrk.format(method, path, headers, body)
-  return {method = method, path = path, body = body}
-end
-printed = {}
-io.write = function(...)
-  for i = 1, select("#", ...) do printed[#printed + 1] = tostring(select(i, ...)) end
-end
-one_thread = {
-  set = function(self, name, value) _G[name] = value end,
-  get = function(self, name) return _G[name] end,
-}
-"""
-
 
 class Script:
     """One scenario's script loaded in Lua, as one wrk thread runs it."""
 
     def __init__(self, scenario: str, binding: str) -> None:
-        self.runtime = lua_runtime.LuaRuntime(unpack_returned_tuples=True)
-        self.runtime.execute(_WRK_STUB)
-        text = script(scenario, binding, run="test", stored=STORED, total=STORED)
+        self.runtime = new_runtime()
+        text = script(scenario, binding, run="test", stored=STORED, total=STORED, connections=1)
         self.runtime.execute(text)
         self.lua = self.runtime.globals()
         self.lua.setup(self.lua.one_thread)
@@ -77,20 +54,10 @@ class Script:
         return int(self.lua.bad)
 
     def done(self, requests: int) -> dict[str, Any]:
-        """The RESULT line done() prints, as run.py reads it."""
-        summary = self.runtime.eval(
-            "function(n) return {requests = n, duration = 1000000,"
-            " errors = {connect = 0, read = 0, write = 0, timeout = 0}} end"
-        )(requests)
-        latency = self.runtime.eval(
-            "{mean = 250.0, max = 2000,"
-            " percentile = function(self, p) return math.floor(p * 10) end}"
-        )
-        self.lua.done(summary, latency, self.runtime.table())
-        lines = "".join(self.lua.printed.values()).splitlines()
-        [result] = [line for line in lines if line.startswith("RESULT ")]
-        decoded: dict[str, Any] = json.loads(result[len("RESULT ") :])
-        return decoded
+        """The RESULT line done() prints, as run.py reads it (each request took 250 µs)."""
+        histogram = latency(self.runtime, {250: requests})
+        self.lua.done(summary(self.runtime, requests, 1_000_000), histogram, None)
+        return result_line(self.runtime)
 
 
 @pytest.fixture
