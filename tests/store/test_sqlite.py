@@ -354,3 +354,37 @@ async def test_close_leaves_the_checkpoint_to_the_next_open(tmp_path: Path) -> N
         assert await reopened.get_task("done", "alice") == done
     finally:
         await reopened.close()
+
+
+def test_a_closed_connection_leaves_its_wal_for_the_next_open(tmp_path: Path) -> None:
+    """The store's connections close without a checkpoint (a stop never waits on an fsync of a
+    large file): the WAL stays beside the database, and the next open reads it back."""
+    from accord.store._sqlite_close import skip_checkpoint_on_close
+
+    path = tmp_path / "close.db"
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("CREATE TABLE t (v INTEGER)")
+    assert skip_checkpoint_on_close(conn)
+    conn.execute("INSERT INTO t VALUES (42)")
+    conn.commit()
+    conn.close()
+    wal = tmp_path / "close.db-wal"
+    assert wal.exists() and wal.stat().st_size > 0
+    again = sqlite3.connect(path)
+    try:
+        assert again.execute("SELECT v FROM t").fetchall() == [(42,)]
+    finally:
+        again.close()
+
+
+def test_by_default_the_last_close_checkpoints(tmp_path: Path) -> None:
+    """The control for the test above: without the option SQLite folds the WAL in on close."""
+    path = tmp_path / "plain.db"
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("CREATE TABLE t (v INTEGER)")
+    conn.commit()
+    conn.close()
+    wal = tmp_path / "plain.db-wal"
+    assert not wal.exists() or wal.stat().st_size == 0

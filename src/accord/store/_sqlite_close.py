@@ -14,6 +14,9 @@ Nothing needs that checkpoint: every commit is already in the WAL (on disk with
 Python 3.12 sets the option with ``Connection.setconfig``; on 3.11 it is set through the same
 SQLite library ``_sqlite3`` is linked to, on the handle CPython 3.11 keeps first in its
 connection object, and read back: if that fails, the connection closes as before.
+``sqlite3_db_config`` is variadic, so the call names its two fixed arguments' types and ctypes
+passes the rest as variadic ones: on Apple ARM64 those travel on the stack, not in registers,
+and a call made as if all four were fixed would hand SQLite garbage.
 """
 
 from __future__ import annotations
@@ -45,6 +48,8 @@ def _set_through_handle(conn: sqlite3.Connection) -> bool:
     except (OSError, AttributeError):
         return False
     db_config.restype = ctypes.c_int
+    # The fixed arguments only: the two after them are passed as variadic ones.
+    db_config.argtypes = [ctypes.c_void_p, ctypes.c_int]
     # CPython 3.11's pysqlite_Connection: PyObject_HEAD, then the sqlite3 * handle.
     handle = ctypes.c_void_p.from_address(id(conn) + object.__basicsize__)
     if not handle.value:
