@@ -94,8 +94,10 @@ def stalls(seconds: float = 3.0) -> str:
         last, now = now, time.perf_counter()
         if now - last > 0.002:
             gaps.append((now - last) * 1000)
-    longest = ", ".join(f"{g:.0f}" for g in sorted(gaps)[-5:])
-    return f"machine: a busy loop stalled > 2 ms {len(gaps)}x in {seconds:.0f} s; longest {longest}"
+    said = f"machine: a busy loop stalled > 2 ms {len(gaps)}x in {seconds:.0f} s"
+    if not gaps:
+        return said
+    return said + "; longest " + ", ".join(f"{g:.0f}" for g in sorted(gaps)[-5:]) + " ms"
 
 
 def report(
