@@ -15,7 +15,7 @@ from tests.waiting import until
 from accord.core._caller import Caller
 from accord.engine import Engine
 from accord.harness import Conversation, HarnessAgent, HarnessSettings, ModelResponse, ToolCall
-from accord.harness._step_events import is_step
+from accord.harness._step_events import is_step, step_data
 from accord.harness._steps import INTERRUPTED
 from accord.harness._transcript import ToolResult
 from accord.harness._wire import TASK_KEY
@@ -513,3 +513,85 @@ async def test_a_conversation_past_its_budget_is_compacted_and_the_summary_recor
         )
     finally:
         await engine.stop()
+
+
+class Appends(MemoryStore):
+    """The in-memory store, recording the kinds of each append's events (one append is one
+    commit on a durable store)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.kinds: list[list[str]] = []
+
+    def append(self, record: Any, events: Any, expected_seq: int, **options: Any) -> Any:
+        self.kinds.append([event.body.data["kind"] for event in events if event.kind == "journal"])
+        return super().append(record, events, expected_seq, **options)
+
+
+async def test_a_steps_entries_are_durable_before_what_follows_from_them_in_three_appends() -> None:
+    """A model answer with two non-idempotent tool calls: the answer rides in one append with
+    the first tool's "started" entry, the first result with the second's, the second result
+    alone — each stored before the tool it precedes runs and before the model sees it, and
+    no step event out before the entries it reports."""
+    store = Appends()
+    seen: dict[str, list[str]] = {}
+
+    async def stored(task_id: str) -> list[str]:
+        """The task's journal entries and step events as stored, in order (by kind)."""
+        events = await store.read_events(task_id, 0)
+        return [
+            e.body.data["kind"] if e.kind == "journal" else str(step.get("kind"))
+            for e in events
+            if e.kind == "journal" or (e.kind == "status" and (step := _step_of(e)) is not None)
+        ]
+
+    async def weigh(order_id: int) -> str:
+        [task_id] = [t.id for t in await store.tasks_in_states(frozenset(TaskState), 10, "")]
+        seen["weigh"] = [kind for kind in await stored(task_id) if "_" not in kind]
+        return "2 kg"
+
+    async def ship(order_id: int) -> str:
+        [task_id] = [t.id for t in await store.tasks_in_states(frozenset(TaskState), 10, "")]
+        seen["ship"] = [kind for kind in await stored(task_id) if "_" not in kind]
+        return "shipped"
+
+    model = Script(
+        [ToolCall("weigh", {"order_id": 1}, "c1"), ToolCall("ship", {"order_id": 1}, "c2")],
+        "done",
+    )
+    engine = Engine(store, agent_with(model, tools=(FunctionTool(weigh), FunctionTool(ship))))
+    await engine.start()
+    try:
+        task = await say(engine, "send order 1")
+        assert said(task) == "done"
+        logged = await stored(task.id)
+    finally:
+        await engine.stop()
+    assert seen["weigh"] == ["model", "tool-start"]
+    assert seen["ship"] == ["model", "tool-start", "tool-result", "tool-start"]
+    assert [kinds for kinds in store.kinds if kinds] == [
+        ["model", "tool-start"],
+        ["tool-result", "tool-start"],
+        ["tool-result"],
+        ["model"],
+    ]
+    # (each step event after the entries it reports: the answer's after it is stored, a
+    # call's after its result)
+    assert logged == [
+        "model",
+        "tool-start",
+        "model_call",
+        "tool-result",
+        "tool-start",
+        "tool_call",
+        "tool-result",
+        "tool_call",
+        "model",
+    ]
+
+
+def _step_of(event: Any) -> dict[str, Any] | None:
+    message = event.body.status.message
+    if not isinstance(message, Message) or not is_step(message):
+        return None
+    return step_data(message)

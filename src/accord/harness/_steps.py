@@ -4,20 +4,23 @@ tool call or the turn's step limit is reached.
 
 Crash safety: every model answer and every tool result is journaled in the task's log
 (``TaskHandle.journal``) before the harness acts on it, and a tool that is not idempotent is
-journaled as started before it runs. A final answer (no tool calls) is not journaled here: its
-entry (:attr:`Answer.entry`) goes in the append that ends the turn, or is journaled before
-anything acts on it (:func:`journaled`); a crash before then loses that model call only. A
-turn that runs again after a crash (the engine's ``resume``) replays its journal: an answered
-model call is not made again, a journaled tool result is used as it is, and a non-idempotent
-tool that started and has no result is reported to the model as interrupted, never run a
-second time.
+journaled as started before it runs. Entries that may wait ride in one commit with the next
+that may not (:class:`_Held`): a model answer with the first tool's "started" entry, a tool's
+result with the next tool's; each is durable before the tool it precedes runs and before the
+model sees it, and the step events that report them go out after it is. A final answer (no
+tool calls) is not journaled here: its entry (:attr:`Answer.entry`) goes in the append that
+ends the turn, or is journaled before anything acts on it (:func:`journaled`); a crash before
+then loses that model call only. A turn that runs again after a crash (the engine's
+``resume``) replays its journal: an answered model call is not made again, a journaled tool
+result is used as it is, and a non-idempotent tool that started and has no result is reported
+to the model as interrupted, never run a second time.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
@@ -167,6 +170,7 @@ class Steps:
         shown = StepEvents(task, turn, _sent(view) if resumed else (), after=asked_of)
         steps: list[Step] = []
         used: dict[str, Usage] = {}  # (the tokens of each model call of this stretch)
+        held = _Held(task)
         for number in range(first_step, first_step + self.max_steps):
             calls_before = number - first_step
             asked = dataclasses.replace(
@@ -189,8 +193,8 @@ class Steps:
                 except HookAbort as abort:
                     refused = f"model call refused: {abort.message}"
                     return Answer(refused, used, calls_before, answers=asked_of + shown.noted)
-                if response.tool_calls:  # (durable before its tools run)
-                    await task.journal(entry)
+                if response.tool_calls:  # (durable before its tools run: held until then)
+                    held.add(entry)
                     entry = None
             if response.usage is not None:
                 used[usage.call_id(turn, number)] = response.usage
@@ -207,7 +211,8 @@ class Steps:
                     answers=answers,
                     entry=entry,
                 )
-            await shown.model_call(number, view.model, response, recorded is not None)
+            replayed = recorded is not None
+            await held.show(shown.model_call, number, view.model, response, replayed)
             steps.append(ModelStep(response.text, response.tool_calls))
             ended = False
             for call in response.tool_calls:
@@ -220,13 +225,14 @@ class Steps:
                 else:
                     call_number = view.model_calls + calls_before
                     outcome, arguments = await self._tool(
-                        task, tools, call, mark, who, journal, call_number, dict(used)
+                        task, tools, call, mark, who, journal, held, call_number, dict(used)
                     )
                 took = None if result is not None else (time.perf_counter() - began) * 1000
                 # (a call that ended the turn parked the task, and its message shows it; the
                 # task's status message is that one's from then on)
                 if not (ended or outcome.ends_turn):
-                    await shown.tool_call(
+                    await held.show(
+                        shown.tool_call,
                         number,
                         call.id,
                         call.name,
@@ -238,6 +244,7 @@ class Steps:
                     )
                 ended = ended or outcome.ends_turn
                 steps.append(ToolResult(call.id, call.name, outcome.content, outcome.error))
+            await held.flush()  # (the step's results, durable before the model sees them)
             if ended:  # (the step's other calls ran: each has its result)
                 return Answer(response.text, used, calls_before + 1, ended=True)
         text = (
@@ -315,11 +322,13 @@ class Steps:
         mark: _Mark,
         who: Who,
         journal: Journal,
+        held: _Held,
         model_call: int = -1,
         used: dict[str, Usage] | None = None,
     ) -> tuple[ToolOutcome, dict[str, Any] | None]:
         """The call's outcome, and its arguments as the ``tool.invoked`` hooks left them
-        (None: a hook refused the call)."""
+        (None: a hook refused the call). Its result's entry is ``held``: durable with the
+        next entry, before anything acts on it."""
         tool = tools.get(call.name)
         arguments: dict[str, Any] | None = call.arguments
         if tool is None:
@@ -328,7 +337,7 @@ class Steps:
             outcome = ToolOutcome(INTERRUPTED, error=True)
         else:
             outcome, arguments = await self._run_tool(
-                task, tool, call, mark, who, model_call, used or {}
+                task, tool, call, mark, who, held, model_call, used or {}
             )
         finished = ToolFinished(
             turn=mark.turn,
@@ -338,7 +347,7 @@ class Steps:
             content=outcome.content,
             error=outcome.error,
         )
-        await task.journal(encode(finished))
+        held.add(encode(finished))
         return outcome, arguments
 
     async def _run_tool(
@@ -348,6 +357,7 @@ class Steps:
         call: ToolCall,
         mark: _Mark,
         who: Who,
+        held: _Held,
         model_call: int,
         used: dict[str, Usage],
     ) -> tuple[ToolOutcome, dict[str, Any] | None]:
@@ -371,7 +381,8 @@ class Steps:
             started = ToolStarted(
                 turn=mark.turn, first_step=mark.first_step, call_id=call.id, name=call.name
             )
-            await task.journal(encode(started))
+            held.add(encode(started))
+        await held.flush()  # (what the tool follows from, durable before it runs)
         with telemetry.tool_call(call.name):
             outcome: ToolOutcome = await tool.call(
                 arguments,
@@ -400,15 +411,62 @@ class Steps:
         return outcome.bounded(), arguments
 
 
+class _Held:
+    """Journal entries of a turn's step decided and not yet durable, and the step events that
+    report them (sent once they are): :meth:`flush` makes them durable in one commit."""
+
+    __slots__ = ("entries", "events", "task")
+
+    def __init__(self, task: TaskHandle) -> None:
+        self.task = task
+        self.entries: list[dict[str, Any]] = []
+        self.events: list[Callable[[], Awaitable[None]]] = []
+
+    def add(self, entry: dict[str, Any]) -> None:
+        self.entries.append(entry)
+
+    async def show(self, event: Callable[..., Awaitable[None]], *args: Any) -> None:
+        """Send a step event now, or once the entries it reports are durable."""
+        if self.entries:
+            self.events.append(lambda: event(*args))
+        else:
+            await event(*args)
+
+    async def flush(self) -> None:
+        if self.entries:
+            entries, self.entries = self.entries, []
+            await self.task.decide(journal_all(entries, self.task.task_id))
+        events, self.events = self.events, []
+        for event in events:
+            await event()
+
+
+def journal_all(entries: Sequence[dict[str, Any]], task_id: str) -> Decision:
+    """The journal ``entries`` appended in order, in one decision (one commit)."""
+
+    def decide(record: TaskRecord | None, now_ms: int) -> Outcome:
+        outcome: Outcome | None = None
+        for data in entries:
+            noted = agent_commands.journal(record, data, now_ms, task_id)
+            if not noted.ok:
+                return noted
+            outcome = noted if outcome is None else noted.after(outcome)
+            record = noted.record
+        assert outcome is not None
+        return outcome
+
+    return decide
+
+
 def journaled(entry: dict[str, Any] | None, decision: Decision, task_id: str) -> Decision:
     """``decision`` with a final answer's journal entry (:attr:`Answer.entry`) decided before
     it: one append, so the entry is durable exactly when what the answer decided is."""
     if entry is None:
         return decision
-    data = entry
+    noting = journal_all((entry,), task_id)
 
     def decide(record: TaskRecord | None, now_ms: int) -> Outcome:
-        noted = agent_commands.journal(record, data, now_ms, task_id)
+        noted = noting(record, now_ms)
         if not noted.ok:
             return noted
         return decision(noted.record, now_ms).after(noted)
