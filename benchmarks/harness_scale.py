@@ -348,9 +348,17 @@ def by_processes(
                 f"{step['p50'] / base['p50']:.2f}x p99 {step['p99'] / base['p99']:.2f}x, turn "
                 f"p50 {step['turn_p50'] / base['turn_p50']:.2f}x, server CPU "
                 f"{step['cpu'] / base['cpu']:.2f}x, PostgreSQL CPU "
-                f"{step['db'] / max(base['db'], 1e-9):.2f}x",
+                f"{step['db'] / max(base['db'], 1e-9):.2f}x (machine busy {base['machine']:.0%} "
+                f"and {step['machine']:.0%})",
                 flush=True,
             )
+
+
+def machine_ticks() -> tuple[int, int]:
+    """(busy, all) clock ticks of every core so far (/proc/stat): how full the machine is."""
+    fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = fields[3] + fields[4]  # idle, iowait
+    return sum(fields) - idle, sum(fields)
 
 
 def database_cpu(database: str) -> dict[int, float]:
@@ -366,9 +374,12 @@ def stream_step(
     ports = [server.port for server in servers]
     cpu, backends = server_cpu(servers), database_cpu(database)
     fake_cpu, client_cpu = _cpu_seconds(fake_pid), time.process_time()
+    busy, ticks = machine_ticks()
     began = time.monotonic()
     step = asyncio.run(streams(ports, count, turns, tokens))
     wall = time.monotonic() - began
+    busy_now, ticks_now = machine_ticks()
+    machine_busy = (busy_now - busy) / max(1, ticks_now - ticks)  # of all cores
     cpu = server_cpu(servers) - cpu
     fake_cpu = _cpu_seconds(fake_pid) - fake_cpu
     client_cpu = time.process_time() - client_cpu
@@ -384,7 +395,8 @@ def stream_step(
         f"model p50 {ms(over, 0.5):+5.0f} p99 {ms(over, 0.99):+5.0f} | server CPU "
         f"{cpu / wall:4.0%} {cpu / max(1, step.tokens) * 1e6:5.0f} us/token "
         f"{cpu / max(1, len(turn)) * 1e3:5.1f} ms/turn | client {client_cpu / wall:4.0%} fake "
-        f"{fake_cpu / wall:4.0%}{db} | {step.tokens / max(1, step.chunks):4.2f} tokens/chunk | "
+        f"{fake_cpu / wall:4.0%}{db} | machine busy {machine_busy:4.0%} of {os.cpu_count()} "
+        f"cores | {step.tokens / max(1, step.chunks):4.2f} tokens/chunk | "
         f"RSS {rss_kib(servers) / 1024:4.0f} MiB{flag}",
         flush=True,
     )
@@ -395,6 +407,7 @@ def stream_step(
         "turn_p50": ms(turn, 0.5),
         "cpu": cpu / wall,
         "db": db_cpu / wall,
+        "machine": machine_busy,
     }
 
 
