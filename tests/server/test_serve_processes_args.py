@@ -181,7 +181,6 @@ def test_a_child_reads_and_removes_its_variables() -> None:
     worker = worker_from_env(environ)
     assert worker is not None
     assert (worker.index, worker.fds, worker.parent_fd) == (2, [5, 6], 7)
-    assert worker.label == f"process 2 pid {os.getpid()}"
     assert environ == {"OTHER": "x"}  # a program the child starts does not inherit them
 
 
@@ -197,6 +196,27 @@ def test_a_child_reads_and_removes_its_variables() -> None:
 def test_malformed_variables_are_refused(values: dict[str, str]) -> None:
     with pytest.raises(ConfigError, match=LISTEN_FDS):
         worker_from_env(dict(values))
+
+
+def test_serve_refuses_malformed_inherited_variables_with_exit_2() -> None:
+    env = {LISTEN_FDS: "x", PROCESS: "1", PARENT_FD: "3"}
+    result = CliRunner().invoke(main, ["serve", "--store", "memory://"], env=env)
+    assert result.exit_code == 2, result.output
+    assert f"{LISTEN_FDS}, {PROCESS} and {PARENT_FD} are set by accord serve --processes" in (
+        result.output
+    )
+
+
+def test_a_child_whose_descriptor_is_no_socket_exits_3() -> None:
+    read, write = os.pipe()
+    try:
+        env = {LISTEN_FDS: str(read), PROCESS: "1", PARENT_FD: str(read)}
+        result = CliRunner().invoke(main, ["serve", "--store", "memory://"], env=env)
+        assert result.exit_code == 3, result.output
+        assert f"inherited descriptor {read}: not a socket" in result.output
+    finally:
+        os.close(read)
+        os.close(write)
 
 
 def test_a_child_runs_serve_with_the_supervisor_s_flags() -> None:

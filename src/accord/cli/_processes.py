@@ -53,10 +53,6 @@ class Worker:
     fds: list[int]
     parent_fd: int
 
-    @property
-    def label(self) -> str:
-        return f"process {self.index} pid {os.getpid()}"
-
 
 def worker_from_env(environ: MutableMapping[str, str] | None = None) -> Worker | None:
     """The :class:`Worker` this process is (its variables are taken out of ``environ``, so
