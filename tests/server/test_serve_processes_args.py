@@ -107,6 +107,14 @@ def test_serve_refuses_processes_with_grpc_saying_why() -> None:
     assert "cannot share the inherited HTTP socket" in result.output
 
 
+def test_the_supervisor_refuses_a_public_address_without_credentials_before_any_child() -> None:
+    result = CliRunner().invoke(
+        main, ["serve", "--processes", "2", "--store", PG, "--host", "0.0.0.0"]
+    )
+    assert result.exit_code == 2, result.output
+    assert "refusing to serve without authentication on a non-loopback address" in result.output
+
+
 def test_refusal_admits_postgresql_only_and_anything_with_one_process() -> None:
     assert refusal(2, PG, None) is None
     assert refusal(8, "postgres://db/accord", None) is None
