@@ -32,7 +32,11 @@ pytestmark = [pytest.mark.processes]
 HERE = Path(__file__).resolve().parent
 HEADERS = {"A2A-Version": "1.0"}
 STARTED = re.compile(r"accord\.processes: process (\d+) pid (\d+) started")
-LISTENING = re.compile(r"\[process (\d+) pid (\d+)\] accord\.server: listening on ")
+# accord's HTTP server says it listens; uvicorn that the application started.
+LISTENING = re.compile(
+    r"\[process (\d+) pid (\d+)\] "
+    r"(?:accord\.server: listening on |uvicorn\.error: Application startup complete)"
+)
 PATIENCE_S = 60.0  # a guard against a hang, not a timing assertion
 
 
@@ -157,10 +161,11 @@ def serves_from_both(url: str, pids: set[int]) -> None:
 
 
 @pytest.mark.postgres
+@pytest.mark.parametrize("http", ["accord", "uvicorn"])
 def test_two_processes_serve_one_port_and_a_sigterm_stops_both(
-    pg_url: str, tmp_path: Path, supervisors: list[Supervised]
+    http: str, pg_url: str, tmp_path: Path, supervisors: list[Supervised]
 ) -> None:
-    supervisor = supervise(pg_url, tmp_path, "--processes", "2")
+    supervisor = supervise(pg_url, tmp_path, "--processes", "2", "--http", http)
     supervisors.append(supervisor)
     pids = supervisor.wait_serving(2)
     assert len(set(pids.values())) == 2
@@ -173,8 +178,9 @@ def test_two_processes_serve_one_port_and_a_sigterm_stops_both(
     log = supervisor.log()
     assert "SIGTERM: stopping 2 process(es)" in log
     assert "every process stopped" in log
+    stopping = "accord.server: stopping" if http == "accord" else "uvicorn.error: Shutting down"
     for k, pid in pids.items():
-        assert f"[process {k} pid {pid}] accord.server: stopping" in log
+        assert f"[process {k} pid {pid}] {stopping}" in log
 
 
 def open_stream(url: str) -> socket.socket:
