@@ -3,6 +3,7 @@ model that streams at a fixed rate, and the memory of many parked conversations.
 
     python3 benchmarks/harness_scale.py --no-venv     # --streams 10,100,300,1000 --turns 3
         [--tokens 20 --rate 30] [--parked 1000,10000,30000] [--store pg] [--profile FILE]
+        [--store pg --processes 1,2]
 
 The model is benchmarks/fake_rate_model.py in its own process: every call streams
 ``--tokens`` text chunks at ``--rate`` per second, the first call of a turn then calls the
@@ -21,6 +22,10 @@ streaming, ``2 * (tokens - 1) / rate``. Each chunk's text is the time it was wri
    (SSE artifact event) alongside. Server CPU (all nodes,
    /proc/PID/stat) over the step, per token and per turn (the same CPU, divided two ways);
    the client's, the fake model's and (``--store pg``) the database backends' CPU alongside.
+   ``--processes 1,2`` (with ``--store pg``): instead of two nodes, one ``accord serve
+   --processes N`` on one port for each N in turn (a fresh database each), the same steps on
+   each, then each step's ratios against the first N. CPU and RSS are the supervisor's and
+   its children's.
 2. **Parked** (``--parked``): conversations started with one quick turn each (the model
    answers at once) until each count, the server's RSS (VmRSS, all nodes) at each: MiB, and
    KiB per parked conversation between one count and the next.
@@ -204,8 +209,47 @@ def fake_model(rate: float, tokens: int, work: Path) -> Iterator[tuple[str, int]
         process.wait(10)
 
 
+def tree(pid: int) -> list[int]:
+    """``pid`` and its descendants (a supervisor's children: accord serve --processes N)."""
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        found.append(current)
+        for task in Path(f"/proc/{current}/task").glob("*/children"):
+            with contextlib.suppress(OSError):
+                todo.extend(int(child) for child in task.read_text().split())
+    return found
+
+
+def server_cpu(servers: list[Server]) -> float:
+    """CPU seconds so far of the servers, their children included."""
+    return sum(_cpu_seconds(pid) for s in servers if s.process for pid in tree(s.process.pid))
+
+
+def process_rss_kib(pid: int) -> int:
+    with contextlib.suppress(OSError):
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def server_rss_kib(server: Server) -> int:
+    assert server.process is not None
+    return sum(process_rss_kib(pid) for pid in tree(server.process.pid))
+
+
 def rss_kib(servers: list[Server]) -> int:
-    return sum(server.memory()["VmRSS"] for server in servers)
+    return sum(server_rss_kib(server) for server in servers)
+
+
+def wait_processes(server: Server, count: int) -> None:
+    """Once ``count`` children of ``accord serve --processes`` say they listen."""
+    deadline = time.monotonic() + 120
+    while len(re.findall(r"accord\.server: listening on ", server.log.read_text())) < count:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{server.name}: {count} processes did not start; see {server.log}")
+        time.sleep(0.1)
 
 
 def main() -> None:
@@ -218,6 +262,9 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=32, help="while parking")
     parser.add_argument("--store", choices=("sqlite", "pg"), default="sqlite")
     parser.add_argument("--profile", type=Path, help="cProfile the (SQLite) server to here")
+    parser.add_argument(
+        "--processes", default="", help="with --store pg: one node with each --processes N (1,2)"
+    )
     parser.add_argument(
         "--pg",
         default=os.environ.get("ACCORD_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres"),
@@ -239,6 +286,12 @@ def main() -> None:
         config.write_text(
             f'[harness]\nmodel = "openai:bench"\n[harness.openai]\nbase_url = "{base_url}"\n'
         )
+        if args.processes:
+            if args.store != "pg":
+                parser.error("--processes needs --store pg (several processes share PostgreSQL)")
+            by_processes(args, config, work, fake_pid, model_s)
+            print(f"load at end: {load()}")
+            return
         database = ""
         if args.store == "pg":
             dsn = stack.enter_context(fresh_database(args.pg))
@@ -261,6 +314,53 @@ def main() -> None:
         by_package(args.profile)
 
 
+def by_processes(
+    args: argparse.Namespace, config: Path, work: Path, fake_pid: int, model_s: float
+) -> None:
+    """One ``accord serve --processes N`` node (a fresh database each) for each N of
+    ``--processes``, the streams on each, then each step against the first N's."""
+    counts = [int(c) for c in args.streams.split(",") if c]
+    steps: dict[int, list[dict[str, float]]] = {}
+    for processes in [int(p) for p in args.processes.split(",")]:
+        with contextlib.ExitStack() as stack:
+            dsn = stack.enter_context(fresh_database(args.pg))
+            database = urlsplit(dsn).path.lstrip("/")
+            server = node(f"processes-{processes}", dsn, config, work)
+            server.argv += ["--processes", str(processes), "--log-level", "info"]
+            server.start()
+            stack.callback(server.stop)
+            wait_processes(server, processes)
+            print(f"--processes {processes}: {len(tree(server.process.pid))} processes "  # type: ignore[union-attr]
+                  f"(the supervisor and its children)", flush=True)  # fmt: skip
+            asyncio.run(park([server.port], 20, 4))  # warm up every child a little
+            steps[processes] = [
+                stream_step([server], fake_pid, n, args.turns, args.tokens, model_s, database)
+                for n in counts
+            ]
+            if args.parked:
+                parked_steps([server], [int(c) for c in args.parked.split(",")], args.concurrency)
+    first, *others = steps
+    for processes in others:
+        for n, base, step in zip(counts, steps[first], steps[processes], strict=True):
+            print(
+                f"N={n:<5} --processes {processes} / {first}: tokens/s "
+                f"{step['tokens_s'] / base['tokens_s']:.2f}x, token to client p50 "
+                f"{step['p50'] / base['p50']:.2f}x p99 {step['p99'] / base['p99']:.2f}x, turn "
+                f"p50 {step['turn_p50'] / base['turn_p50']:.2f}x, server CPU "
+                f"{step['cpu'] / base['cpu']:.2f}x, PostgreSQL CPU "
+                f"{step['db'] / max(base['db'], 1e-9):.2f}x (machine busy {base['machine']:.0%} "
+                f"and {step['machine']:.0%})",
+                flush=True,
+            )
+
+
+def machine_ticks() -> tuple[int, int]:
+    """(busy, all) clock ticks of every core so far (/proc/stat): how full the machine is."""
+    fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = fields[3] + fields[4]  # idle, iowait
+    return sum(fields) - idle, sum(fields)
+
+
 def database_cpu(database: str) -> dict[int, float]:
     """CPU seconds so far of each PostgreSQL backend serving ``database`` (none: "")."""
     return {pid: _cpu_seconds(pid) for pid in _backends(database)} if database else {}
@@ -269,15 +369,18 @@ def database_cpu(database: str) -> dict[int, float]:
 def stream_step(
     servers: list[Server], fake_pid: int, count: int, turns: int, tokens: int, model_s: float,
     database: str,
-) -> None:  # fmt: skip
-    """``count`` conversations streaming at once; one line of numbers."""
+) -> dict[str, float]:  # fmt: skip
+    """``count`` conversations streaming at once; one line of numbers (and them, returned)."""
     ports = [server.port for server in servers]
-    cpu, backends = sum(server.cpu_seconds() for server in servers), database_cpu(database)
+    cpu, backends = server_cpu(servers), database_cpu(database)
     fake_cpu, client_cpu = _cpu_seconds(fake_pid), time.process_time()
+    busy, ticks = machine_ticks()
     began = time.monotonic()
     step = asyncio.run(streams(ports, count, turns, tokens))
     wall = time.monotonic() - began
-    cpu = sum(server.cpu_seconds() for server in servers) - cpu
+    busy_now, ticks_now = machine_ticks()
+    machine_busy = (busy_now - busy) / max(1, ticks_now - ticks)  # of all cores
+    cpu = server_cpu(servers) - cpu
     fake_cpu = _cpu_seconds(fake_pid) - fake_cpu
     client_cpu = time.process_time() - client_cpu
     db_cpu = sum(now - backends.get(pid, 0.0) for pid, now in database_cpu(database).items())
@@ -292,10 +395,20 @@ def stream_step(
         f"model p50 {ms(over, 0.5):+5.0f} p99 {ms(over, 0.99):+5.0f} | server CPU "
         f"{cpu / wall:4.0%} {cpu / max(1, step.tokens) * 1e6:5.0f} us/token "
         f"{cpu / max(1, len(turn)) * 1e3:5.1f} ms/turn | client {client_cpu / wall:4.0%} fake "
-        f"{fake_cpu / wall:4.0%}{db} | {step.tokens / max(1, step.chunks):4.2f} tokens/chunk | "
+        f"{fake_cpu / wall:4.0%}{db} | machine busy {machine_busy:4.0%} of {os.cpu_count()} "
+        f"cores | {step.tokens / max(1, step.chunks):4.2f} tokens/chunk | "
         f"RSS {rss_kib(servers) / 1024:4.0f} MiB{flag}",
         flush=True,
     )
+    return {
+        "tokens_s": step.tokens / wall,
+        "p50": ms(tail, 0.5),
+        "p99": ms(tail, 0.99),
+        "turn_p50": ms(turn, 0.5),
+        "cpu": cpu / wall,
+        "db": db_cpu / wall,
+        "machine": machine_busy,
+    }
 
 
 def parked_steps(servers: list[Server], sizes: list[int], concurrency: int) -> None:
@@ -309,7 +422,7 @@ def parked_steps(servers: list[Server], sizes: list[int], concurrency: int) -> N
         took = time.monotonic() - began
         now = rss_kib(servers)
         per = (now - before) / (count - total)
-        nodes = " + ".join(f"{s.memory()['VmRSS'] / 1024:.1f}" for s in servers)
+        nodes = " + ".join(f"{server_rss_kib(s) / 1024:.1f}" for s in servers)
         flag = f"  INVALID {bad} not parked" if bad else ""
         print(
             f"parked {count:>7}: RSS {now / 1024:7.1f} MiB ({nodes}), {per:6.2f} KiB per "

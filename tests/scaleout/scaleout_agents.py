@@ -5,6 +5,7 @@ The first word of the message's text picks the behaviour:
 - ``tick N [DELAY]``: streams N chunks of one artifact, DELAY seconds apart, then completes;
 - ``slow``: starts working and waits until the task is canceled;
 - ``ask``: asks for input (the task parks in INPUT_REQUIRED; the answer is echoed);
+- ``pid``: answers ``pid P``, the process that ran it (``accord serve --processes N``);
 - anything else: echoes.
 
 ``resumable`` is the same agent with a ``resume``: another node completes a task it resumes.
@@ -38,6 +39,9 @@ async def agent(ctx: RequestContext, task: TaskHandle) -> None:
         await asyncio.Event().wait()  # until CancelTask cancels this coroutine
     elif word == "ask":
         await task.require_input("what should I echo?")
+    elif word == "pid":
+        await task.update_artifact(text=f"pid {os.getpid()}", last_chunk=True)
+        await task.complete()
     else:
         await task.update_artifact(text=f"echo: {ctx.text}", last_chunk=True)
         await task.complete()

@@ -31,7 +31,9 @@ def asgi(
     Its cards name the URL it is reached at: ``public_url`` (the host application's origin,
     or its whole URL, prefix included) or else each request's scheme and ``Host``, then the
     prefix. gRPC needs a server of its own (``accord serve``): ``grpc_port`` is refused.
-    Run it with ``lifespan=accord.lifespan(app, …)`` (or ``async with app.running()``)."""
+    ``processes`` other than 1 is refused: the host application's server decides how many
+    processes run. Run it with ``lifespan=accord.lifespan(app, …)`` (or
+    ``async with app.running()``)."""
     if settings is None or isinstance(settings, str | Path):
         chosen = load(str(settings) if settings is not None else None, overrides)
     else:
@@ -43,6 +45,12 @@ def asgi(
         raise ConfigError(
             "accord.asgi: grpc_port: a mounted app serves the HTTP bindings; gRPC needs a"
             " server of its own (accord serve)"
+        )
+    if chosen.processes != 1:
+        raise ConfigError(
+            f"accord.asgi: processes = {chosen.processes}: a mounted app runs in its host "
+            "application's process; run that application's server with several workers "
+            "instead (accord serve --processes serves accord alone)"
         )
     return build_app(chosen, agent)
 

@@ -129,6 +129,9 @@ class Settings:
     log_level: str = "info"
     # The HTTP server: "accord" (accord.server._h1, the default) or "uvicorn".
     http: str = "accord"
+    # accord serve: how many server processes share the port (docs/server.md, "Several
+    # processes"); more than 1 only on a store they can share (PostgreSQL), without gRPC.
+    processes: int = 1
     keep_alive_s: float = 5.0  # an idle keep-alive connection closes after this
     shutdown_grace_s: float = 5.0  # on SIGTERM, responses in progress get this long
     # --- slow and numerous clients (docs/server.md, "The HTTP server") ---
@@ -232,6 +235,7 @@ CHOICES = {
     "tracing": TRACING,
     "log_format": LOG_FORMATS,
 }
+MAX_PROCESSES = 256  # processes: a node's cores, with room to spare
 PREVIEWS = ("1.1",)  # a2a_preview: the versions whose preview accord has
 NOT_NEGATIVE = (  # 0 turns them off
     "body_timeout_s",
@@ -312,6 +316,11 @@ def _checked(name: str, value: Any, where: str, source: str) -> Any:
     elif name == "a2a_preview" and (unknown := [v for v in checked if v not in PREVIEWS]):
         raise ConfigError(
             f"{where}: expected versions among {', '.join(PREVIEWS)}, got {check.shown(unknown[0])}"
+        )
+    elif name == "processes" and not 1 <= checked <= MAX_PROCESSES:
+        raise ConfigError(
+            f"{where}: expected a number of processes from 1 to {MAX_PROCESSES}, "
+            f"got {check.shown(checked)}"
         )
     elif name in ("long_poll_max_s", "long_poll_max_waiting", "retention_days") and checked < 0:
         raise ConfigError(f"{where}: expected 0 or more, got {check.shown(checked)}")

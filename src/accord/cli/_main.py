@@ -94,6 +94,12 @@ def main() -> None:
     help="Log lines as text (default) or as JSON objects with request, task and trace ids.",
 )
 @click.option(
+    "--processes",
+    type=int,
+    help="Serve the port from this many processes (default 1; more needs a PostgreSQL "
+    "store): one per core, see docs/operations.md.",
+)
+@click.option(
     "--access-log/--no-access-log",
     default=None,
     help="Log a line per HTTP request (method, path, status, duration, operation, task).",
@@ -104,16 +110,23 @@ def serve(config_path: str | None, **flags: Any) -> None:
     Exits 2 when the settings or the agent are refused, 3 when the server cannot start (a
     port in use, a store that cannot open); each says why in one line."""
     from accord.app import build_app, load
-    from accord.server import ListenError, bind, check_free, host_port
+    from accord.cli import _processes as processes
+    from accord.server import ListenError, adopt, bind, check_free, host_port
     from accord.store import redact_url
 
     try:
         settings = load(config_path, flags)
+        worker = processes.worker_from_env()  # a child of `accord serve --processes N`
     except ValueError as exc:
         _fail(exc, 2)
     from accord.telemetry import _logs as logs
 
-    logs.configure(settings.log_level, settings.log_format, settings.secrets())
+    logs.configure(
+        settings.log_level,
+        settings.log_format,
+        settings.secrets(),
+        process=worker.index if worker is not None else None,
+    )
     log = logging.getLogger("accord")
     if not settings.auth_configured and not settings.loopback_only:
         _fail(
@@ -121,16 +134,22 @@ def serve(config_path: str | None, **flags: Any) -> None:
             f"({settings.host}); configure [[principals]], [jwt], api_keys or bearer_tokens",
             2,
         )
+    if worker is None and settings.processes > 1:
+        _supervise(settings, config_path, flags)
     # The ports first: a busy one ends here, before the agent, the store or the engine start.
     try:
-        if settings.grpc_port is not None and settings.grpc_port == settings.port != 0:
-            raise ListenError(
-                f"the gRPC port and the HTTP port are both {settings.port}: "
-                "give gRPC a port of its own (--grpc-port)"
-            )
-        sockets = bind(settings.host, settings.port, "HTTP")
-        if settings.grpc_port is not None:
-            check_free(settings.host, settings.grpc_port, "gRPC")
+        if worker is not None:
+            sockets = adopt(worker.fds)
+            processes.watch_parent(worker.parent_fd)
+        else:
+            if settings.grpc_port is not None and settings.grpc_port == settings.port != 0:
+                raise ListenError(
+                    f"the gRPC port and the HTTP port are both {settings.port}: "
+                    "give gRPC a port of its own (--grpc-port)"
+                )
+            sockets = bind(settings.host, settings.port, "HTTP")
+            if settings.grpc_port is not None:
+                check_free(settings.host, settings.grpc_port, "gRPC")
     except ListenError as exc:
         _fail(exc, 3)
     # Port 0: the card and the log give the port the system picked.
@@ -206,6 +225,36 @@ def serve(config_path: str | None, **flags: Any) -> None:
         ),
         grace_s=settings.shutdown_grace_s,
     )
+
+
+def _supervise(settings: Any, config_path: str | None, flags: dict[str, Any]) -> NoReturn:
+    """``--processes N`` (N > 1): bind the port here, serve it from N children, exit with the
+    supervisor's status (accord.cli._processes)."""
+    from accord.cli._process_policy import refusal
+    from accord.cli._processes import Supervisor, child_argv
+    from accord.server import ListenError, bind, host_port
+    from accord.store import redact_url
+
+    refused = refusal(settings.processes, settings.store, settings.grpc_port)
+    if refused is not None:
+        _fail(refused, 2)
+    try:
+        sockets = bind(settings.host, settings.port, "HTTP")
+        for sock in sockets:
+            sock.listen(2048)  # connections wait here while the children start
+    except (ListenError, OSError) as exc:
+        _fail(exc, 3)
+    port = sockets[0].getsockname()[1]
+    logging.getLogger("accord").info(
+        "accord %s serving http://%s from %d processes (store %s)",
+        __version__,
+        host_port(settings.host, port),
+        settings.processes,
+        redact_url(settings.store),
+    )
+    argv = child_argv(config_path, {**flags, "port": port})
+    status = Supervisor(argv, settings.processes, sockets, settings.shutdown_grace_s).run()
+    sys.exit(status)
 
 
 def _fail(message: object, status: int) -> NoReturn:

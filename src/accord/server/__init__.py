@@ -13,7 +13,7 @@ from accord.server._failures import log_unexpected
 from accord.server._h1 import Limits
 from accord.server._health import Health
 from accord.server._http import JSON, Receive, Request, Scope, Send, respond, until_disconnected
-from accord.server._listen import ListenError, bind, check_free, host_port, reachable_host
+from accord.server._listen import ListenError, adopt, bind, check_free, host_port, reachable_host
 from accord.server._metrics_endpoint import MetricsEndpoint
 from accord.server._runner import run
 from accord.server._sse import STREAM_HEADERS
@@ -35,6 +35,7 @@ __all__ = [
     "Request",
     "Scope",
     "Send",
+    "adopt",
     "bind",
     "check_free",
     "create_app",

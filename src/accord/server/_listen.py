@@ -76,6 +76,23 @@ def bind(host: str, port: int, what: str) -> list[socket.socket]:
     return sockets
 
 
+def adopt(fds: list[int]) -> list[socket.socket]:
+    """The listening sockets another process bound and handed down as the file descriptors
+    ``fds`` (``accord serve --processes N``: every process serves the same port). Raises
+    :class:`ListenError` for a descriptor that is not a TCP socket."""
+    sockets: list[socket.socket] = []
+    for fd in fds:
+        try:
+            sock = socket.socket(fileno=fd)
+        except OSError as exc:
+            raise ListenError(f"inherited descriptor {fd}: not a socket ({_reason(exc)})") from None
+        if sock.type != socket.SOCK_STREAM:
+            raise ListenError(f"inherited descriptor {fd}: not a TCP socket")
+        sock.setblocking(False)
+        sockets.append(sock)
+    return sockets
+
+
 def _reason(exc: OSError) -> str:
     reason = (exc.strerror or str(exc)).lower()
     if exc.errno == errno.EADDRINUSE:

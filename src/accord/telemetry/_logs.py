@@ -30,8 +30,9 @@ _TRACEPARENT = re.compile(r"[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}"
 
 
 class JsonFormatter(logging.Formatter):
-    def __init__(self, secrets: Iterable[str] = ()) -> None:
+    def __init__(self, secrets: Iterable[str] = (), process: int | None = None) -> None:
         super().__init__()
+        self.process = process  # accord serve --processes N: this process's number
         # Longest first, so that a secret containing another is replaced whole.
         self.secrets = sorted({s for s in secrets if s}, key=len, reverse=True)
 
@@ -48,6 +49,9 @@ class JsonFormatter(logging.Formatter):
             "task_id": task_id.get(),
             "trace_id": _current_trace_id(),
         }
+        if self.process is not None:
+            line["process"] = self.process
+            line["pid"] = record.process
         if record.exc_info:
             line["exception"] = self.formatException(record.exc_info)
         if self.secrets:
@@ -73,14 +77,21 @@ def _current_trace_id() -> str | None:
     return trace_id.get()
 
 
-def configure(level: str, log_format: str, secrets: Iterable[str] = ()) -> None:
-    """The process's logging: ``text`` (the classic line) or ``json``."""
+def configure(
+    level: str, log_format: str, secrets: Iterable[str] = (), process: int | None = None
+) -> None:
+    """The process's logging: ``text`` (the classic line) or ``json``. ``process``: the
+    number of this process among the ones ``accord serve --processes N`` runs; its lines then
+    say ``[process K pid P]`` (JSON: ``process`` and ``pid``)."""
     handler = logging.StreamHandler()
     if log_format == "json":
         context.enabled = True
-        handler.setFormatter(JsonFormatter(secrets))
+        handler.setFormatter(JsonFormatter(secrets, process))
     else:
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        where = "" if process is None else f"[process {process} pid %(process)d] "
+        handler.setFormatter(
+            logging.Formatter(f"%(asctime)s %(levelname)s {where}%(name)s: %(message)s")
+        )
     root = logging.getLogger()
     for old in list(root.handlers):
         root.removeHandler(old)
