@@ -12,7 +12,7 @@ from openai import AsyncOpenAI
 from accord.config import ConfigError
 from accord.harness._settings import HarnessSettings, ModelFactory, parse
 from accord.harness.models import AnthropicModel, OpenAIModel
-from accord.harness.models._http import HTTPError, HttpClient
+from accord.harness.models._http import HttpClient, HTTPError
 
 
 def test_a_minimal_table(tmp_path: Path) -> None:
@@ -141,7 +141,8 @@ async def test_the_client_setting_chooses_the_package_and_the_factory_closes_it(
 @pytest.mark.parametrize("kind", ["openai", "anthropic"])
 def test_the_client_setting_is_accord_or_package(kind: str) -> None:
     assert getattr(parse({"model": f"{kind}:a"}), kind).client == "accord"
-    with pytest.raises(ConfigError, match=rf"h.toml: harness\.{kind}\.client: expected 'accord' or"):
+    refused = rf"h.toml: harness\.{kind}\.client: expected 'accord' or"
+    with pytest.raises(ConfigError, match=refused):
         parse({"model": f"{kind}:a", kind: {"client": "httpx"}}, "h.toml")
 
 
