@@ -177,6 +177,18 @@ async def test_a_post_of_json_with_the_clients_headers_under_the_base_path(serve
     await client.aclose()
 
 
+async def test_the_base_urls_query_is_kept_and_a_header_that_cannot_be_sent_is_refused(
+    server: Server,
+) -> None:
+    client = HttpClient(f"http://127.0.0.1:{server.port}/openai/v1?api-version=2")
+    assert await call(client) == (200, b"{}")
+    assert server.requests[0].head.startswith(b"POST /openai/v1/chat/completions?api-version=2 ")
+    await client.aclose()
+    for key in ("k\r\nX-Evil: 1", "k\n", "k\x00", "kéy\u2603"):
+        with pytest.raises(ValueError, match="a character HTTP cannot send"):
+            HttpClient(server.url, {"Authorization": f"Bearer {key}"})
+
+
 async def test_a_chunked_body_comes_piece_by_piece_as_the_server_writes_it(server: Server) -> None:
     go_on = asyncio.Event()
     first = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nHello\r\n"

@@ -286,6 +286,7 @@ class HttpClient:
         if parts.scheme == "https":
             self._ssl = ssl_context or ssl.create_default_context()
         self._prefix = parts.path.rstrip("/")
+        self._query = f"?{parts.query}" if parts.query else ""  # (kept after every path)
         default_port = self.port == (443 if parts.scheme == "https" else 80)
         host = f"[{self.host}]" if ":" in self.host else self.host
         fixed = {
@@ -295,10 +296,16 @@ class HttpClient:
             "Content-Type": "application/json",
             **(headers or {}),
         }
+        for name, value in fixed.items():
+            if any(c in f"{name}{value}" for c in "\r\n\0") or not value.isprintable():
+                raise ValueError(f"the header {name} has a character HTTP cannot send")
         self.headers = fixed  # (sent with every request)
-        self._fixed = "".join(f"{name}: {value}\r\n" for name, value in fixed.items()).encode(
-            "latin-1"
-        )
+        try:
+            self._fixed = "".join(f"{name}: {value}\r\n" for name, value in fixed.items()).encode(
+                "latin-1"
+            )
+        except UnicodeEncodeError:
+            raise ValueError("a header has a character HTTP cannot send (not Latin-1)") from None
         self._idle: deque[_Connection] = deque()
         self._waiters: deque[asyncio.Future[_Connection | None]] = deque()
         self._open = 0
@@ -321,7 +328,7 @@ class HttpClient:
     async def _exchange(self, path: str, body: bytes) -> tuple[_Connection, Response]:
         head = (
             b"POST "
-            + (self._prefix + path).encode("latin-1")
+            + (self._prefix + path + self._query).encode("latin-1")
             + b" HTTP/1.1\r\n"
             + self._fixed
             + b"Content-Length: "
