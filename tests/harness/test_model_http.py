@@ -12,6 +12,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ssl
+import subprocess
+import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,8 +34,6 @@ from accord.harness.models._http import (
     bypassed,
     proxy_for,
 )
-
-pytestmark = pytest.mark.unit
 
 BODY = b'{"model":"m"}'
 
@@ -571,3 +571,22 @@ def test_the_proxy_the_environment_names() -> None:
 def test_no_proxy(no_proxy: str, host: str, port: int, direct: bool) -> None:
     assert bypassed(host, port, {"NO_PROXY": no_proxy}) is direct
     assert bypassed(host, port, {"no_proxy": no_proxy}) is direct
+
+
+# --- the packages stay out ------------------------------------------------------------------
+
+LAZY = """
+import sys
+from accord.harness._settings import ModelFactory, parse
+factory = ModelFactory(parse({"model": "openai:a", "models": ["anthropic:b"]}))
+factory("openai:a"), factory("anthropic:b")
+print(sorted(m for m in ("openai", "anthropic") if m in sys.modules))
+"""
+
+
+@pytest.mark.processes
+def test_accords_client_imports_neither_providers_package() -> None:
+    ran = subprocess.run(
+        [sys.executable, "-c", LAZY], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert ran.stdout.strip() == "[]"
