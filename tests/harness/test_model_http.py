@@ -545,6 +545,10 @@ def test_the_proxy_the_environment_names() -> None:
     assert proxy_for("http", "x.com", 80, both) == Proxy("h", 3)
     assert proxy_for("http", "x.com", 80, {"HTTPS_PROXY": "http://p:1"}) is None
     assert proxy_for("https", "x.com", 443, {"HTTPS_PROXY": "p"}) == Proxy("p", 80)
+    assert proxy_for("https", "x.com", 443, {"ALL_PROXY": "http://a:1"}) == Proxy("a", 1)
+    assert proxy_for("https", "x.com", 443, {**both, "all_proxy": "http://a:1"}) == Proxy("low", 1)
+    with pytest.raises(UnsupportedProxy, match=r"\$ALL_PROXY"):
+        proxy_for("http", "x.com", 80, {"all_proxy": "socks5://s:1080"})
     for unsupported in ("socks5://p:1080", "https://p:3128"):
         with pytest.raises(UnsupportedProxy, match="is not an http:// proxy"):
             proxy_for("https", "x.com", 443, {"HTTPS_PROXY": unsupported})

@@ -1,10 +1,11 @@
 """Which proxy a model call goes through, from the environment as curl and the packages read
-it: ``HTTPS_PROXY`` for an https:// endpoint, ``HTTP_PROXY`` for an http:// one (the
-lowercase names first), none for a host ``NO_PROXY`` names (``*``, a host, a domain and its
-subdomains with or without a leading dot, an IP address or network, each optionally with
-``:port``). accord's client tunnels through an http:// proxy with ``CONNECT`` (its
-``user:password``, if any, sent as ``Proxy-Authorization: Basic``); any other kind of proxy is
-:class:`UnsupportedProxy`, and the adapters then use the provider's package instead."""
+it: ``HTTPS_PROXY`` for an https:// endpoint, ``HTTP_PROXY`` for an http:// one, else
+``ALL_PROXY`` (the lowercase names first); none for a host ``NO_PROXY`` names (``*``, a
+host, a domain and its subdomains with or without a leading dot, an IP address or network,
+each optionally with ``:port``). accord's client tunnels through an http:// proxy with
+``CONNECT`` (its ``user:password``, if any, sent as ``Proxy-Authorization: Basic``); any
+other kind of proxy is :class:`UnsupportedProxy`, and the adapters then use the provider's
+package instead."""
 
 from __future__ import annotations
 
@@ -35,7 +36,12 @@ class Proxy:
 def proxy_for(scheme: str, host: str, port: int, environ: Mapping[str, str]) -> Proxy | None:
     """The proxy a call to ``scheme://host:port`` goes through, or None (direct)."""
     name = "https_proxy" if scheme == "https" else "http_proxy"
-    url = environ.get(name) or environ.get(name.upper()) or ""
+    url = ""
+    for named in (name, "all_proxy"):
+        url = environ.get(named) or environ.get(named.upper()) or ""
+        if url.strip():
+            name = named
+            break
     if not url.strip() or bypassed(host, port, environ):
         return None
     if "://" not in url:
