@@ -299,6 +299,26 @@ async def test_an_error_status_is_raised_with_the_servers_message_and_headers(
     await client.aclose()
 
 
+async def test_interim_answers_are_skipped_and_a_compressed_one_refused(server: Server) -> None:
+    interim = b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n"
+    server.answers += [
+        send(interim + fixed(b"real", "X-Real: 1")),
+        send(fixed(b"\x1f\x8b...", "Content-Encoding: gzip")),
+    ]
+    client = HttpClient(server.url)
+    async with client.stream("/x", BODY) as response:
+        assert (response.status, response.headers.get("x-real"), "link" in response.headers) == (
+            200,
+            "1",
+            False,
+        )
+        assert b"".join([data async for data in response.iter_bytes()]) == b"real"
+    assert server.requests[0].header("accept-encoding") == "identity"
+    with pytest.raises(RefusedAnswer, match=r"compressed \(gzip\), which was not asked for"):
+        await call(client)
+    await client.aclose()
+
+
 # --- bounds ---------------------------------------------------------------------------------
 
 

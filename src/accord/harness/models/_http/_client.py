@@ -293,6 +293,7 @@ class HttpClient:
             "Host": host if default_port else f"{host}:{self.port}",
             "User-Agent": "accord",
             "Accept": "application/json",
+            "Accept-Encoding": "identity",
             "Content-Type": "application/json",
             **(headers or {}),
         }

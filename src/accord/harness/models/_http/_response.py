@@ -2,7 +2,8 @@
 pieces, fixed-length, chunked or until the connection closes. Parsing is httptools (llhttp,
 already the server front's parser); this module adds the bounds — the head's size, one
 header's size, the number of headers, the status line — and what the connection may do next
-(serve another request, or close)."""
+(serve another request, or close). Interim answers (1xx) are skipped; a compressed one is
+refused (the client asks for none: ``Accept-Encoding: identity``)."""
 
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ class ResponseReader:
     __slots__ = (
         "_fed",
         "_head_size",
+        "_interim",
         "_limits",
         "_parser",
         "body",
@@ -47,6 +49,7 @@ class ResponseReader:
         self._parser = httptools.HttpResponseParser(self)
         self._fed = 0  # bytes fed while the head was not yet whole
         self._head_size = 0
+        self._interim = False  # reading a 1xx answer, which the real one follows
         self.status = 0
         self.headers: dict[str, str] = {}
         self.head_done = False
@@ -118,8 +121,15 @@ class ResponseReader:
         self.headers[key] = f"{self.headers[key]}, {text}" if key in self.headers else text
 
     def on_headers_complete(self) -> None:
+        status = self._parser.get_status_code()
+        if 100 <= status < 200:  # (interim: 100 Continue, 103 Early Hints)
+            self._interim = True
+            return
+        encoding = self.headers.get("content-encoding", "identity").strip().lower()
+        if encoding not in ("", "identity"):
+            raise RefusedAnswer(f"the answer is compressed ({encoding}), which was not asked for")
         self.head_done = True
-        self.status = self._parser.get_status_code()
+        self.status = status
         self.keep_alive = self._parser.should_keep_alive()
         chunked = "chunked" in self.headers.get("transfer-encoding", "").lower()
         if not chunked and "content-length" not in self.headers and self.status not in (204, 304):
@@ -131,4 +141,8 @@ class ResponseReader:
         self.buffered += len(body)
 
     def on_message_complete(self) -> None:
+        if self._interim:  # (its head counted against the bounds; the next answer is the one)
+            self._interim = False
+            self.headers = {}
+            return
         self.complete = True
