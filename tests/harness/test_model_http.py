@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from tests.harness.fake_openai import FakeOpenAI
 from tests.push.test_tls import self_signed
 
 from accord.harness.models._http import (
@@ -317,6 +318,14 @@ async def test_interim_answers_are_skipped_and_a_compressed_one_refused(server: 
     with pytest.raises(RefusedAnswer, match=r"compressed \(gzip\), which was not asked for"):
         await call(client)
     await client.aclose()
+
+
+def test_a_client_that_outlives_its_event_loop_opens_new_connections_in_the_next() -> None:
+    with FakeOpenAI() as fake:  # (a server in a thread of its own: it outlives the loops)
+        client = HttpClient(fake.base_url, timeout_s=5)
+        answers = [asyncio.run(call(client)) for _ in range(3)]
+    assert [status for status, _ in answers] == [200, 200, 200]
+    assert all(body.endswith(b"data: [DONE]\n\n") for _, body in answers)
 
 
 # --- bounds ---------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ cause of :class:`ConnectFailed`, so that the adapters can say "connection refuse
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import ssl
 from collections import deque
@@ -166,7 +167,8 @@ class _Connection(asyncio.Protocol):
     def close(self) -> None:
         self.cancel_timer()
         if self.transport is not None and not self.closed:
-            self.transport.close()
+            with contextlib.suppress(RuntimeError):  # (its loop is closed: nothing to close)
+                self.transport.close()
         self.closed = True
 
     async def tunnel(self, host: str, port: int, proxy: Proxy) -> None:
@@ -403,6 +405,7 @@ class HttpClient:
                 if (
                     not (connection.closed or connection.eof)
                     and now - connection.idle_since < self.idle_s
+                    and connection.loop is loop  # (a client outliving a loop: tests)
                 ):
                     return connection, True
                 self._discard(connection)
