@@ -5,7 +5,8 @@ never once a byte of the answer came), fixed-length, chunked and until-close bod
 statuses, oversized heads refused, the connect and call timeouts, the pool's bound and idle
 time, TLS against a local server with a self-signed certificate (trusted by a custom CA
 context, refused by the default one and under another name), a CONNECT proxy (with its
-credentials), NO_PROXY; then the proxy settings read from the environment."""
+credentials, TLS inside its tunnel), NO_PROXY and this machine never proxied; then the proxy
+settings read from the environment."""
 
 from __future__ import annotations
 
@@ -427,15 +428,22 @@ async def test_a_refused_connection_is_a_connect_failure_with_its_cause() -> Non
 # --- TLS ------------------------------------------------------------------------------------
 
 
-@pytest.fixture
-async def tls_server(tmp_path: Path) -> AsyncIterator[tuple[Server, Path]]:
-    cert, key = self_signed(tmp_path, "localhost")
+async def tls_server_for(tmp_path: Path, name: str) -> tuple[Server, Path]:
+    """A server whose certificate, self-signed, names ``name``; the names asked for in SNI
+    kept in its ``sni``."""
+    cert, key = self_signed(tmp_path, name)
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     context.load_cert_chain(cert, key)
     names: list[str | None] = []
     context.sni_callback = lambda sock, name, ctx: names.append(name)  # type: ignore[assignment,func-returns-value]
-    started = await Server().start(tls=context, host="localhost")
+    started = await Server().start(tls=context)  # (127.0.0.1: "localhost" reaches it)
     started.sni = names  # type: ignore[attr-defined]
+    return started, cert
+
+
+@pytest.fixture
+async def tls_server(tmp_path: Path) -> AsyncIterator[tuple[Server, Path]]:
+    started, cert = await tls_server_for(tmp_path, "localhost")
     yield started, cert
     await started.close()
 
@@ -474,9 +482,16 @@ async def test_tls_refuses_a_certificate_the_system_does_not_trust_or_of_another
 # --- proxies --------------------------------------------------------------------------------
 
 
+# The endpoints' name in the proxy tests: only the proxy resolves it (to this machine), as a
+# proxy resolves the names of the hosts it reaches; this machine's own names never go through
+# a proxy.
+REMOTE = "model.test"
+
+
 @dataclass
 class TunnelProxy:
-    """A CONNECT proxy: each tunnel's request head kept; ``refuse`` answers 403 instead."""
+    """A CONNECT proxy: each tunnel's request head kept; ``refuse`` answers 403 instead;
+    ``REMOTE`` is 127.0.0.1 to it."""
 
     heads: list[bytes] = field(default_factory=list)
     refuse: bool = False
@@ -496,7 +511,8 @@ class TunnelProxy:
             writer.close()
             return
         host, _, port = head.split(b" ")[1].decode().rpartition(":")
-        up_reader, up_writer = await asyncio.open_connection(host.strip("[]"), int(port))
+        host = "127.0.0.1" if host == REMOTE else host
+        up_reader, up_writer = await asyncio.open_connection(host, int(port))
         writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
 
         async def pipe(source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:
@@ -524,38 +540,43 @@ async def test_calls_go_through_a_connect_proxy_with_its_credentials(
     server: Server, proxy: TunnelProxy
 ) -> None:
     environ = {"HTTP_PROXY": f"http://user:p%40ss@127.0.0.1:{proxy.port}"}
-    client = HttpClient(server.url, environ=environ)
+    client = HttpClient(f"http://{REMOTE}:{server.port}/v1", environ=environ)
     assert await call(client) == (200, b"{}")
     assert await call(client) == (200, b"{}")  # (the tunnel is kept alive too)
     assert len(proxy.heads) == 1
     head = proxy.heads[0].decode()
-    assert head.startswith(f"CONNECT 127.0.0.1:{server.port} HTTP/1.1\r\n")
+    assert head.startswith(f"CONNECT {REMOTE}:{server.port} HTTP/1.1\r\n")
+    assert server.requests[0].header("host") == f"{REMOTE}:{server.port}"
     assert "Proxy-Authorization: Basic dXNlcjpwQHNz\r\n" in head  # user:p@ss
     await client.aclose()
 
 
 async def test_tls_goes_through_the_proxys_tunnel_to_the_endpoint(
-    tls_server: tuple[Server, Path], proxy: TunnelProxy
+    tmp_path: Path, proxy: TunnelProxy
 ) -> None:
-    server, cert = tls_server
+    server, cert = await tls_server_for(tmp_path, REMOTE)
     trusted = ssl.create_default_context(cafile=str(cert))
     environ = {"https_proxy": f"127.0.0.1:{proxy.port}"}  # (no scheme: http://)
-    client = HttpClient(f"https://localhost:{server.port}", ssl_context=trusted, environ=environ)
+    client = HttpClient(f"https://{REMOTE}:{server.port}", ssl_context=trusted, environ=environ)
     assert await call(client) == (200, b"{}")
-    assert proxy.heads[0].startswith(f"CONNECT localhost:{server.port} ".encode())
-    assert server.sni == ["localhost"]  # type: ignore[attr-defined]
+    assert proxy.heads[0].startswith(f"CONNECT {REMOTE}:{server.port} ".encode())
+    assert server.sni == [REMOTE]  # type: ignore[attr-defined]
     await client.aclose()
+    await server.close()
 
 
-async def test_a_proxy_that_refuses_the_tunnel_and_no_proxy(
+async def test_a_proxy_that_refuses_the_tunnel_no_proxy_and_this_machine(
     server: Server, proxy: TunnelProxy
 ) -> None:
     proxy.refuse = True
     environ = {"HTTP_PROXY": f"http://127.0.0.1:{proxy.port}"}
-    refused = HttpClient(server.url, environ=environ)
-    with pytest.raises(ConnectFailed, match=r"refused a tunnel to 127.0.0.1:.*403 Forbidden"):
+    refused = HttpClient(f"http://{REMOTE}:{server.port}/v1", environ=environ)
+    with pytest.raises(ConnectFailed, match=rf"refused a tunnel to {REMOTE}:.*403 Forbidden"):
         await call(refused)
-    direct = HttpClient(server.url, environ={**environ, "NO_PROXY": "example.com,127.0.0.0/8"})
+    listed = {**environ, "NO_PROXY": f"example.com,{REMOTE}"}
+    assert HttpClient(f"http://{REMOTE}:{server.port}/v1", environ=listed).proxy is None
+    # this machine is reached directly, whatever NO_PROXY says
+    direct = HttpClient(server.url, environ=environ)
     assert direct.proxy is None
     assert await call(direct) == (200, b"{}")
     assert len(proxy.heads) == 1 and len(server.requests) == 1
@@ -599,6 +620,12 @@ def test_the_proxy_the_environment_names() -> None:
         ("::1", "::1", 443, True),
         ("[::1]:8080", "::1", 8080, True),
         ("", "api.openai.com", 443, False),
+        ("", "localhost", 11434, True),  # (this machine: never through a proxy)
+        ("", "ollama.localhost", 11434, True),
+        ("", "127.0.0.1", 8000, True),
+        ("", "127.1.2.3", 8000, True),
+        ("", "::1", 8000, True),
+        ("", "localhost.example.com", 443, False),
     ],
 )
 def test_no_proxy(no_proxy: str, host: str, port: int, direct: bool) -> None:

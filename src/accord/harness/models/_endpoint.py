@@ -24,11 +24,11 @@ and ``anthropic:NAME`` models use.
 
 ``client`` says what makes the HTTP call: ``"accord"`` (the default), accord's own HTTP/1.1
 client (accord.harness.models._http: a kept-alive connection pool, TLS with the system's CAs,
-an http:// proxy from ``HTTPS_PROXY``/``HTTP_PROXY``/``NO_PROXY``, a fraction of the CPU per
-call and per token), or ``"package"``, the provider's package (``openai``, ``anthropic``) as
-before. When the environment names a proxy accord's client cannot use (not http://), the
-package's client is used, with a log line saying so. Either way accord builds the request and
-reads the stream itself.
+an http:// proxy from ``HTTPS_PROXY``, ``HTTP_PROXY``, ``ALL_PROXY`` and ``NO_PROXY``, a
+fraction of the CPU per call and per token), or ``"package"``, the provider's package
+(``openai``, ``anthropic``) as before. When the environment names a proxy accord's client
+cannot use (not http://), the package's client is used, with a log line saying so. Either way
+accord builds the request and reads the stream itself.
 
 The key never comes from the file. A key would never be sent in clear to another machine: a
 ``base_url`` of plain ``http://`` to a host that is not loopback is refused at start-up when

@@ -2,10 +2,11 @@
 it: ``HTTPS_PROXY`` for an https:// endpoint, ``HTTP_PROXY`` for an http:// one, else
 ``ALL_PROXY`` (the lowercase names first); none for a host ``NO_PROXY`` names (``*``, a
 host, a domain and its subdomains with or without a leading dot, an IP address or network,
-each optionally with ``:port``). accord's client tunnels through an http:// proxy with
-``CONNECT`` (its ``user:password``, if any, sent as ``Proxy-Authorization: Basic``); any
-other kind of proxy is :class:`UnsupportedProxy`, and the adapters then use the provider's
-package instead."""
+each optionally with ``:port``), nor for this machine (``localhost``, a loopback address:
+through a proxy it would be the proxy's, and a key would cross the network in clear).
+accord's client tunnels through an http:// proxy with ``CONNECT`` (its ``user:password``,
+if any, sent as ``Proxy-Authorization: Basic``); any other kind of proxy is
+:class:`UnsupportedProxy`, and the adapters then use the provider's package instead."""
 
 from __future__ import annotations
 
@@ -63,6 +64,10 @@ def bypassed(host: str, port: int, environ: Mapping[str, str]) -> bool:
     """Whether ``NO_PROXY`` (or ``no_proxy``) says ``host:port`` is reached directly."""
     listed = environ.get("no_proxy") or environ.get("NO_PROXY") or ""
     host = host.lower().strip("[]")
+    if host == "localhost" or host.endswith(".localhost") or _matches(host, "127.0.0.0/8"):
+        return True
+    if _matches(host, "::1"):
+        return True
     for entry in (item.strip().lower() for item in listed.split(",")):
         if not entry:
             continue
