@@ -236,6 +236,25 @@ async def test_kept_alive_connections_are_reused_and_the_pool_is_bounded(server:
     await asyncio.wait_for(server.closed.wait(), 5)  # (closing the client closes them)
 
 
+async def test_a_call_waits_for_a_free_connection_within_its_timeout(server: Server) -> None:
+    done = asyncio.Event()
+    server.answers.append(stall(b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nhalf", done))
+    client = HttpClient(server.url, max_connections=1, timeout_s=0.2)
+    async with client.stream("/x", BODY):  # (holds the one connection, its answer unread)
+        with pytest.raises(TimedOut, match=r"came free within 0.2 s \(1 open\)"):
+            await call(client)
+        waiting = asyncio.ensure_future(call(client))
+        while not client._waiters:  # (until it waits for the connection)
+            await asyncio.sleep(0)
+        waiting.cancel()
+    done.set()
+    # The held connection was closed (its answer not read whole): the next call opens one
+    assert await call(client) == (200, b"{}")
+    assert server.connections == 2
+    assert waiting.cancelled()
+    await client.aclose()
+
+
 async def test_an_idle_connection_is_closed_after_its_idle_time(server: Server) -> None:
     client = HttpClient(server.url, idle_s=0.05)
     assert await call(client) == (200, b"{}")

@@ -422,15 +422,19 @@ class HttpClient:
             try:
                 async with asyncio.timeout(self.timeout_s):
                     given = await waiter
-            except TimeoutError:
-                raise TimedOut(
-                    f"no connection to {self.origin} came free within {self.timeout_s:g} s "
-                    f"({self.max_connections} open)",
-                    stalled=False,
-                ) from None
-            except BaseException:
-                if waiter.done() and not waiter.cancelled() and waiter.result() is not None:
-                    self._release(waiter.result())  # type: ignore[arg-type]
+            except BaseException as exc:
+                if waiter.done() and not waiter.cancelled():  # (given as it gave up: pass it on)
+                    handed = waiter.result()
+                    if handed is not None:
+                        self._release(handed)
+                    else:  # (the right to open one goes to the next who waits)
+                        self._hand_on(None)
+                if isinstance(exc, TimeoutError):
+                    raise TimedOut(
+                        f"no connection to {self.origin} came free within {self.timeout_s:g} s "
+                        f"({self.max_connections} open)",
+                        stalled=False,
+                    ) from None
                 raise
             if given is not None:
                 return given, True
