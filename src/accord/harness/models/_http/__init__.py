@@ -4,10 +4,12 @@ kept-alive connection pool, TLS and http:// proxies; its errors in accord's erro
 
 - accord.harness.models._http._response: one answer parsed from its bytes, bounded (no I/O)
 - accord.harness.models._http._proxy: which proxy the environment names for an endpoint
-- accord.harness.models._http._client: the connections, the pool, the timeouts
+- accord.harness.models._http._connection: one connection, its read timeout, an answer's body
+- accord.harness.models._http._client: the pool, connecting (TLS, a proxy's tunnel), a call
 """
 
-from accord.harness.models._http._client import HttpClient, Response
+from accord.harness.models._http._client import HttpClient
+from accord.harness.models._http._connection import Response
 from accord.harness.models._http._errors import (
     BrokenAnswer,
     ConnectFailed,

@@ -22,7 +22,6 @@ cause of :class:`ConnectFailed`, so that the adapters can say "connection refuse
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import ssl
 from collections import deque
@@ -31,6 +30,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 from urllib.parse import urlsplit
 
+from accord.harness.models._http._connection import Body, Connection, Response
 from accord.harness.models._http._errors import (
     BrokenAnswer,
     ConnectFailed,
@@ -38,216 +38,10 @@ from accord.harness.models._http._errors import (
     StatusError,
     TimedOut,
 )
-from accord.harness.models._http._proxy import Proxy, proxy_for
+from accord.harness.models._http._proxy import proxy_for
 from accord.harness.models._http._response import Limits, ResponseReader
 
-HIGH_WATER = 256 * 1024  # body bytes read and not yet taken before reading pauses
-MAX_TUNNEL_HEAD = 16 * 1024  # a proxy's answer to CONNECT
 INLINE_BODY = 64 * 1024  # a body up to this size goes out in one write with its head
-
-
-class _Connection(asyncio.Protocol):
-    """One connection: bytes in to the current answer's reader, a waiter woken when
-    something came (or the connection ended), one timer for the read timeout."""
-
-    def __init__(self, loop: asyncio.AbstractEventLoop, timeout_s: float) -> None:
-        self.loop = loop
-        self.timeout_s = timeout_s
-        self.transport: asyncio.Transport | None = None
-        self.reader: ResponseReader | None = None
-        self.raw: bytearray | None = None  # a proxy's answer to CONNECT, while tunnelling
-        self.received = 0  # bytes of the current answer
-        self.error: HTTPError | None = None
-        self.eof = False
-        self.closed = False
-        self.timed_out = False
-        self.paused = False
-        self.idle_since = 0.0
-        self.counted = True  # (one of the pool's open connections, until discarded)
-        self.last = 0.0  # when something last came, or a wait began
-        self._waiter: asyncio.Future[None] | None = None
-        self._timer: asyncio.TimerHandle | None = None
-
-    # --- asyncio's protocol --------------------------------------------------------------
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport  # type: ignore[assignment]
-
-    def data_received(self, data: bytes) -> None:
-        if self.raw is not None:
-            self.raw += data
-            self._wake()
-            return
-        reader = self.reader
-        if reader is None or reader.complete:  # (nothing was asked: the connection is spoilt)
-            self.eof = True
-            self.close()
-            return
-        self.received += len(data)
-        self.last = self.loop.time()
-        try:
-            reader.feed(data)
-        except HTTPError as exc:
-            self.error = exc
-            self.close()
-        else:
-            if reader.buffered > HIGH_WATER and not self.paused and self.transport is not None:
-                self.paused = True
-                self.transport.pause_reading()
-        self._wake()
-
-    def eof_received(self) -> bool:
-        self.eof = True
-        self._wake()
-        return False
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self.eof = self.closed = True
-        self.cancel_timer()
-        self._wake()
-
-    # --- what the client does with it ----------------------------------------------------
-
-    def _wake(self) -> None:
-        waiter = self._waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
-
-    async def wait(self) -> None:
-        """Until something comes, the connection ends, or the read timeout passes."""
-        if self.timed_out:
-            return
-        if self._timer is None:
-            self.last = self.loop.time()
-            self._timer = self.loop.call_at(self.last + self.timeout_s, self._check)
-        self._waiter = waiter = self.loop.create_future()
-        try:
-            await waiter
-        finally:
-            self._waiter = None
-
-    def _check(self) -> None:
-        self._timer = None
-        if self._waiter is None:
-            return  # (not waiting: the next wait starts the count again)
-        due = self.last + self.timeout_s
-        if self.loop.time() >= due - 0.001:
-            self.timed_out = True
-            self._wake()
-        else:
-            self._timer = self.loop.call_at(due, self._check)
-
-    def cancel_timer(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-
-    def begin(self, reader: ResponseReader) -> None:
-        self.reader = reader
-        self.received = 0
-        self.timed_out = False
-        self.error = None
-
-    def resume(self) -> None:
-        if self.paused and self.transport is not None:
-            self.paused = False
-            self.transport.resume_reading()
-
-    def reusable(self) -> bool:
-        reader = self.reader
-        return (
-            not self.closed
-            and not self.eof
-            and self.error is None
-            and reader is not None
-            and reader.complete
-            and reader.keep_alive
-        )
-
-    def close(self) -> None:
-        self.cancel_timer()
-        if self.transport is not None and not self.closed:
-            with contextlib.suppress(RuntimeError):  # (its loop is closed: nothing to close)
-                self.transport.close()
-        self.closed = True
-
-    async def tunnel(self, host: str, port: int, proxy: Proxy) -> None:
-        """Asks the proxy for a tunnel to ``host:port`` (ConnectFailed if it says no)."""
-        assert self.transport is not None
-        target = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-        head = f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n"
-        if proxy.authorization:
-            head += f"Proxy-Authorization: {proxy.authorization}\r\n"
-        self.raw = bytearray()
-        self.transport.write(f"{head}\r\n".encode("latin-1"))
-        while b"\r\n\r\n" not in self.raw:
-            if self.eof or len(self.raw) > MAX_TUNNEL_HEAD:
-                raise ConnectFailed(f"the proxy {proxy.origin} closed the tunnel to {target}")
-            await self.wait()
-            if self.timed_out:
-                raise TimeoutError
-        answer, _, rest = bytes(self.raw).partition(b"\r\n\r\n")
-        self.raw = None
-        status_line = answer.split(b"\r\n", 1)[0].decode("latin-1")
-        parts = status_line.split(" ", 2)
-        if len(parts) < 2 or not parts[0].startswith("HTTP/1.") or not parts[1].startswith("2"):
-            raise ConnectFailed(
-                f"the proxy {proxy.origin} refused a tunnel to {target}: {status_line}"
-            )
-        if rest:
-            raise ConnectFailed(f"the proxy {proxy.origin} sent bytes before the tunnel was up")
-        self.cancel_timer()
-
-
-class Response:
-    """An answer whose head has come: ``status``, ``headers`` (lowercase names), and its body
-    as it streams, from :meth:`iter_bytes`."""
-
-    __slots__ = ("_connection", "headers", "status")
-
-    def __init__(self, connection: _Connection, reader: ResponseReader) -> None:
-        self._connection = connection
-        self.status = reader.status
-        self.headers = reader.headers
-
-    def iter_bytes(self) -> AsyncIterator[bytes]:
-        return _Body(self._connection)
-
-
-class _Body:
-    """The body's bytes as they come; TimedOut when nothing came in time, BrokenAnswer when
-    the connection ends before the body does."""
-
-    __slots__ = ("_connection",)
-
-    def __init__(self, connection: _Connection) -> None:
-        self._connection = connection
-
-    def __aiter__(self) -> _Body:
-        return self
-
-    async def __anext__(self) -> bytes:
-        connection = self._connection
-        reader = connection.reader
-        assert reader is not None
-        while True:
-            if reader.body:
-                data = reader.take()
-                if connection.paused:
-                    connection.resume()
-                return data
-            if reader.complete:
-                raise StopAsyncIteration
-            if connection.error is not None:
-                raise connection.error
-            if connection.eof:
-                reader.end()  # (whole if it was to end with the connection; else BrokenAnswer)
-                continue
-            if connection.timed_out:
-                raise TimedOut(
-                    f"nothing of the answer came within {connection.timeout_s:g} s", stalled=True
-                )
-            await connection.wait()
 
 
 class HttpClient:
@@ -309,8 +103,8 @@ class HttpClient:
             )
         except UnicodeEncodeError:
             raise ValueError("a header has a character HTTP cannot send (not Latin-1)") from None
-        self._idle: deque[_Connection] = deque()
-        self._waiters: deque[asyncio.Future[_Connection | None]] = deque()
+        self._idle: deque[Connection] = deque()
+        self._waiters: deque[asyncio.Future[Connection | None]] = deque()
         self._open = 0
         self._sweep: asyncio.TimerHandle | None = None
         self._closed = False
@@ -328,7 +122,7 @@ class HttpClient:
         finally:
             self._release(connection)
 
-    async def _exchange(self, path: str, body: bytes) -> tuple[_Connection, Response]:
+    async def _exchange(self, path: str, body: bytes) -> tuple[Connection, Response]:
         head = (
             b"POST "
             + (self._prefix + path + self._query).encode("latin-1")
@@ -375,12 +169,12 @@ class HttpClient:
             return connection, Response(connection, reader)
         raise AssertionError("unreachable: the second attempt returns or raises")
 
-    async def _refusal(self, connection: _Connection, reader: ResponseReader) -> None:
+    async def _refusal(self, connection: Connection, reader: ResponseReader) -> None:
         """Raises the StatusError of an error answer, with the start of its body."""
         try:
             body = b""
             async with asyncio.timeout(self.timeout_s):
-                async for data in _Body(connection):
+                async for data in Body(connection):
                     body += data
                     if len(body) >= self.limits.max_error_body:
                         break
@@ -392,7 +186,7 @@ class HttpClient:
 
     # --- the pool ------------------------------------------------------------------------
 
-    async def _acquire(self, *, fresh: bool = False) -> tuple[_Connection, bool]:
+    async def _acquire(self, *, fresh: bool = False) -> tuple[Connection, bool]:
         """A connection: a kept one (True; not when ``fresh``), else a new one, else the
         first to come free."""
         if self._closed:
@@ -417,7 +211,7 @@ class HttpClient:
                     self._open -= 1
                     self._hand_on(None)
                     raise
-            waiter: asyncio.Future[_Connection | None] = loop.create_future()
+            waiter: asyncio.Future[Connection | None] = loop.create_future()
             self._waiters.append(waiter)
             try:
                 async with asyncio.timeout(self.timeout_s):
@@ -439,7 +233,7 @@ class HttpClient:
             if given is not None:
                 return given, True
 
-    def _hand_on(self, connection: _Connection | None) -> bool:
+    def _hand_on(self, connection: Connection | None) -> bool:
         """Gives a kept connection (or, None, the right to open one) to the first caller
         waiting; False when none waits."""
         while self._waiters:
@@ -449,7 +243,7 @@ class HttpClient:
                 return True
         return False
 
-    def _release(self, connection: _Connection) -> None:
+    def _release(self, connection: Connection) -> None:
         """Back to the pool when its answer was read whole and it may serve another."""
         connection.cancel_timer()
         if not connection.reusable() or self._closed:
@@ -463,7 +257,7 @@ class HttpClient:
         if self._sweep is None:
             self._sweep = asyncio.get_running_loop().call_later(self.idle_s, self._sweep_idle)
 
-    def _discard(self, connection: _Connection) -> None:
+    def _discard(self, connection: Connection) -> None:
         if connection.counted:
             connection.counted = False
             self._open -= 1
@@ -475,7 +269,7 @@ class HttpClient:
         self._sweep = None
         loop = asyncio.get_running_loop()
         now = loop.time()
-        kept: deque[_Connection] = deque()
+        kept: deque[Connection] = deque()
         for connection in self._idle:
             if connection.closed or now - connection.idle_since >= self.idle_s:
                 self._discard(connection)
@@ -486,7 +280,7 @@ class HttpClient:
             due = min(c.idle_since for c in kept) + self.idle_s
             self._sweep = loop.call_at(due, self._sweep_idle)
 
-    async def _connect(self, loop: asyncio.AbstractEventLoop) -> _Connection:
+    async def _connect(self, loop: asyncio.AbstractEventLoop) -> Connection:
         """A new connection: TCP (through the proxy's tunnel), then TLS for https."""
         proxy = self.proxy
         where = f"{self.origin} through the proxy {proxy.origin}" if proxy else self.origin
@@ -495,7 +289,7 @@ class HttpClient:
             async with asyncio.timeout(self.connect_timeout_s):
                 if proxy is None:
                     _, protocol = await loop.create_connection(
-                        lambda: _Connection(loop, self.timeout_s),
+                        lambda: Connection(loop, self.timeout_s),
                         self.host,
                         self.port,
                         ssl=self._ssl,
@@ -503,7 +297,7 @@ class HttpClient:
                     )
                 else:
                     _, protocol = await loop.create_connection(
-                        lambda: _Connection(loop, self.timeout_s), proxy.host, proxy.port
+                        lambda: Connection(loop, self.timeout_s), proxy.host, proxy.port
                     )
                     await protocol.tunnel(self.host, self.port, proxy)
                     if self._ssl is not None:
@@ -523,7 +317,7 @@ class HttpClient:
             if protocol is not None:
                 protocol.close()
             raise ConnectFailed(f"cannot connect to {where}: {exc}") from exc
-        assert isinstance(protocol, _Connection)
+        assert isinstance(protocol, Connection)
         return protocol
 
     async def aclose(self) -> None:
