@@ -3,7 +3,7 @@ model that streams at a fixed rate, and the memory of many parked conversations.
 
     python3 benchmarks/harness_scale.py --no-venv     # --streams 10,100,300,1000 --turns 3
         [--tokens 20 --rate 30] [--parked 1000,10000,30000] [--store pg] [--profile FILE]
-        [--store pg --processes 1,2]
+        [--clients accord,package] [--store pg --processes 1,2]
 
 The model is benchmarks/fake_rate_model.py in its own process: every call streams
 ``--tokens`` text chunks at ``--rate`` per second, the first call of a turn then calls the
@@ -25,7 +25,11 @@ streaming, ``2 * (tokens - 1) / rate``. Each chunk's text is the time it was wri
    ``--processes 1,2`` (with ``--store pg``): instead of two nodes, one ``accord serve
    --processes N`` on one port for each N in turn (a fresh database each), the same steps on
    each, then each step's ratios against the first N. CPU and RSS are the supervisor's and
-   its children's.
+   its children's (with the first of ``--clients``).
+   With ``--clients accord,package`` the whole run (servers started afresh) is made once with
+   each ``[harness.openai] client``, accord's own HTTP client and the openai package's, the
+   stream steps of the two alternating count by count; saturation is the tokens per second
+   one full core of server CPU would carry at the measured CPU per token.
 2. **Parked** (``--parked``): conversations started with one quick turn each (the model
    answers at once) until each count, the server's RSS (VmRSS, all nodes) at each: MiB, and
    KiB per parked conversation between one count and the next.
@@ -261,6 +265,9 @@ def main() -> None:
     parser.add_argument("--parked", default="", help="e.g. 1000,10000,30000")
     parser.add_argument("--concurrency", type=int, default=32, help="while parking")
     parser.add_argument("--store", choices=("sqlite", "pg"), default="sqlite")
+    parser.add_argument(
+        "--clients", default="accord", help="the model's HTTP client(s): accord, package, or both"
+    )
     parser.add_argument("--profile", type=Path, help="cProfile the (SQLite) server to here")
     parser.add_argument(
         "--processes", default="", help="with --store pg: one node with each --processes N (1,2)"
@@ -279,36 +286,52 @@ def main() -> None:
     print(f"machine: {machine()}  load: {load()}", flush=True)
     print(f"model: {args.tokens} chunks at {args.rate:g}/s per call, 2 calls a turn: "
           f"{model_s * 1e3:.0f} ms of model time per turn", flush=True)  # fmt: skip
+    clients = [c for c in args.clients.split(",") if c]
     with contextlib.ExitStack() as stack:
         work = Path(stack.enter_context(tempfile.TemporaryDirectory()))
         base_url, fake_pid = stack.enter_context(fake_model(args.rate, args.tokens, work))
-        config = work / "harness.toml"
-        config.write_text(
-            f'[harness]\nmodel = "openai:bench"\n[harness.openai]\nbase_url = "{base_url}"\n'
-        )
-        if args.processes:
-            if args.store != "pg":
-                parser.error("--processes needs --store pg (several processes share PostgreSQL)")
-            by_processes(args, config, work, fake_pid, model_s)
-            print(f"load at end: {load()}")
-            return
         database = ""
-        if args.store == "pg":
-            dsn = stack.enter_context(fresh_database(args.pg))
-            database = urlsplit(dsn).path.lstrip("/")
-            servers = [node(name, dsn, config, work) for name in ("node-a", "node-b")]
-        else:
-            servers = [node("node", f"sqlite:///{work / 't.db'}", config, work)]
-            if args.profile:
-                servers[0].argv[1:1] = ["-m", "cProfile", "-o", str(args.profile)]
-        for server in servers:  # one after the other: the first creates the schema
-            server.start()
-            stack.callback(server.stop)
-        asyncio.run(park([s.port for s in servers], 20, 4))  # warm up: imports, connections, caches
+        fleets: dict[str, list[Server]] = {}
+        for client in clients:  # (one fleet of servers per client, all up at once)
+            config = work / f"harness-{client}.toml"
+            config.write_text(
+                f'[harness]\nmodel = "openai:bench"\n[harness.openai]\nbase_url = "{base_url}"\n'
+                f'client = "{client}"\n'
+            )
+            if args.processes:
+                if args.store != "pg":
+                    parser.error(
+                        "--processes needs --store pg (several processes share PostgreSQL)"
+                    )
+                by_processes(args, config, work, fake_pid, model_s)
+                print(f"load at end: {load()}")
+                return
+            home = work / client
+            home.mkdir()
+            if args.store == "pg":
+                dsn = stack.enter_context(fresh_database(args.pg))
+                database = urlsplit(dsn).path.lstrip("/")
+                servers = [node(name, dsn, config, home) for name in ("node-a", "node-b")]
+            else:
+                servers = [node("node", f"sqlite:///{home / 't.db'}", config, home)]
+                if args.profile:
+                    servers[0].argv[1:1] = ["-m", "cProfile", "-o", str(args.profile)]
+            for server in servers:  # one after the other: the first creates the schema
+                server.start()
+                stack.callback(server.stop)
+            # warm up: imports, connections, caches
+            asyncio.run(park([s.port for s in servers], 20, 4))
+            fleets[client] = servers
         for count in [int(c) for c in args.streams.split(",") if c]:
-            stream_step(servers, fake_pid, count, args.turns, args.tokens, model_s, database)
+            for client, servers in fleets.items():
+                if len(fleets) > 1:
+                    print(f"client={client:8}", end=" ", flush=True)
+                stream_step(servers, fake_pid, count, args.turns, args.tokens, model_s, database)
         if args.parked:
-            parked_steps(servers, [int(c) for c in args.parked.split(",")], args.concurrency)
+            for client, servers in fleets.items():
+                if len(fleets) > 1:
+                    print(f"client={client}")
+                parked_steps(servers, [int(c) for c in args.parked.split(",")], args.concurrency)
         print(f"load at end: {load()}")
     if args.profile:
         by_package(args.profile)
@@ -394,6 +417,7 @@ def stream_step(
         f"p50 {ms(turn, 0.5):5.0f} p99 {ms(turn, 0.99):5.0f} max {ms(turn, 1.0):5.0f}, over the "
         f"model p50 {ms(over, 0.5):+5.0f} p99 {ms(over, 0.99):+5.0f} | server CPU "
         f"{cpu / wall:4.0%} {cpu / max(1, step.tokens) * 1e6:5.0f} us/token "
+        f"(saturation {step.tokens / max(cpu, 1e-9):5.0f} tokens/s a core) "
         f"{cpu / max(1, len(turn)) * 1e3:5.1f} ms/turn | client {client_cpu / wall:4.0%} fake "
         f"{fake_cpu / wall:4.0%}{db} | machine busy {machine_busy:4.0%} of {os.cpu_count()} "
         f"cores | {step.tokens / max(1, step.chunks):4.2f} tokens/chunk | "

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from anthropic import AsyncAnthropic
 from tests.harness.fake_anthropic import TOO_LONG, FakeAnthropic, Reply
+from tests.harness.model_clients import anthropic_client, model_client
 from tests.harness.test_openai_models import conversation
 
 from accord.harness._transcript import Entry, ModelStep, ToolCall, ToolResult, ToolSpec
@@ -23,6 +24,7 @@ from accord.harness.models._prompt import alternating
 
 FAST = Retry(attempts=3, base_s=0.01, max_s=0.02, max_wait_s=2)
 CACHED = {"type": "ephemeral"}
+__all__ = ["model_client"]  # (the autouse fixture: every test here runs over both clients)
 
 
 @pytest.fixture
@@ -31,8 +33,8 @@ def fake() -> Iterator[FakeAnthropic]:
         yield server
 
 
-def client(base_url: str) -> AsyncAnthropic:
-    return AsyncAnthropic(api_key="test-key", base_url=base_url, max_retries=0)
+def client(base_url: str) -> Any:
+    return anthropic_client(base_url)
 
 
 def model(fake: FakeAnthropic, retry: Retry = FAST, **options: Any) -> AnthropicModel:

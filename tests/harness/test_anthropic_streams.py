@@ -11,8 +11,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from anthropic import AsyncAnthropic
 from tests.harness.fake_anthropic import FakeAnthropic, Reply
+from tests.harness.model_clients import anthropic_client, model_client
 from tests.harness.test_openai_streams import conversation
 
 from accord.harness._transcript import ToolCall
@@ -22,6 +22,7 @@ from accord.harness.models._sse import MAX_LINE
 
 pytestmark = pytest.mark.unit
 ONCE = Retry(attempts=1)
+__all__ = ["model_client"]  # (the autouse fixture: every test here runs over both clients)
 
 
 @pytest.fixture
@@ -31,9 +32,7 @@ def fake() -> Iterator[FakeAnthropic]:
 
 
 def model(fake: FakeAnthropic, retry: Retry = ONCE, timeout: float = 30) -> AnthropicModel:
-    client = AsyncAnthropic(
-        api_key="test-key", base_url=fake.base_url, max_retries=0, timeout=timeout
-    )
+    client = anthropic_client(fake.base_url, timeout=timeout)
     return AnthropicModel("claude-fake", client, retry=retry)
 
 

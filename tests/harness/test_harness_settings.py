@@ -5,10 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from anthropic import AsyncAnthropic
+from anthropic._constants import ANTHROPIC_API_VERSION as anthropic_version
+from openai import AsyncOpenAI
 
 from accord.config import ConfigError
 from accord.harness._settings import HarnessSettings, ModelFactory, parse
-from accord.harness.models import AnthropicModel
+from accord.harness.models import AnthropicModel, OpenAIModel
+from accord.harness.models._http import HttpClient, HTTPError
 
 
 def test_a_minimal_table(tmp_path: Path) -> None:
@@ -103,9 +107,52 @@ def test_openai_models_share_one_client_of_the_endpoint() -> None:
     )
     factory = ModelFactory(settings)
     first, second = factory("openai:a"), factory("openai:b")
-    assert first.client is second.client  # type: ignore[attr-defined]
-    assert first.api == "responses"  # type: ignore[attr-defined]
-    assert str(first.client.base_url).rstrip("/") == "https://api.openai.com/v1"  # type: ignore[attr-defined]
+    assert isinstance(first, OpenAIModel) and isinstance(second, OpenAIModel)
+    assert first.client is second.client
+    assert first.api == "responses"
+    assert isinstance(first.client, HttpClient)  # accord's own, by default
+    assert first.client.base_url == "https://api.openai.com/v1"
+    assert first.client.headers["Authorization"].startswith("Bearer ")
+
+
+async def test_the_client_setting_chooses_the_package_and_the_factory_closes_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-1")
+    for kind, package in (("openai", AsyncOpenAI), ("anthropic", AsyncAnthropic)):
+        settings = parse({"model": f"{kind}:a", kind: {"client": "package"}})
+        factory = ModelFactory(settings)
+        chosen = factory(f"{kind}:a")
+        assert isinstance(chosen, OpenAIModel | AnthropicModel)
+        assert isinstance(chosen.client, package)
+        assert chosen.client.max_retries == 0
+        await factory.aclose()
+        assert chosen.client.is_closed()
+        accords = ModelFactory(parse({"model": f"{kind}:a"}))
+        ours = accords(f"{kind}:a")
+        assert isinstance(ours, OpenAIModel | AnthropicModel)
+        assert isinstance(ours.client, HttpClient)
+        await accords.aclose()
+        with pytest.raises(HTTPError, match="closed"):
+            async with ours.client.stream("/x", b"{}"):
+                pass
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_the_client_setting_is_accord_or_package(kind: str) -> None:
+    assert getattr(parse({"model": f"{kind}:a"}), kind).client == "accord"
+    refused = rf"h.toml: harness\.{kind}\.client: expected 'accord' or"
+    with pytest.raises(ConfigError, match=refused):
+        parse({"model": f"{kind}:a", kind: {"client": "httpx"}}, "h.toml")
+
+
+def test_a_proxy_accords_client_cannot_use_falls_back_to_the_package(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setenv("HTTPS_PROXY", "https://proxy.example:3128")
+    chosen = ModelFactory(parse({"model": "openai:a"}))("openai:a")
+    assert isinstance(chosen, OpenAIModel) and isinstance(chosen.client, AsyncOpenAI)
+    assert "is not an http:// proxy" in caplog.text and "openai package" in caplog.text
 
 
 def test_the_anthropic_endpoint_and_its_defaults() -> None:
@@ -177,9 +224,10 @@ def test_anthropic_models_share_one_client_of_the_endpoint(
     assert first.client is second.client
     assert (first.name, first.label) == ("a", "anthropic:a")
     assert (first.max_tokens, first.thinking, first.retry.attempts) == (4096, 1024, 5)
-    assert first.client.api_key == "sk-ant-1"
-    assert first.client.max_retries == 0  # accord retries, only before an answer has begun
-    assert str(first.client.base_url).rstrip("/") == "https://api.anthropic.com"
+    assert isinstance(first.client, HttpClient)  # accord's own, by default
+    assert first.client.headers["x-api-key"] == "sk-ant-1"
+    assert first.client.headers["anthropic-version"] == anthropic_version
+    assert first.client.base_url == "https://api.anthropic.com"
 
 
 def test_prompt_cache_key_can_be_left_out_for_servers_that_refuse_it() -> None:

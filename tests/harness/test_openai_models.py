@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from openai import AsyncOpenAI
 from tests.harness.fake_openai import FakeOpenAI, Reply
+from tests.harness.model_clients import model_client, openai_client
 
 from accord.harness._transcript import (
     Conversation,
@@ -28,6 +29,7 @@ from accord.wire._model import Task, TaskState, TaskStatus
 
 APIS = ["chat", "responses"]
 FAST = Retry(attempts=3, base_s=0.01, max_s=0.02)
+__all__ = ["model_client"]  # (the autouse fixture: every test here runs over both clients)
 
 
 @pytest.fixture
@@ -37,7 +39,7 @@ def fake() -> Iterator[FakeOpenAI]:
 
 
 def model(fake: FakeOpenAI, api: str, retry: Retry = FAST) -> OpenAIModel:
-    client = AsyncOpenAI(api_key="test-key", base_url=fake.base_url, max_retries=0)
+    client = openai_client(fake.base_url)
     return OpenAIModel("fake-model", client, api=api, retry=retry)  # type: ignore[arg-type]
 
 
@@ -172,7 +174,7 @@ async def test_prompt_cache_key_is_left_out_for_a_server_that_refuses_it(
     fake: FakeOpenAI, api: str
 ) -> None:
     await events_of(model(fake, api), conversation())
-    client = AsyncOpenAI(api_key="test-key", base_url=fake.base_url, max_retries=0)
+    client = openai_client(fake.base_url)
     gemini_like = OpenAIModel("fake-model", client, api=api, cache_key=False)  # type: ignore[arg-type]
     await events_of(gemini_like, conversation())
     assert fake.requests[0]["prompt_cache_key"] == "t1"

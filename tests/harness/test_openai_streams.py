@@ -12,8 +12,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from openai import AsyncOpenAI
 from tests.harness.fake_openai import FakeOpenAI, Reply
+from tests.harness.model_clients import model_client, openai_client
 
 from accord.harness._transcript import Conversation, Entry, ToolCall
 from accord.harness._wire import Participant, Role, TaskExtension
@@ -27,6 +27,7 @@ pytestmark = pytest.mark.unit
 
 APIS = ["chat", "responses"]
 ONCE = Retry(attempts=1)
+__all__ = ["model_client"]  # (the autouse fixture: every test here runs over both clients)
 
 # --- the SSE reader ---------------------------------------------------------------------------
 
@@ -92,7 +93,7 @@ def fake() -> Iterator[FakeOpenAI]:
 
 
 def model(fake: FakeOpenAI, api: str, retry: Retry = ONCE, timeout: float = 30) -> OpenAIModel:
-    client = AsyncOpenAI(api_key="test-key", base_url=fake.base_url, max_retries=0, timeout=timeout)
+    client = openai_client(fake.base_url, timeout=timeout)
     return OpenAIModel("fake-model", client, api=api, retry=retry)  # type: ignore[arg-type]
 
 

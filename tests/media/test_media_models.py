@@ -12,15 +12,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from anthropic import AsyncAnthropic
-from openai import AsyncOpenAI
 from tests.harness.fake_anthropic import FakeAnthropic
 from tests.harness.fake_openai import FakeOpenAI
+from tests.harness.model_clients import anthropic_client, model_client, openai_client
 from tests.media.media_kit import ALICE, PNG, harness_server, send
 
 from accord.harness.models import AnthropicModel, Model
 from accord.harness.models._openai_compatible import OpenAIModel
 
+__all__ = ["model_client"]  # (the autouse fixture: every test here runs over both clients)
 DATA_URL = "data:image/png;base64," + base64.b64encode(PNG).decode()
 
 
@@ -62,7 +62,7 @@ async def turn_with_files(tmp_path: Path, model: Model) -> dict[str, Any]:
 async def test_openai_is_sent_the_image_and_the_text_file(
     tmp_path: Path, openai_fake: FakeOpenAI, api: str
 ) -> None:
-    client = AsyncOpenAI(api_key="k", base_url=openai_fake.base_url, max_retries=0)
+    client = openai_client(openai_fake.base_url)
     task = await turn_with_files(tmp_path, OpenAIModel("fake-model", client, api=api))  # type: ignore[arg-type]
     assert task["status"]["message"]["parts"][0]["text"] == "ok"
     [body] = openai_fake.requests
@@ -85,7 +85,7 @@ async def test_openai_is_sent_the_image_and_the_text_file(
 async def test_anthropic_is_sent_an_image_block(
     tmp_path: Path, anthropic_fake: FakeAnthropic
 ) -> None:
-    client = AsyncAnthropic(api_key="k", base_url=anthropic_fake.base_url, max_retries=0)
+    client = anthropic_client(anthropic_fake.base_url)
     await turn_with_files(tmp_path, AnthropicModel("claude-fake", client))
     [body] = anthropic_fake.requests
     [user] = [m for m in body["messages"] if m["role"] == "user"]

@@ -770,6 +770,8 @@ class HarnessAgent:
         for server in (*self._mcp, *self._hook_servers):
             await server.stop()
         await self.skills.stop()
+        if isinstance(self._model_factory, ModelFactory):
+            await self._model_factory.aclose()
 
     async def _receive(self, task: TaskHandle, message: Message, who: Who) -> Message | None:
         """``message.received`` on a participant's message: the message as the model is to

@@ -37,7 +37,6 @@ Every error names the setting (and the file, when there is one).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -297,24 +296,20 @@ class ModelFactory:
         raise ValueError(f"model {spec!r}: unknown kind {kind!r}")
 
     def _client(self, kind: str) -> Any:
-        """The one client of the kind's endpoint, made when a model first needs it."""
+        """The one client of the kind's endpoint, made when a model first needs it:
+        accord's HTTP client unless the endpoint's ``client`` setting says "package"."""
         if kind not in self._clients:
-            endpoint: Endpoint | AnthropicEndpoint
-            make: Callable[..., Any]
-            if kind == "openai":
-                from openai import AsyncOpenAI
+            from accord.harness.models._clients import endpoint_client
 
-                endpoint, make = self.endpoint, AsyncOpenAI
-            else:
-                from anthropic import AsyncAnthropic
-
-                endpoint, make = self.anthropic, AsyncAnthropic
-            self._clients[kind] = make(
-                # The key given, never looked for elsewhere (the anthropic package would read
-                # its own files); a local server may want none, the client wants something.
-                api_key=endpoint.api_key() or "unused",
-                base_url=endpoint.base_url,
-                timeout=endpoint.timeout_s,
-                max_retries=0,  # accord retries, and only before an answer has begun
+            self._clients[kind] = endpoint_client(
+                self.endpoint if kind == "openai" else self.anthropic
             )
         return self._clients[kind]
+
+    async def aclose(self) -> None:
+        """Closes the endpoints' clients (their kept connections)."""
+        from accord.harness.models._clients import close_client
+
+        clients, self._clients = self._clients, {}
+        for client in clients.values():
+            await close_client(client)

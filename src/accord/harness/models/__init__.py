@@ -1,9 +1,10 @@
 """Models: what answers a conversation's turn. A model gets the :class:`Conversation` and
 returns a :class:`ModelResponse`; the harness agent stores it and parks the task.
 
-The providers' adapters (:class:`OpenAIModel`, :class:`AnthropicModel`, and the
-:class:`Retry` policy they share) are imported when first named, so that the package needs
-neither provider's package until a model of it is used."""
+The providers' adapters (:class:`OpenAIModel`, :class:`AnthropicModel`, the :class:`Retry`
+policy they share, and :class:`HttpClient`, accord's own HTTP client they call their
+endpoint with unless given the provider's package's) are imported when first named; neither
+provider's package is imported unless its client is used."""
 
 from typing import TYPE_CHECKING
 
@@ -27,10 +28,12 @@ from accord.harness.models._scripted import ScriptedModel, load_script
 if TYPE_CHECKING:
     from accord.harness.models._adapter import Retry
     from accord.harness.models._anthropic import AnthropicModel
+    from accord.harness.models._http import HttpClient
     from accord.harness.models._openai_compatible import OpenAIModel
 
 _ADAPTERS = {
     "AnthropicModel": "accord.harness.models._anthropic",
+    "HttpClient": "accord.harness.models._http",
     "OpenAIModel": "accord.harness.models._openai_compatible",
     "Retry": "accord.harness.models._adapter",
 }
@@ -43,6 +46,7 @@ __all__ = [
     "AnthropicModel",
     "Entry",
     "FunctionModel",
+    "HttpClient",
     "Model",
     "ModelError",
     "ModelEvent",

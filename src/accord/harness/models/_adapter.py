@@ -29,6 +29,7 @@ from typing import Any, TypeVar
 from accord.errors import AccordError
 from accord.harness._transcript import ToolCall
 from accord.harness.models._base import ModelError, ModelEvent, ModelFailure, ModelResponse
+from accord.harness.models._http import BrokenAnswer, ConnectFailed, RefusedAnswer, TimedOut
 from accord.harness.models._sse import MAX_LINE, SSEError, SSEReader
 from accord.harness.models._sse import Event as SSEEvent
 
@@ -171,6 +172,24 @@ def broken(error: Exception) -> Failure | None:
     return None
 
 
+def transport_failure(error: Exception) -> Failure | None:
+    """What an error of accord's HTTP client means, but an error status (which each
+    provider reads its own way); None for any other error."""
+    if isinstance(error, ConnectFailed):
+        return Failure("model_unavailable", unreachable(error), True)
+    if isinstance(error, TimedOut):
+        if error.stalled:
+            return Failure(
+                "model_unavailable", "the stream stalled: nothing came within the timeout", True
+            )
+        return Failure("model_unavailable", "the endpoint did not answer in time", True)
+    if isinstance(error, BrokenAnswer):
+        return Failure("model_unavailable", f"the stream broke ({error})", True)
+    if isinstance(error, RefusedAnswer):
+        return Failure("model_error", f"the endpoint's answer was refused: {error}")
+    return None
+
+
 def tool_call(call_id: str, name: str, arguments: str) -> ToolCall:
     """A tool call as the model wrote it; arguments that are not a JSON object are kept for
     the tool to refuse (``{"_raw": …}``), not a failed turn."""
@@ -205,10 +224,11 @@ async def read_response(
     call: Callable[[], AbstractAsyncContextManager[Any]],
     events: Callable[[AsyncIterator[bytes]], AsyncGenerator[Event]],
 ) -> AsyncGenerator[Event]:
-    """The events of a call made through the package, its stream read by ``events``: the
-    package sends our body as it is (``extra_body``, over the few parameters its signature
-    requires, so it walks none of the conversation) and hands back the HTTP response
-    unread; its errors (connection, timeout, an HTTP status) are raised before any event.
+    """The events of a call, its stream read by ``events``: ``call`` opens the answer, through
+    accord's HTTP client or a provider's package (which sends our body as it is, in
+    ``extra_body`` over the few parameters its signature requires, so it walks none of the
+    conversation). Either hands back the HTTP response unread; its errors (connection,
+    timeout, an HTTP status) are raised before any event.
     After the answer, what is left of the body (its end, after ``[DONE]`` or
     ``message_stop``) is read within a bound, so that the connection serves the next call."""
     async with call() as response:

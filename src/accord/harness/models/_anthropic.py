@@ -1,9 +1,11 @@
-"""Claude through Anthropic's Messages API, with the official ``anthropic`` package, streamed.
+"""Claude through Anthropic's Messages API, streamed.
 
-- **The call and its stream**: the package makes the call (key, base URL, timeout, HTTP
-  errors) through ``messages.with_streaming_response``, the body accord built in
-  ``extra_body``; accord reads the stream itself, bounded
-  (accord.harness.models._anthropic_stream).
+- **The call and its stream**: accord's own HTTP client makes the call (the default: a POST
+  to ``/v1/messages`` with ``x-api-key`` and ``anthropic-version``,
+  accord.harness.models._http), or the official ``anthropic`` package does (``client =
+  "package"``: ``messages.with_streaming_response``, the body accord built in
+  ``extra_body``; the package is imported only then); accord reads the stream itself,
+  bounded (accord.harness.models._anthropic_stream).
 - **Streaming**: each ``text_delta`` goes to the turn as it comes; tool calls (``tool_use``
   blocks, their input streamed as ``input_json_delta`` pieces, several in one answer) come
   with the whole response.
@@ -27,13 +29,13 @@
 from __future__ import annotations
 
 import logging
+import sys
 from collections import OrderedDict
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import anthropic
-from anthropic import AsyncAnthropic
+import msgspec
 
 from accord.errors import AccordError
 from accord.harness._transcript import Conversation, ToolCall
@@ -46,26 +48,36 @@ from accord.harness.models._adapter import (
     retried,
     retry_after,
     tool_call,
+    transport_failure,
     unreachable,
     whole,
 )
 from accord.harness.models._anthropic_stream import MessageAnswer, classify, message_events
 from accord.harness.models._base import ModelError, ModelEvent, ModelResponse, TextDelta, Usage
+from accord.harness.models._http import HttpClient, StatusError
 from accord.harness.models._prompt import anthropic_messages, anthropic_tools
 
+if TYPE_CHECKING:
+    from anthropic import AsyncAnthropic
+
 log = logging.getLogger("accord.harness.model")
+_encode = msgspec.json.Encoder().encode
+# The Messages API version accord's client sends (what the anthropic package, 2.17, sends)
+API_VERSION = "2026-10-21"
 
 CACHED = {"type": "ephemeral"}
 THOUGHTS_KEPT = 256  # answers whose thinking is kept for the tool results that follow them
 
 
 class AnthropicModel:
-    """One Claude model. ``client`` is shared by every model of the endpoint."""
+    """One Claude model. ``client`` — accord's :class:`HttpClient` (to the server's root, with
+    :func:`headers`) or the package's ``AsyncAnthropic`` — is shared by every model of the
+    endpoint."""
 
     def __init__(
         self,
         name: str,
-        client: AsyncAnthropic,
+        client: HttpClient | AsyncAnthropic,
         *,
         max_tokens: int = 8_192,
         thinking: int | Literal["adaptive"] = 0,
@@ -142,8 +154,17 @@ class AnthropicModel:
 
     def _call(self, conversation: Conversation) -> AsyncGenerator[ModelEvent]:
         body = self.request(conversation)
-        create = self.client.messages.with_streaming_response.create
         answer = MessageAnswer()
+        if isinstance(self.client, HttpClient):
+            client = self.client
+            return self._answered(
+                answer,
+                read_response(
+                    lambda: client.stream("/v1/messages", _encode(body)),
+                    lambda received: message_events(received, answer),
+                ),
+            )
+        create = self.client.messages.with_streaming_response.create
         return self._answered(
             answer,
             read_response(
@@ -180,6 +201,11 @@ class AnthropicModel:
             self._remember_thinking(calls[0].id, thoughts)
         text = "".join("".join(b.text) for b in answer.ordered() if b.type == "text")
         yield ModelResponse(text=text, tool_calls=calls, usage=_usage(answer.used))
+
+
+def headers(api_key: str) -> dict[str, str]:
+    """The headers of every Messages API call made by accord's HTTP client."""
+    return {"x-api-key": api_key, "anthropic-version": API_VERSION}
 
 
 def _tool_calls(answer: MessageAnswer) -> tuple[ToolCall, ...]:
@@ -221,11 +247,20 @@ class _Unfinished(AccordError):
 
 
 def _failure(error: Exception) -> Failure | None:
-    """What an error of the anthropic package (or of its HTTP client) means."""
+    """What an error of accord's HTTP client, or of the anthropic package (or of its HTTP
+    client), means."""
     if isinstance(error, Failed):
         return error.failure
     if isinstance(error, _Unfinished):
         return Failure("model_unavailable", "the stream ended before the answer did", True)
+    if isinstance(error, StatusError):
+        return classify(error.status, error.kind, error.message, retry_after(error.headers))
+    known = transport_failure(error)
+    if known is not None:
+        return known
+    anthropic: Any = sys.modules.get("anthropic")  # (none of its errors unless it was imported)
+    if anthropic is None:
+        return broken(error)
     if isinstance(error, anthropic.APITimeoutError):
         return Failure("model_unavailable", "the endpoint did not answer in time", True)
     if isinstance(error, anthropic.APIConnectionError):
@@ -237,7 +272,8 @@ def _failure(error: Exception) -> Failure | None:
     return broken(error)
 
 
-def _status_failure(error: anthropic.APIStatusError) -> Failure:
+def _status_failure(error: Any) -> Failure:
+    """What an ``anthropic.APIStatusError`` means."""
     kind, message = "", error.message
     said = error.body.get("error") if isinstance(error.body, dict) else None
     if isinstance(said, dict):  # {"type": "error", "error": {"type": …, "message": …}}

@@ -10,6 +10,7 @@ and ``anthropic:NAME`` models use.
     timeout_s = 120                          # per model call
     attempts = 3                             # while nothing of an answer has come
     prompt_cache_key = true                  # false for a server that refuses it (Gemini's)
+    client = "accord"                        # or "package": the call through openai's client
 
     [harness.anthropic]
     base_url = "https://api.anthropic.com"   # the server root, as the anthropic package takes it
@@ -19,6 +20,15 @@ and ``anthropic:NAME`` models use.
     max_tokens = 8192                        # the most an answer may take (the API wants it)
     thinking = 0                             # extended thinking: 0 (off), a budget of
                                              # tokens (1024 up to max_tokens), or "adaptive"
+    client = "accord"                        # or "package": the call through anthropic's
+
+``client`` says what makes the HTTP call: ``"accord"`` (the default), accord's own HTTP/1.1
+client (accord.harness.models._http: a kept-alive connection pool, TLS with the system's CAs,
+an http:// proxy from ``HTTPS_PROXY``, ``HTTP_PROXY``, ``ALL_PROXY`` and ``NO_PROXY``, a
+fraction of the CPU per call and per token), or ``"package"``, the provider's package
+(``openai``, ``anthropic``) as before. When the environment names a proxy accord's client
+cannot use (not http://), the package's client is used, with a log line saying so. Either way
+accord builds the request and reads the stream itself.
 
 The key never comes from the file. A key would never be sent in clear to another machine: a
 ``base_url`` of plain ``http://`` to a host that is not loopback is refused at start-up when
@@ -36,10 +46,12 @@ from urllib.parse import urlsplit
 from accord import config as check
 from accord.config import ConfigError
 
-CONNECTION = ("base_url", "api_key_env", "timeout_s", "attempts")
+CONNECTION = ("base_url", "api_key_env", "timeout_s", "attempts", "client")
 KNOWN = (*CONNECTION, "api", "prompt_cache_key")
 ANTHROPIC_KNOWN = (*CONNECTION, "max_tokens", "thinking")
 APIS = ("chat", "responses")
+CLIENTS = ("accord", "package")
+Client = Literal["accord", "package"]
 ANTHROPIC_URL = "https://api.anthropic.com"
 MIN_THINKING = 1_024  # the Messages API's smallest thinking budget
 
@@ -63,6 +75,7 @@ class Endpoint(_Keyed):
     timeout_s: float = 120.0
     attempts: int = 3
     prompt_cache_key: bool = True  # sent (the task id); a server may refuse fields it lacks
+    client: Client = "accord"  # what makes the HTTP call: accord's client or the package's
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +87,7 @@ class AnthropicEndpoint(_Keyed):
     max_tokens: int = 8_192  # the most one answer may take (the Messages API requires it)
     # Extended thinking: 0 (off), its budget of tokens per call, or "adaptive" (the model's)
     thinking: int | Literal["adaptive"] = 0
+    client: Client = "accord"  # what makes the HTTP call: accord's client or the package's
 
 
 def parse(value: Any, where: str) -> Endpoint:
@@ -141,6 +155,11 @@ def _connection(fields: dict[str, Any], where: str) -> dict[str, Any]:
         read["attempts"] = check.integer(fields["attempts"], f"{where}.attempts")
         if read["attempts"] < 1:
             raise ConfigError(f"{where}.attempts: at least 1")
+    if "client" in fields:
+        client = check.text(fields["client"], f"{where}.client")
+        if client not in CLIENTS:
+            raise check.refuse(f"{where}.client", " or ".join(repr(c) for c in CLIENTS), client)
+        read["client"] = client
     return read
 
 

@@ -1,10 +1,13 @@
-"""Models behind any OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, LM Studio, OpenRouter),
-through the official ``openai`` package: Chat Completions or the Responses API, streamed.
+"""Models behind any OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, LM Studio, OpenRouter):
+Chat Completions or the Responses API, streamed.
 
-The package makes the call (key, base URL, timeout, HTTP errors); accord builds the request's
-body and reads the streamed events itself (accord.harness.models._openai_stream: bounded,
-decoded with msgspec), where the package would check every parameter and build a typed model
-of every chunk.
+The call goes through accord's own HTTP client (accord.harness.models._http, the default: a
+POST with ``Authorization: Bearer``) or through the official ``openai`` package (``client =
+"package"``: it makes the call — key, base URL, timeout, HTTP errors). Either way accord
+builds the request's body and reads the streamed events itself
+(accord.harness.models._openai_stream: bounded, decoded with msgspec), where the package would
+check every parameter and build a typed model of every chunk. The package is imported only
+when its client is used.
 
 A call is retried only while nothing of its answer has come (a refused connection, a 429 or
 5xx before the stream starts), with backoff; once the first byte of an answer is in, the call
@@ -16,11 +19,11 @@ reason.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator
-from typing import Any, Literal
+import sys
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from typing import TYPE_CHECKING, Any, Literal
 
-import openai
-from openai import AsyncOpenAI
+import msgspec
 
 from accord.harness._transcript import Conversation
 from accord.harness.models._adapter import (
@@ -31,10 +34,12 @@ from accord.harness.models._adapter import (
     read_response,
     retried,
     retry_after,
+    transport_failure,
     unreachable,
     whole,
 )
 from accord.harness.models._base import ModelEvent, ModelResponse
+from accord.harness.models._http import HttpClient, StatusError
 from accord.harness.models._openai_stream import Failed, chat_events, responses_events
 from accord.harness.models._prompt import (
     chat_messages,
@@ -44,18 +49,24 @@ from accord.harness.models._prompt import (
     system_text,
 )
 
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
+
 log = logging.getLogger("accord.harness.model")
+_encode = msgspec.json.Encoder().encode
 
 Api = Literal["chat", "responses"]
 
 
 class OpenAIModel:
-    """One model name on one endpoint. ``client`` is shared by every model of the endpoint."""
+    """One model name on one endpoint. ``client`` — accord's :class:`HttpClient` (to the
+    endpoint's base URL, with its ``Authorization`` header) or the package's ``AsyncOpenAI`` —
+    is shared by every model of the endpoint."""
 
     def __init__(
         self,
         name: str,
-        client: AsyncOpenAI,
+        client: HttpClient | AsyncOpenAI,
         *,
         api: Api = "chat",
         retry: Retry | None = None,
@@ -99,6 +110,11 @@ class OpenAIModel:
         if conversation.reasoning_effort:
             body["reasoning_effort"] = conversation.reasoning_effort
         body.update(self._cache_key(conversation))
+        if isinstance(self.client, HttpClient):
+            client = self.client
+            return read_response(
+                lambda: client.stream("/chat/completions", _encode(body)), chat_events
+            )
         create = self.client.chat.completions.with_streaming_response.create
         return read_response(
             lambda: create(model=self.name, messages=[], stream=True, extra_body=body), chat_events
@@ -119,6 +135,11 @@ class OpenAIModel:
         if conversation.reasoning_effort:
             body["reasoning"] = {"effort": conversation.reasoning_effort}
         body.update(self._cache_key(conversation))
+        if isinstance(self.client, HttpClient):
+            client = self.client
+            return read_response(
+                lambda: client.stream("/responses", _encode(body)), responses_events
+            )
         create = self.client.responses.with_streaming_response.create
         return read_response(
             lambda: create(model=self.name, input=[], stream=True, extra_body=body),
@@ -127,31 +148,40 @@ class OpenAIModel:
 
 
 def _failure(error: Exception) -> Failure | None:
-    """What an error of the openai package means."""
+    """What an error of accord's HTTP client, or of the openai package, means."""
     if isinstance(error, Failed):
         return error.failure
+    if isinstance(error, StatusError):
+        return _status(error.status, error.code, error.message, error.headers)
+    known = transport_failure(error)
+    if known is not None:
+        return known
+    openai: Any = sys.modules.get("openai")  # (none of its errors unless it was imported)
+    if openai is None:
+        return broken(error)
     if isinstance(error, openai.APITimeoutError):
         return Failure("model_unavailable", "the endpoint did not answer in time", True)
     if isinstance(error, openai.APIConnectionError):
         return Failure("model_unavailable", unreachable(error), True)
     if isinstance(error, openai.APIStatusError):
-        return _status_failure(error)
+        code = str(getattr(error, "code", None) or "")
+        return _status(error.status_code, code, error.message, error.response.headers)
     if isinstance(error, openai.OpenAIError | ValueError):
         return Failure("model_error", str(error) or type(error).__name__)
     return broken(error)
 
 
-def _status_failure(error: openai.APIStatusError) -> Failure:
-    status, code = error.status_code, str(getattr(error, "code", None) or "")
-    says = f"HTTP {status} from the endpoint: {error.message}"
-    asked = retry_after(error.response.headers)
+def _status(status: int, code: str, message: str, headers: Mapping[str, str]) -> Failure:
+    """What an HTTP error status means: its status, the error's code and message."""
+    says = f"HTTP {status} from the endpoint: {message}"
+    asked = retry_after(headers)
     if status == 429:
         if code == "insufficient_quota":  # (no wait makes this one pass)
             return Failure("rate_limited", says)
         return Failure("rate_limited", says, True, asked)
     if status >= 500:
         return Failure("model_unavailable", says, True, asked)
-    text = error.message.lower()
+    text = message.lower()
     if code == "context_length_exceeded" or status == 413 or any(w in text for w in TOO_LONG):
         return Failure("context_too_long", says)
     if code == "content_filter" or "content management policy" in text:
