@@ -5,6 +5,7 @@ cannot read leave it (it answers None, the general path reads them)."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -296,3 +297,22 @@ def test_a_parked_task_with_a_message_owed_its_turn_leaves_it() -> None:
     plain, general = both(parked)
     assert plain == general
     assert [entry.position for entry in plain] == [0, 1, 2, 3]
+
+
+def test_an_entry_the_plain_path_builds_is_the_dataclass_s() -> None:
+    """The plain path builds entries without Entry's ``__init__``: sound while Entry has
+    these fields and nothing its ``__init__`` would run besides setting them."""
+    assert [field.name for field in dataclasses.fields(transcript.Entry)] == [
+        "sender",
+        "role",
+        "text",
+        "position",
+        "images",
+    ]
+    assert not hasattr(transcript.Entry, "__post_init__")
+    built = transcript._entry("alice", "user", "hello", 3)
+    assert built == transcript.Entry("alice", "user", "hello", 3)
+    assert type(built) is transcript.Entry
+    assert hash(built) == hash(transcript.Entry("alice", "user", "hello", 3))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        built.text = "changed"  # type: ignore[misc]
