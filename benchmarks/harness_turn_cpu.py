@@ -105,7 +105,7 @@ async def measure(
     try:
         tasks = [(await send(engine, FIRST)).id for _ in range(args.convs)]
         await asyncio.sleep(0.2)  # (the first turns' runs end)
-        profiler = cProfile.Profile() if args.profile else None
+        profiler = cProfile.Profile(time.thread_time) if args.profile else None
         cpu, wall = time.process_time(), time.perf_counter()
         if profiler is not None:
             profiler.enable()
