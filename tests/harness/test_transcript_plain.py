@@ -57,7 +57,7 @@ PARTS: dict[str, Part] = {
 }
 
 # Every mark shape the general path reads a message by, and some it does not.
-MARKS: dict[str, tuple[str, Any]] = {
+MARKS: dict[str, tuple[Any, Any]] = {
     "sender": (PARTICIPANT_METADATA, "alice"),
     "other-sender": (PARTICIPANT_METADATA, "bob"),
     "self-sender": (PARTICIPANT_METADATA, AGENT),
@@ -67,6 +67,7 @@ MARKS: dict[str, tuple[str, Any]] = {
     "usage": (USAGE_KEY, {"input_tokens": 1, "output_tokens": 2, "cached_tokens": 0}),
     "after": ("accord.core/after", 2),
     "client": ("x-trace", "abc"),
+    "odd-key": (7, "a metadata key not a string (built in Python, never decoded)"),
     "owed-turn": (OWED_KEY, OWED_TURN),
     "owed": (OWED_KEY, True),
     "owed-odd": (OWED_KEY, "later"),
@@ -81,7 +82,7 @@ MARKS: dict[str, tuple[str, Any]] = {
 }
 
 # Task metadata shapes: a compaction's summary, hooks' judgements, channel state.
-TASK_MARKS: dict[str, tuple[str, Any]] = {
+TASK_MARKS: dict[str, tuple[Any, Any]] = {
     "summary": (transcript.SUMMARY_KEY, {"upto": 2, "text": "earlier"}),
     "summary-far": (transcript.SUMMARY_KEY, {"upto": 99, "text": "all of it"}),
     "summary-negative": (transcript.SUMMARY_KEY, {"upto": -2, "text": "odd"}),
@@ -157,7 +158,9 @@ plain_parts = st.lists(
 )
 any_parts = st.lists(st.sampled_from(sorted(PARTS)), min_size=1, max_size=3)
 plain_marks = st.lists(
-    st.sampled_from(["sender", "other-sender", "model-call", "usage", "after", "client"]),
+    st.sampled_from(
+        ["sender", "other-sender", "model-call", "usage", "after", "client", "odd-key"]
+    ),
     max_size=3,
     unique=True,
 )

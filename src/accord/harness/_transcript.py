@@ -229,8 +229,10 @@ def _plain_read(marks: Any, parked: bool) -> bool | None:
     if not isinstance(marks, dict):
         return True
     for key in marks:
-        if key in PLAIN_MARKS or not (key == COMMAND_METADATA or key.startswith(ACCORD_PREFIX)):
-            continue
+        if key in PLAIN_MARKS or not (
+            key == COMMAND_METADATA or (isinstance(key, str) and key.startswith(ACCORD_PREFIX))
+        ):
+            continue  # (a key the general path does not read; a key not a string, built in Python)
         if key in UNREAD_MARKS:
             return False
         if key != OWED_KEY or parked or marks[key] != OWED_TURN:
