@@ -11,7 +11,9 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.harness.engine_kit import ALICE, running, send
 
+from accord.harness import Conversation
 from accord.harness import _transcript as transcript
 from accord.harness._step_events import STEP_MEDIA_TYPE
 from accord.harness._usage import USAGE_KEY
@@ -26,6 +28,7 @@ from accord.harness.channels._judge import OWED_KEY, OWED_TURN
 from accord.harness.channels._state import CHANNELS_KEY
 from accord.harness.core._delegation import TOLD_KEY
 from accord.harness.core._state import MODEL_FAILURE_KEY, RECEIVED_KEY
+from accord.harness.models import ModelResponse, Usage
 from accord.wire import UNSET
 from accord.wire._model import Message, Part, Role, Task, TaskState, TaskStatus
 
@@ -319,3 +322,24 @@ def test_an_entry_the_plain_path_builds_is_the_dataclass_s() -> None:
     assert hash(built) == hash(transcript.Entry("alice", "user", "hello", 3))
     with pytest.raises(dataclasses.FrozenInstanceError):
         built.text = "changed"  # type: ignore[misc]
+
+
+async def test_a_conversation_as_the_harness_stores_it_reads_on_the_plain_path() -> None:
+    """Each turn's task as the harness stored it (its marks: owed turns, model calls'
+    numbers and tokens, answers' places; a command and its reply between) takes the plain
+    path, and the model sees what the general path reads."""
+    taken: list[bool] = []
+
+    async def model(conversation: Conversation) -> ModelResponse:
+        task, agent = conversation.task, conversation.agent_id
+        taken.append(transcript._plain_entries(task, agent) is not None)
+        assert conversation.entries == transcript.entries(task, agent, plain=False)
+        return ModelResponse(text="ok", usage=Usage(3, 1, 0))
+
+    async with running(model=model) as (engine, _agent):
+        task = await send(engine, ALICE, "hello")
+        for turn in range(3):
+            task = await send(engine, ALICE, f"more {turn}", task.id)
+        await send(engine, ALICE, "/status", task.id)
+        await send(engine, ALICE, "after the command", task.id)
+    assert taken == [True] * 5
