@@ -173,12 +173,7 @@ class Steps:
         held = _Held(task)
         for number in range(first_step, first_step + self.max_steps):
             calls_before = number - first_step
-            asked = dataclasses.replace(
-                view,
-                steps=tuple(steps),
-                tools=tools.specs,
-                model_calls=view.model_calls + calls_before,
-            )
+            asked = view.asking(tuple(steps), tools.specs, view.model_calls + calls_before)
             recorded = journal.models.get(number)
             entry: dict[str, Any] | None = None  # (a fresh answer's journal entry)
             if recorded is not None:

@@ -12,16 +12,19 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from accord.core import lifecycle
 from accord.harness import a2ui
-from accord.harness._step_events import is_step
+from accord.harness._step_events import STEP_MEDIA_TYPE, is_step
 from accord.harness._untrusted import untrusted
 from accord.harness._wire import COMMAND_METADATA, EVENT_MEDIA_TYPE, Effort, TaskExtension
+from accord.harness.channels._judge import OWED_KEY, OWED_TURN
 from accord.harness.channels._owed import owed
+from accord.harness.channels._state import CHANNELS_KEY
 from accord.harness.channels._transcript import ChannelView
 from accord.harness.core import _envelope as envelopes
 from accord.harness.core._delegation import TOLD_KEY
 from accord.harness.core._identity import claimed
-from accord.harness.core._state import MODEL_FAILURE_KEY, RECEIVED_KEY
+from accord.harness.core._state import ACCORD_PREFIX, MODEL_FAILURE_KEY, RECEIVED_KEY
 from accord.wire import UNSET, A2AError, Message, Part, Role, Task, WireError, convert
 
 # Message metadata the harness writes on each answer a model gave, numbered from 0: the
@@ -30,6 +33,11 @@ MODEL_CALL_KEY = "accord.harness/model_call"
 # Task metadata a compaction writes: {"upto": n, "text": …}, the first n messages summarised.
 SUMMARY_KEY = "accord.harness/summary"
 SUMMARY_HEAD = "[summary of the conversation before this point] "
+# Marks no model reads a message with; marks the plain path reads a message with as if it
+# had none (accord.harness._usage.USAGE_KEY spelled out: that module imports the models,
+# which import this one).
+UNREAD_MARKS = frozenset({COMMAND_METADATA, RECEIVED_KEY, MODEL_FAILURE_KEY})
+PLAIN_MARKS = frozenset({MODEL_CALL_KEY, ACCORD_PREFIX + "usage"})
 DATA_PREVIEW = 2_000  # characters of a data part a model sees
 
 
@@ -107,6 +115,25 @@ class Conversation:
     def task_id(self) -> str:
         return self.task.id
 
+    def asking(
+        self, steps: tuple[Step, ...], tools: tuple[ToolSpec, ...], model_calls: int
+    ) -> Conversation:
+        """This view as one model step asks it: ``dataclasses.replace`` of these three
+        fields, built directly (replace reads the fields' list and builds keyword arguments
+        on every call: 2.4 times the cost, every model step of every turn)."""
+        return Conversation(
+            task=self.task,
+            extension=self.extension,
+            agent_id=self.agent_id,
+            entries=self.entries,
+            model_calls=model_calls,
+            model=self.model,
+            reasoning_effort=self.reasoning_effort,
+            system_prompt=self.system_prompt,
+            tools=tools,
+            steps=steps,
+        )
+
     @property
     def last(self) -> Entry | None:
         """The newest participant's message."""
@@ -126,10 +153,105 @@ class Conversation:
         return last.sender if last is not None else ""
 
 
-def entries(task: Task, agent_id: str) -> tuple[Entry, ...]:
+def entries(task: Task, agent_id: str, *, plain: bool = True) -> tuple[Entry, ...]:
     """The task's messages as the model sees them: without commands and their replies,
     without messages a hook refused (and the refusals' notes), with the messages a hook
-    replaced as replaced."""
+    replaced as replaced.
+
+    A conversation of plain text messages (most of them) is read on a shorter path with
+    the same result (:func:`_plain_entries`); ``plain=False`` always takes the general one
+    (the tests compare the two)."""
+    if plain and (found := _plain_entries(task, agent_id)) is not None:
+        return found
+    return _entries(task, agent_id)
+
+
+def _plain_entries(task: Task, agent_id: str) -> tuple[Entry, ...] | None:
+    """:func:`_entries` of a conversation of plain text, on a shorter path: no hook ever
+    judged a message of the task, it has no channel state, and each message the model reads
+    is text parts only, marked (see :func:`_plain_read`) with nothing the general path reads
+    it by. None: the task is not such, read it the general way."""
+    metadata = task.metadata if isinstance(task.metadata, dict) else {}
+    if RECEIVED_KEY in metadata or CHANNELS_KEY in metadata:
+        return None
+    parked = task.status.state in lifecycle.INTERRUPTED
+    seen: list[Entry] = []
+    history = task.history
+    for index in range(max(_summary(metadata, agent_id, seen), 0), len(history)):
+        message = history[index]
+        read = _plain_read(message.metadata, parked)
+        if read is None:
+            return None
+        if not read:
+            continue
+        agent = message.role is Role.AGENT
+        texts: list[str] = []
+        for part in message.parts:
+            if agent and part.media_type == STEP_MEDIA_TYPE:
+                break  # (a step event, visible work: for clients only)
+            if not isinstance(part.text, str):
+                return None
+            texts.append(part.text)
+        else:
+            if agent:
+                seen.append(_entry(agent_id, "agent", "".join(texts), index))
+            else:
+                text = "\n".join(text for text in texts if text)
+                seen.append(_entry(claimed(message) or "unknown", "user", text, index))
+    return tuple(seen)
+
+
+_new = object.__new__
+_set = object.__setattr__
+
+
+def _entry(sender: str, role: Literal["user", "agent"], text: str, position: int) -> Entry:
+    """``Entry(sender, role, text, position)`` without the frozen dataclass's ``__init__``
+    (which looks ``object.__setattr__`` up again for each field: 1.6 times the cost, and
+    the plain path builds an entry for every message of every turn). Entry has no
+    ``__post_init__`` to skip (tests/harness/test_transcript_plain.py checks)."""
+    entry = _new(Entry)
+    _set(entry, "sender", sender)
+    _set(entry, "role", role)
+    _set(entry, "text", text)
+    _set(entry, "position", position)
+    _set(entry, "images", ())
+    return entry
+
+
+def _plain_read(marks: Any, parked: bool) -> bool | None:
+    """Whether a model reads a message marked ``marks`` (its metadata), as far as the plain
+    path can tell: the general path reads a message by its ``command`` and
+    ``accord.harness/`` keys only (and ``participant_id``, its sender). False: a command, a
+    command's reply, a refusal's note, a model's failure; True: no marks but a model call's
+    number, its tokens, or a plain message's owed turn in a task not parked (owed no more:
+    its turn runs); None: any other mark."""
+    if not isinstance(marks, dict):
+        return True
+    for key in marks:
+        if key in PLAIN_MARKS or not (
+            key == COMMAND_METADATA or (isinstance(key, str) and key.startswith(ACCORD_PREFIX))
+        ):
+            continue  # (a key the general path does not read; a key not a string, built in Python)
+        if key in UNREAD_MARKS:
+            return False
+        if key != OWED_KEY or parked or marks[key] != OWED_TURN:
+            return None
+    return True
+
+
+def _summary(metadata: dict[str, Any], agent_id: str, seen: list[Entry]) -> int:
+    """Where the messages a model reads start: after those a compaction summarised (their
+    summary in ``seen``), or at the first."""
+    summary = metadata.get(SUMMARY_KEY)
+    if isinstance(summary, dict) and isinstance(summary.get("upto"), int):
+        text = SUMMARY_HEAD + str(summary.get("text", ""))
+        seen.append(Entry(agent_id, "agent", text))
+        return int(summary["upto"])
+    return 0
+
+
+def _entries(task: Task, agent_id: str) -> tuple[Entry, ...]:
     metadata = task.metadata if isinstance(task.metadata, dict) else {}
     decided = metadata.get(RECEIVED_KEY)
     refused: set[str] = set()
@@ -142,20 +264,12 @@ def entries(task: Task, agent_id: str) -> tuple[Entry, ...]:
     # read before they are, nor ever once refused.
     unjudged = {message.message_id for message in owed(task)}
     seen: list[Entry] = []
-    summary = metadata.get(SUMMARY_KEY)
-    start = 0
-    if isinstance(summary, dict) and isinstance(summary.get("upto"), int):
-        # (a compaction: the messages before ``upto`` are in the summary)
-        start = summary["upto"]
-        text = SUMMARY_HEAD + str(summary.get("text", ""))
-        seen.append(Entry(agent_id, "agent", text))
+    start = _summary(metadata, agent_id, seen)  # (a compaction: before it, its summary)
     for index, message in enumerate(task.history):
         if index < start:
             continue
         marks = message.metadata
-        if isinstance(marks, dict) and (
-            COMMAND_METADATA in marks or RECEIVED_KEY in marks or MODEL_FAILURE_KEY in marks
-        ):
+        if isinstance(marks, dict) and not UNREAD_MARKS.isdisjoint(marks):
             continue  # a command, a command's reply, a refusal's note, a model's failure
         if is_step(message):
             continue  # visible work (accord.harness._step_events): for clients only
