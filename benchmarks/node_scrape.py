@@ -7,10 +7,10 @@ Servers: ``accord serve --processes N`` (echo agent) for each N, on one PostgreS
 (each in a schema of its own), started side by side, each sent the same SendMessage requests
 first (so every family has samples). Then, in each round, each server in turn is scraped
 ``--scrapes`` times, one scrape at a time, each on a new connection (raw HTTP/1.1, so no
-client library's cost; the connection's is in every figure, alike for every N). With N = 1 the scrape is the
-unchanged single-process one; with N > 1 the answering child also asks its N - 1 siblings
-over Unix sockets and merges. Prints per N: scrape p50 and p99 (ms), the ratio of each to
-N = 1 in the same run, and the response size.
+client library's cost; the connection's is in every figure, alike for every N). With N = 1
+the scrape is the unchanged single-process one; with N > 1 the answering child also asks
+its N - 1 siblings over Unix sockets and merges. Prints per N: scrape p50 and p99 (ms), the
+ratio of each to N = 1 in the same run, and the response size.
 """
 
 from __future__ import annotations

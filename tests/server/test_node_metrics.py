@@ -2,7 +2,8 @@
 (accord.server._node_metrics), in one process over real Unix sockets: a sibling that answers
 is merged, one that is dead (its socket file left), hangs, says too much or says nonsense is
 left out and logged at most once a minute; a socket file left by a dead process is replaced,
-and removed when serving stops."""
+and removed when serving stops. And two applications joined as one node, in one loop: each
+one's ``/metrics`` answers for both; one alone answers as always."""
 
 from __future__ import annotations
 
@@ -10,15 +11,21 @@ import asyncio
 import logging
 import socket
 import tempfile
+import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.parser import text_string_to_metric_families
 from tests.waiting import until
 
+from accord.agents import RequestContext, TaskHandle
+from accord.app import Settings, build_app
 from accord.server import NodeMetrics
 from accord.telemetry import encode_families, families_of
+from accord.telemetry._node import PROCESS_LABEL
 
 
 @pytest.fixture
@@ -141,3 +148,95 @@ async def test_serving_replaces_a_dead_processs_socket_and_removes_its_own(
 def test_one_process_has_no_siblings() -> None:
     assert NodeMetrics("/nowhere", 1, 1).siblings == []
     assert NodeMetrics("/nowhere", 2, 3).siblings == [1, 3]
+
+
+# --- two applications of one node, in one loop -------------------------------------------
+
+
+async def done(_ctx: RequestContext, task: TaskHandle) -> None:
+    await task.complete("done")
+
+
+def samples(text: str) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:
+    return {
+        (s.name, frozenset(s.labels.items())): s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+    }
+
+
+def total(found: dict[tuple[str, frozenset[tuple[str, str]]], float], name: str) -> float:
+    return sum(v for (n, _), v in found.items() if n == name)
+
+
+async def test_each_application_of_a_node_answers_for_both(directory: Path) -> None:
+    apps = [build_app(Settings(store="memory://", grpc_port=None), done) for _ in range(2)]
+    for index, app in enumerate(apps, 1):
+        assert app.metrics is not None
+        app.metrics.join(NodeMetrics(directory, index, 2), app.service.engine)
+    clients = [
+        httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app),
+            base_url="http://localhost",
+            headers={"A2A-Version": "1.0"},
+        )
+        for app in apps
+    ]
+    for app in apps:
+        await app.service.engine.start()
+    try:
+        for sent, http in zip((3, 2), clients, strict=True):  # 3 tasks in the first, 2 in the other
+            for _ in range(sent):
+                body = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage"}
+                text = {
+                    "messageId": str(uuid.uuid4()),
+                    "role": "ROLE_USER",
+                    "parts": [{"text": "x"}],
+                }
+                body["params"] = {"message": text}
+                assert "result" in (await http.post("/", json=body)).json()
+
+        async def scrape(
+            http: httpx.AsyncClient,
+        ) -> dict[tuple[str, frozenset[tuple[str, str]]], float] | None:
+            answer = await http.get("/metrics")
+            assert answer.status_code == 200, answer.text
+            found = samples(answer.text)
+            return found if found[("accord_processes_scraped", frozenset())] == 2 else None
+
+        for own_tasks, http in zip((3, 2), clients, strict=True):
+            # (a sibling's socket is made once its engine has started: asked until it answers)
+            found = await until(lambda http=http: scrape(http), "both applications")
+            assert total(found, "accord_requests_total") == 5
+            assert found[("accord_processes", frozenset())] == 2
+            assert total(found, "accord_tasks") == own_tasks  # the store's, read once
+            assert {labels for n, labels in found if n == "process_start_time_seconds"} == {
+                frozenset({("process", "1")}),
+                frozenset({("process", "2")}),
+            }
+
+        await apps[1].service.engine.stop()  # its socket goes with it
+        answer = samples((await clients[0].get("/metrics")).text)
+        assert answer[("accord_processes_scraped", frozenset())] == 1
+        assert total(answer, "accord_requests_total") == 3
+    finally:
+        for app in apps:
+            if app.service.engine.started:
+                await app.service.engine.stop()
+        for http in clients:
+            await http.aclose()
+
+
+async def test_one_application_alone_has_no_node_families() -> None:
+    app = build_app(Settings(store="memory://", grpc_port=None), done)
+    await app.service.engine.start()
+    try:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as http:
+            found = samples((await http.get("/metrics")).text)
+    finally:
+        await app.service.engine.stop()
+    names = {name for name, _ in found}
+    assert "accord_build_info" in names
+    assert not names & {"accord_processes", "accord_processes_scraped"}
+    assert all(PROCESS_LABEL not in dict(labels) for _, labels in found)
