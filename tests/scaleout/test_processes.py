@@ -150,6 +150,12 @@ def gone(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] == "Z"
 
 
+def environment(pid: int) -> dict[str, str]:
+    """The environment the process ``pid`` started with."""
+    entries = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    return dict(e.decode().partition("=")[::2] for e in entries if e)
+
+
 def serves_from_both(url: str, pids: set[int]) -> None:
     seen: set[int] = set()
 
@@ -172,10 +178,13 @@ def test_two_processes_serve_one_port_and_a_sigterm_stops_both(
     assert len(set(pids.values())) == 2
     assert supervisor.process.pid not in pids.values()
     serves_from_both(supervisor.url, set(pids.values()))
+    metrics_dir = Path(environment(pids[2])["ACCORD_METRICS_DIR"])
+    assert metrics_dir.stat().st_mode & 0o777 == 0o700
 
     supervisor.process.send_signal(signal.SIGTERM)
     assert supervisor.wait_exit() == 0
     assert all(gone(pid) for pid in pids.values())
+    assert not metrics_dir.exists()  # the supervisor removed it
     log = supervisor.log()
     assert "SIGTERM: stopping 2 process(es)" in log
     assert "every process stopped" in log
@@ -275,12 +284,15 @@ def test_children_stop_when_their_parent_dies(
     supervisor = supervise(pg_url, tmp_path, "--processes", "2")
     supervisors.append(supervisor)
     pids = supervisor.wait_serving(2)
+    metrics_dir = Path(environment(pids[1])["ACCORD_METRICS_DIR"])
+    assert sorted(p.name for p in metrics_dir.iterdir()) == ["1.sock", "2.sock"]
     supervisor.kill()  # SIGKILL: the supervisor cannot tell anyone
 
     eventually(lambda: all(gone(pid) for pid in pids.values()), "the children to end", PATIENCE_S)
     log = supervisor.log()
     for k, pid in pids.items():
         assert f"[process {k} pid {pid}] accord.processes: the supervising process is gone" in log
+    assert not metrics_dir.exists()  # the last child out removed the node's metrics directory
 
 
 def test_a_crash_loop_stops_everything_with_exit_3(

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import atexit
 import dataclasses
 import gc
 import logging
+import os
 import sys
 from typing import Any, NoReturn
 
@@ -164,6 +166,7 @@ def serve(config_path: str | None, **flags: Any) -> None:
         # /metrics answers for every process of the node (docs/operations.md)
         node = NodeMetrics(worker.metrics_dir, worker.index, settings.processes)
         app.metrics.join(node, app.service.engine)
+        atexit.register(processes.tidy_when_orphaned, worker.metrics_dir, os.getppid())
     # One accord serve per SQLite file, held before the engine's recovery could fail the
     # running tasks of a server already on it.
     from accord.store import StoreError, hold_store_file

@@ -13,9 +13,10 @@ connection to one of them. The supervisor serves nothing itself. It
   or agent refused: starting it again cannot help) stops everything with exit status 2;
 - holds the write end of a pipe whose read end every child watches (``ACCORD_PARENT_FD``):
   when the supervisor dies, even by SIGKILL, the pipe ends and every child stops;
-- makes a private directory (mode 0700, removed when it exits) where the children answer
-  each other's metrics scrapes (``ACCORD_METRICS_DIR``, :mod:`accord.server._node_metrics`):
-  a scrape of ``/metrics`` answered by any child answers for all of them.
+- makes a private directory (mode 0700, removed when it exits, or by its last child when it
+  died without doing so) where the children answer each other's metrics scrapes
+  (``ACCORD_METRICS_DIR``, :mod:`accord.server._node_metrics`): a scrape of ``/metrics``
+  answered by any child answers for all of them.
 """
 
 from __future__ import annotations
@@ -100,6 +101,15 @@ def watch_parent(fd: int) -> threading.Thread:
     thread = threading.Thread(target=watch, name="accord-parent-watch", daemon=True)
     thread.start()
     return thread
+
+
+def tidy_when_orphaned(directory: str, parent: int) -> None:
+    """At a child's exit: remove the node's metrics directory if the supervisor (pid
+    ``parent``) died without removing it and this was its last child (the directory is
+    empty once every child has stopped: each removes its own socket)."""
+    if os.getppid() != parent:
+        with contextlib.suppress(OSError):
+            os.rmdir(directory)
 
 
 def child_argv(config_path: str | None, flags: Mapping[str, object]) -> list[str]:
