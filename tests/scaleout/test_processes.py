@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 
 import httpx
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 from tests.processes import ServerProcess, free_port
 from tests.waiting import eventually
 
@@ -149,6 +150,12 @@ def gone(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] == "Z"
 
 
+def environment(pid: int) -> dict[str, str]:
+    """The environment the process ``pid`` started with."""
+    entries = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    return dict(e.decode().partition("=")[::2] for e in entries if e)
+
+
 def serves_from_both(url: str, pids: set[int]) -> None:
     seen: set[int] = set()
 
@@ -171,10 +178,13 @@ def test_two_processes_serve_one_port_and_a_sigterm_stops_both(
     assert len(set(pids.values())) == 2
     assert supervisor.process.pid not in pids.values()
     serves_from_both(supervisor.url, set(pids.values()))
+    metrics_dir = Path(environment(pids[2])["ACCORD_METRICS_DIR"])
+    assert metrics_dir.stat().st_mode & 0o777 == 0o700
 
     supervisor.process.send_signal(signal.SIGTERM)
     assert supervisor.wait_exit() == 0
     assert all(gone(pid) for pid in pids.values())
+    assert not metrics_dir.exists()  # the supervisor removed it
     log = supervisor.log()
     assert "SIGTERM: stopping 2 process(es)" in log
     assert "every process stopped" in log
@@ -274,12 +284,15 @@ def test_children_stop_when_their_parent_dies(
     supervisor = supervise(pg_url, tmp_path, "--processes", "2")
     supervisors.append(supervisor)
     pids = supervisor.wait_serving(2)
+    metrics_dir = Path(environment(pids[1])["ACCORD_METRICS_DIR"])
+    assert sorted(p.name for p in metrics_dir.iterdir()) == ["1.sock", "2.sock"]
     supervisor.kill()  # SIGKILL: the supervisor cannot tell anyone
 
     eventually(lambda: all(gone(pid) for pid in pids.values()), "the children to end", PATIENCE_S)
     log = supervisor.log()
     for k, pid in pids.items():
         assert f"[process {k} pid {pid}] accord.processes: the supervising process is gone" in log
+    assert not metrics_dir.exists()  # the last child out removed the node's metrics directory
 
 
 def test_a_crash_loop_stops_everything_with_exit_3(
@@ -311,3 +324,77 @@ def test_a_store_the_processes_cannot_share_is_refused_with_exit_2(
         log
     )
     assert "started" not in log  # no child
+
+
+# --- /metrics for the node ------------------------------------------------------------------
+
+SCRAPED_BY = re.compile(r"\[process (\d+) pid \d+\] accord\.access: GET /metrics 200")
+
+
+def scrape(url: str) -> dict[str, float]:
+    """One scrape on a new connection: the node's request count and its process gauges."""
+    response = httpx.get(f"{url}/metrics", timeout=30)
+    assert response.status_code == 200, response.text
+    found = {"requests": 0.0}
+    for family in text_string_to_metric_families(response.text):
+        for sample in family.samples:
+            if sample.name == "accord_requests_total":
+                found["requests"] += sample.value
+            elif sample.name in ("accord_processes", "accord_processes_scraped"):
+                found[sample.name] = sample.value
+            elif sample.name == "process_start_time_seconds":
+                found[f"started {sample.labels['process']}"] = sample.value
+    return found
+
+
+def scrapers(supervisor: Supervised) -> set[int]:
+    """The children (by number) that answered a scrape, as their access log says."""
+    return {int(k) for k in SCRAPED_BY.findall(supervisor.log())}
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("http", ["accord", "uvicorn"])
+def test_metrics_answer_for_every_process_and_leave_out_a_dead_one(
+    http: str, pg_url: str, tmp_path: Path, supervisors: list[Supervised]
+) -> None:
+    supervisor = supervise(pg_url, tmp_path, "--processes", "2", "--access-log", "--http", http)
+    supervisors.append(supervisor)
+    pids = supervisor.wait_serving(2)
+    # Requests on new connections, at least 20, until each child has answered some.
+    answers: list[int] = []
+
+    def each_answered() -> bool:
+        answers.append(answered_by(supervisor.url))
+        return len(answers) >= 20 and set(answers) == set(pids.values())
+
+    eventually(each_answered, "answers from each process", PATIENCE_S, 0.0)
+    seen: list[dict[str, float]] = []
+
+    def scraped_by_both() -> bool:
+        seen.append(scrape(supervisor.url))
+        return scrapers(supervisor) == {1, 2}
+
+    # Scrapes on new connections until each child has answered one (the kernel picks).
+    eventually(scraped_by_both, "a scrape answered by each process", PATIENCE_S, 0.0)
+    for found in seen:  # whichever child answered: the node's numbers
+        assert found["requests"] == len(answers), (len(answers), seen)
+        assert found["accord_processes"] == 2 and found["accord_processes_scraped"] == 2, seen
+        assert {"started 1", "started 2"} <= set(found), found  # both interpreters, labelled
+
+    os.kill(pids[1], signal.SIGKILL)
+    eventually(lambda: gone(pids[1]), "process 1 to end", PATIENCE_S)
+    # Until process 1 is back (after a backoff and its start-up), scrapes still answer, for
+    # process 2 alone.
+    down = scrape(supervisor.url)
+    assert down["accord_processes"] == 2 and down["accord_processes_scraped"] == 1, down
+    assert "started 1" not in down and "started 2" in down
+    assert down["requests"] == answers.count(pids[2])
+
+    def both_again() -> dict[str, float] | None:
+        found = scrape(supervisor.url)
+        return found if found["accord_processes_scraped"] == 2 else None
+
+    again = eventually(both_again, "a scrape of both processes again", PATIENCE_S, 0.01)
+    assert again["started 1"] != seen[0]["started 1"]  # the new process 1's numbers
+    assert again["requests"] == answers.count(pids[2])  # (the new process 1 has answered none)
+    assert "accord.telemetry: metrics: process 1 did not answer" in supervisor.log()

@@ -26,7 +26,14 @@ from accord.cli._process_policy import (
     Restarts,
     refusal,
 )
-from accord.cli._processes import LISTEN_FDS, PARENT_FD, PROCESS, child_argv, worker_from_env
+from accord.cli._processes import (
+    LISTEN_FDS,
+    METRICS_DIR,
+    PARENT_FD,
+    PROCESS,
+    child_argv,
+    worker_from_env,
+)
 from accord.config import ConfigError
 from accord.server import ListenError, adopt
 from accord.telemetry import _logs as logs
@@ -189,7 +196,12 @@ def test_a_child_reads_and_removes_its_variables() -> None:
     worker = worker_from_env(environ)
     assert worker is not None
     assert (worker.index, worker.fds, worker.parent_fd) == (2, [5, 6], 7)
+    assert worker.metrics_dir is None  # (each process then reports for itself)
     assert environ == {"OTHER": "x"}  # a program the child starts does not inherit them
+    environ = {LISTEN_FDS: "5", PROCESS: "1", PARENT_FD: "7", METRICS_DIR: "/run/m"}
+    worker = worker_from_env(environ)
+    assert worker is not None and worker.metrics_dir == "/run/m"
+    assert environ == {}
 
 
 @pytest.mark.parametrize(

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import atexit
 import dataclasses
 import gc
 import logging
+import os
 import sys
 from typing import Any, NoReturn
 
@@ -158,6 +160,13 @@ def serve(config_path: str | None, **flags: Any) -> None:
         app = build_app(settings)
     except ValueError as exc:
         _fail(exc, 2)
+    if worker is not None and worker.metrics_dir is not None and app.metrics is not None:
+        from accord.server import NodeMetrics
+
+        # /metrics answers for every process of the node (docs/operations.md)
+        node = NodeMetrics(worker.metrics_dir, worker.index, settings.processes)
+        app.metrics.join(node, app.service.engine)
+        atexit.register(processes.tidy_when_orphaned, worker.metrics_dir, os.getppid())
     # One accord serve per SQLite file, held before the engine's recovery could fail the
     # running tasks of a server already on it.
     from accord.store import StoreError, hold_store_file

@@ -12,7 +12,11 @@ connection to one of them. The supervisor serves nothing itself. It
   a crash loop stops everything with exit status 3, and a child that exits 2 (its settings
   or agent refused: starting it again cannot help) stops everything with exit status 2;
 - holds the write end of a pipe whose read end every child watches (``ACCORD_PARENT_FD``):
-  when the supervisor dies, even by SIGKILL, the pipe ends and every child stops.
+  when the supervisor dies, even by SIGKILL, the pipe ends and every child stops;
+- makes a private directory (mode 0700, removed when it exits, or by its last child when it
+  died without doing so) where the children answer each other's metrics scrapes
+  (``ACCORD_METRICS_DIR``, :mod:`accord.server._node_metrics`): a scrape of ``/metrics``
+  answered by any child answers for all of them.
 """
 
 from __future__ import annotations
@@ -21,10 +25,12 @@ import contextlib
 import logging
 import os
 import select
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Mapping, MutableMapping
@@ -39,6 +45,7 @@ log = logging.getLogger("accord.processes")
 LISTEN_FDS = "ACCORD_LISTEN_FDS"  # the listening sockets' descriptors, comma-separated
 PROCESS = "ACCORD_PROCESS"  # this child's number, 1 to N
 PARENT_FD = "ACCORD_PARENT_FD"  # the pipe that ends when the supervisor does
+METRICS_DIR = "ACCORD_METRICS_DIR"  # where the children answer each other's scrapes
 EXIT_REFUSED = 2  # a child's settings or agent refused: stop everything, exit 2
 EXIT_CRASH_LOOP = 3
 STOP_MARGIN_S = 30.0  # past the children's grace, the supervisor stops waiting: SIGKILL
@@ -47,11 +54,13 @@ STOP_MARGIN_S = 30.0  # past the children's grace, the supervisor stops waiting:
 @dataclass(frozen=True)
 class Worker:
     """What a child of the supervisor inherited: its number, the listening sockets'
-    descriptors, and the descriptor of the pipe that ends with the supervisor."""
+    descriptors, the descriptor of the pipe that ends with the supervisor, and the directory
+    of the node's metrics sockets (None: not given, each process reports for itself)."""
 
     index: int
     fds: list[int]
     parent_fd: int
+    metrics_dir: str | None = None
 
 
 def worker_from_env(environ: MutableMapping[str, str] | None = None) -> Worker | None:
@@ -61,6 +70,7 @@ def worker_from_env(environ: MutableMapping[str, str] | None = None) -> Worker |
     if LISTEN_FDS not in environ:
         return None
     values = {name: environ.pop(name, "") for name in (LISTEN_FDS, PROCESS, PARENT_FD)}
+    metrics_dir = environ.pop(METRICS_DIR, "") or None
     try:
         fds = [int(fd) for fd in values[LISTEN_FDS].split(",")]
         index, parent_fd = int(values[PROCESS]), int(values[PARENT_FD])
@@ -71,7 +81,7 @@ def worker_from_env(environ: MutableMapping[str, str] | None = None) -> Worker |
         ) from None
     if index < 1 or parent_fd < 0 or not fds or min(fds) < 0:
         raise ConfigError(f"{LISTEN_FDS}, {PROCESS}, {PARENT_FD}: out of range: {values!r}")
-    return Worker(index, fds, parent_fd)
+    return Worker(index, fds, parent_fd, metrics_dir)
 
 
 def watch_parent(fd: int) -> threading.Thread:
@@ -91,6 +101,15 @@ def watch_parent(fd: int) -> threading.Thread:
     thread = threading.Thread(target=watch, name="accord-parent-watch", daemon=True)
     thread.start()
     return thread
+
+
+def tidy_when_orphaned(directory: str, parent: int) -> None:
+    """At a child's exit: remove the node's metrics directory if the supervisor (pid
+    ``parent``) died without removing it and this was its last child (the directory is
+    empty once every child has stopped: each removes its own socket)."""
+    if os.getppid() != parent:
+        with contextlib.suppress(OSError):
+            os.rmdir(directory)
 
 
 def child_argv(config_path: str | None, flags: Mapping[str, object]) -> list[str]:
@@ -141,11 +160,13 @@ class Supervisor:
         self.stopping_since: float | None = None
         self.status = 0
         self._parent_r = self._parent_w = -1
+        self.metrics_dir = ""
 
     # --- the loop ------------------------------------------------------------------------
 
     def run(self) -> int:
         self._parent_r, self._parent_w = os.pipe()  # not inheritable: passed to children only
+        self.metrics_dir = tempfile.mkdtemp(prefix="accord-metrics-")  # mode 0700
         wake_r, wake_w = socket.socketpair()
         wake_r.setblocking(False)
         wake_w.setblocking(False)
@@ -165,6 +186,7 @@ class Supervisor:
             wake_w.close()
             os.close(self._parent_r)
             os.close(self._parent_w)
+            shutil.rmtree(self.metrics_dir, ignore_errors=True)
 
     def _on_signal(self, signum: int, _frame: FrameType | None) -> None:
         self.signals.append(signum)
@@ -254,6 +276,7 @@ class Supervisor:
             LISTEN_FDS: ",".join(map(str, fds)),
             PROCESS: str(index),
             PARENT_FD: str(self._parent_r),
+            METRICS_DIR: self.metrics_dir,
         }
         try:
             process = subprocess.Popen(

@@ -15,6 +15,7 @@ from accord.server._health import Health
 from accord.server._http import JSON, Receive, Request, Scope, Send, respond, until_disconnected
 from accord.server._listen import ListenError, adopt, bind, check_free, host_port, reachable_host
 from accord.server._metrics_endpoint import MetricsEndpoint
+from accord.server._node_metrics import NodeMetrics
 from accord.server._runner import run
 from accord.server._sse import STREAM_HEADERS
 
@@ -31,6 +32,7 @@ __all__ = [
     "ListenError",
     "MetricsEndpoint",
     "NoAuthentication",
+    "NodeMetrics",
     "Receive",
     "Request",
     "Scope",

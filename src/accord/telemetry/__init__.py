@@ -5,6 +5,8 @@
   integers on objects they already hold), read only when ``/metrics`` is scraped;
 - :mod:`accord.telemetry._exposition`: the ``/metrics`` endpoint and the collector that turns
   those numbers (and the store's, the push outbox's, the bus's) into Prometheus families;
+- :mod:`accord.telemetry._node`: a node's ``/metrics`` under ``accord serve --processes N``,
+  every process's families merged (a pure function; the server carries them);
 - :mod:`accord.telemetry._tracing`: spans and ``traceparent`` propagation, nothing at all
   while tracing is off;
 - :mod:`accord.telemetry._history`: the last hour of those numbers, sampled every 10 s, for
@@ -26,6 +28,10 @@ from accord.telemetry._metrics import (
     RequestMetrics,
     RequestStats,
 )
+from accord.telemetry._node import Family, merge, node_gauges, to_metrics
+from accord.telemetry._node import decode as decode_families
+from accord.telemetry._node import encode as encode_families
+from accord.telemetry._node import families as families_of
 
 __all__ = [
     "CONTENT_TYPE",
@@ -34,12 +40,19 @@ __all__ = [
     "Collector",
     "CommitStats",
     "EngineStats",
+    "Family",
     "PushStats",
     "RequestMetrics",
     "RequestStats",
     "Sources",
+    "decode_families",
+    "encode_families",
+    "families_of",
     "ids_from",
+    "merge",
+    "node_gauges",
     "request_id",
     "task_id",
+    "to_metrics",
     "trace_id",
 ]
