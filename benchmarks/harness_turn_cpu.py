@@ -7,7 +7,8 @@ Prints CPU and wall µs a turn; ``--profile FILE`` writes a cProfile of the cont
 
 ``--model openai``: the model is benchmarks/fake_rate_model.py in its own process (an
 OpenAI-compatible server over real HTTP, streamed, answering ``ok`` at once), the harness's
-OpenAI adapter calling it; its CPU is not counted (nor traced by valgrind).
+OpenAI adapter calling it through ``--client`` (accord's own HTTP client, the default, or
+the openai package's); its CPU is not counted (nor traced by valgrind).
 
 ``--render N``: no turns; the transcript of one running conversation of ``--history``
 messages, as a turn reads it (``_transcript.entries``), rendered N times (``--general``: on
@@ -15,6 +16,7 @@ the general path, as before the plain path).
 
     python3 benchmarks/harness_turn_cpu.py --convs 300 --turns 2400 --concurrency 8
     python3 benchmarks/harness_turn_cpu.py --model openai --convs 200 --turns 1200
+    python3 benchmarks/harness_turn_cpu.py --model openai --client package --turns 1200
     python3 benchmarks/harness_turn_cpu.py --profile /tmp/turn.prof
     python3 benchmarks/harness_turn_cpu.py --render 5000 --history 22
 """
@@ -39,7 +41,7 @@ from accord.core._caller import Caller
 from accord.engine import Engine
 from accord.harness import HarnessAgent, HarnessSettings
 from accord.harness import _transcript as transcript
-from accord.harness.models._endpoint import Endpoint
+from accord.harness.models._endpoint import Client, Endpoint
 from accord.store._sqlite import SqliteStore
 from accord.wire._model import Message, Part, Role, SendMessageRequest, Task, TaskState, TaskStatus
 
@@ -85,10 +87,13 @@ def fake_model(work: Path) -> Iterator[str]:
         process.wait(10)
 
 
-def settings(work: Path, model: str, stack: contextlib.ExitStack) -> HarnessSettings:
+def settings(
+    work: Path, model: str, stack: contextlib.ExitStack, client: Client = "accord"
+) -> HarnessSettings:
     if model == "openai":
         base_url = stack.enter_context(fake_model(work))
-        return HarnessSettings(model="openai:bench", openai=Endpoint(base_url=base_url))
+        endpoint = Endpoint(base_url=base_url, client=client)
+        return HarnessSettings(model="openai:bench", openai=endpoint)
     script = work / "script.json"
     script.write_text(json.dumps(SCRIPT))
     return HarnessSettings(model=f"scripted:{script}")
@@ -163,6 +168,9 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=2400)
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--model", choices=("scripted", "openai"), default="scripted")
+    parser.add_argument(
+        "--client", choices=("accord", "package"), default="accord", help="(--model openai)"
+    )
     parser.add_argument("--profile", help="write a cProfile of the continued turns here")
     parser.add_argument("--render", type=int, help="render a transcript this many times")
     parser.add_argument("--history", type=int, default=22, help="its messages (--render)")
@@ -172,7 +180,7 @@ def main() -> None:
         render(args)
         return
     with tempfile.TemporaryDirectory() as work, contextlib.ExitStack() as stack:
-        chosen = settings(Path(work), args.model, stack)
+        chosen = settings(Path(work), args.model, stack, args.client)
         cpu, wall = asyncio.run(measure(Path(work), args, chosen))
     per = 1e6 / args.turns
     print(f"{args.turns} turns ({args.model}): CPU {cpu * per:.0f} µs a turn, "
