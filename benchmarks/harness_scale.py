@@ -43,12 +43,10 @@ import contextlib
 import json
 import os
 import re
-import subprocess
 import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -59,7 +57,7 @@ sys.path.insert(0, str(HERE))
 
 from bench_scaleout import _backends, _cpu_seconds, fresh_database  # noqa: E402
 from harness_nodes import node  # noqa: E402
-from run import Server, free_port, load, machine, parse_in_venv  # noqa: E402
+from run import Server, fake_model, load, machine, parse_in_venv  # noqa: E402
 
 PARTICIPANT = "bench"
 STAMP = re.compile(rb"@(\d{6,})\D")
@@ -194,25 +192,6 @@ def ms(values: list[int], share: float) -> float:
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))] / 1e6 if ordered else 0.0
 
 
-@contextlib.contextmanager
-def fake_model(rate: float, tokens: int, work: Path) -> Iterator[tuple[str, int]]:
-    port = free_port()
-    argv = [sys.executable, str(HERE / "fake_rate_model.py"), "--port", str(port)]
-    argv += ["--rate", str(rate), "--tokens", str(tokens)]
-    with (work / "fake.log").open("wb") as log:
-        process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 30
-        while b"serving" not in (work / "fake.log").read_bytes():
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"the fake model did not start; see {work / 'fake.log'}")
-            time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/v1", process.pid
-    finally:
-        process.terminate()
-        process.wait(10)
-
-
 def tree(pid: int) -> list[int]:
     """``pid`` and its descendants (a supervisor's children: accord serve --processes N)."""
     found, todo = [], [pid]
@@ -289,7 +268,9 @@ def main() -> None:
     clients = [c for c in args.clients.split(",") if c]
     with contextlib.ExitStack() as stack:
         work = Path(stack.enter_context(tempfile.TemporaryDirectory()))
-        base_url, fake_pid = stack.enter_context(fake_model(args.rate, args.tokens, work))
+        base_url, fake_pid = stack.enter_context(
+            fake_model(work, "--rate", str(args.rate), "--tokens", str(args.tokens))
+        )
         database = ""
         fleets: dict[str, list[Server]] = {}
         for client in clients:  # (one fleet of servers per client, all up at once)

@@ -28,14 +28,12 @@ import asyncio
 import contextlib
 import cProfile
 import json
-import socket
-import subprocess
-import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
+
+from run import fake_model
 
 from accord.core._caller import Caller
 from accord.engine import Engine
@@ -65,33 +63,11 @@ async def send(engine: Engine, text: str, task_id: str = "") -> Task:
     return result
 
 
-@contextlib.contextmanager
-def fake_model(work: Path) -> Iterator[str]:
-    """benchmarks/fake_rate_model.py in its own process; its base URL."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    argv = [sys.executable, str(HERE / "fake_rate_model.py"), "--port", str(port)]
-    log_path = work / "fake.log"
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 30
-        while b"serving" not in log_path.read_bytes():
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise SystemExit(f"the fake model did not start: {log_path.read_text()}")
-            time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/v1"
-    finally:
-        process.terminate()
-        process.wait(10)
-
-
 def settings(
     work: Path, model: str, stack: contextlib.ExitStack, client: Client = "accord"
 ) -> HarnessSettings:
     if model == "openai":
-        base_url = stack.enter_context(fake_model(work))
+        base_url, _ = stack.enter_context(fake_model(work))
         endpoint = Endpoint(base_url=base_url, client=client)
         return HarnessSettings(model="openai:bench", openai=endpoint)
     script = work / "script.json"

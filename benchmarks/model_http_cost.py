@@ -25,11 +25,9 @@ import argparse
 import asyncio
 import contextlib
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +35,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
-from run import free_port, load, machine, parse_in_venv  # noqa: E402
+from run import fake_model, load, machine, parse_in_venv  # noqa: E402
 
 CLIENTS = ("accord", "package")
 
@@ -108,25 +106,6 @@ def pct(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
 
 
-@contextlib.contextmanager
-def fake_model(rate: float, tokens: int, work: Path) -> Iterator[str]:
-    port = free_port()
-    argv = [sys.executable, str(HERE / "fake_rate_model.py"), "--port", str(port)]
-    argv += ["--rate", str(rate), "--tokens", str(tokens)]
-    with (work / "fake.log").open("wb") as log:
-        process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 30
-        while b"serving" not in (work / "fake.log").read_bytes():
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"the fake model did not start; see {work / 'fake.log'}")
-            time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/v1"
-    finally:
-        process.terminate()
-        process.wait(10)
-
-
 async def round_of(kind: str, base_url: str, args: argparse.Namespace) -> dict[str, float]:
     chosen = model(kind, base_url)
     call_cpu, walls = await per_call(chosen, args.calls)
@@ -158,7 +137,7 @@ def main() -> None:
     results: dict[str, list[dict[str, float]]] = {kind: [] for kind in CLIENTS}
     with (
         tempfile.TemporaryDirectory() as work,
-        fake_model(args.rate, args.tokens, Path(work)) as url,
+        fake_model(Path(work), "--rate", str(args.rate), "--tokens", str(args.tokens)) as (url, _),
     ):
         for number in range(args.rounds):
             order = CLIENTS if number % 2 == 0 else CLIENTS[::-1]

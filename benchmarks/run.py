@@ -54,6 +54,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -148,6 +149,27 @@ def free_port() -> int:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
         return port
+
+
+@contextlib.contextmanager
+def fake_model(work: Path, *options: str) -> Iterator[tuple[str, int]]:
+    """benchmarks/fake_rate_model.py in its own process (``options``: its flags, e.g.
+    ``--rate 30 --tokens 20``), its log in ``work``: its base URL and pid."""
+    port = free_port()
+    argv = [sys.executable, str(HERE / "fake_rate_model.py"), "--port", str(port), *options]
+    log_path = work / "fake.log"
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 30
+        while b"serving" not in log_path.read_bytes():
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"the fake model did not start: {log_path.read_text()}")
+            time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/v1", process.pid
+    finally:
+        process.terminate()
+        process.wait(10)
 
 
 @dataclass
