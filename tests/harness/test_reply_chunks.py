@@ -2,7 +2,9 @@
 store keeps up with: each token a chunk of its own while writes keep up, the tokens that come
 while a chunk is being written gathered into the next one; the chunks, joined, are the
 model's text in order, the last one says it is the last. A model that fails mid-way still
-parks the turn saying so, and a cancel mid-way stops the model's stream.
+parks the turn saying so, and a cancel mid-way stops the model's stream. When a chunk's round
+trip was slow (a loaded node), the next one waits as long again, gathering more, and no longer
+than the model's stream.
 
 The store is a real one whose appends of artifact chunks wait, while ``gate`` is shut, until
 it opens (a store slower than the model); the models are scripted streams."""
@@ -20,7 +22,8 @@ from tests.harness.engine_kit import ALICE, request, said, serving
 from tests.waiting import until
 
 from accord.engine import Engine, StreamItem
-from accord.harness import Conversation, HarnessAgent, HarnessSettings
+from accord.harness import Conversation, HarnessAgent, HarnessSettings, _chunks
+from accord.harness._chunks import Pacing
 from accord.harness._wire import STATUS_KEY
 from accord.harness.models import ModelError, ModelEvent, ModelResponse, TextDelta
 from accord.store import TaskStore
@@ -274,3 +277,98 @@ async def test_a_cancel_mid_stream_stops_the_models_stream() -> None:
     ended = rest[-1].response.status_update
     assert isinstance(ended, TaskStatusUpdateEvent)
     assert ended.status.state is TaskState.CANCELED
+
+
+# --- a loaded node: a slow round trip holds the next chunk as long again ------------------------
+
+
+def test_a_pause_follows_only_a_slow_round_trip_as_long_again_up_to_a_bound() -> None:
+    pacing = Pacing(loaded=0.010, max_hold=0.05)
+    assert pacing.hold(0.0) == 0.0
+    assert pacing.hold(0.009) == 0.0  # (light load: the next chunk goes as soon as text is there)
+    assert pacing.hold(0.010) == 0.010
+    assert pacing.hold(0.030) == 0.030
+    assert pacing.hold(0.2) == 0.05
+
+
+class SlowClock(SlowStore):
+    """A SlowStore whose every artifact chunk takes an hour by ``clock`` (a round trip far
+    past any bound); ``chunked``: it holds the first chunk."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.now = 0.0
+        self.chunked = asyncio.Event()
+
+    def clock(self) -> float:
+        return self.now
+
+    async def append(self, record: Any, events: Any, *args: Any, **kwargs: Any) -> None:
+        await super().append(record, events, *args, **kwargs)
+        if any(e.kind == "artifact" for e in events):
+            self.now += 3600.0
+            self.chunked.set()
+
+
+class AfterFirstChunk:
+    """A streaming model that writes ``first``, then, once the store holds a chunk, ``rest``
+    a piece a loop turn, then answers."""
+
+    def __init__(self, store: SlowClock, first: str, rest: list[str]) -> None:
+        self.store = store
+        self.first = first
+        self.rest = rest
+
+    async def respond(self, conversation: Conversation) -> ModelResponse:
+        raise AssertionError("a streaming model is streamed")
+
+    async def stream(self, conversation: Conversation) -> AsyncIterator[ModelEvent]:
+        yield TextDelta(self.first)
+        await self.store.chunked.wait()
+        for piece in self.rest:
+            yield TextDelta(piece)
+            await asyncio.sleep(0)
+        yield ModelResponse(self.first + "".join(self.rest))
+
+
+@pytest.fixture
+def slow_round_trips(monkeypatch: pytest.MonkeyPatch) -> SlowClock:
+    """A store whose chunks' round trips take an hour, and the pacing that reads its clock
+    (a pause of up to a day)."""
+    store = SlowClock()
+    monkeypatch.setattr(_chunks, "PACING", Pacing(loaded=1.0, max_hold=86400.0, clock=store.clock))
+    return store
+
+
+async def test_after_a_slow_round_trip_what_comes_meanwhile_goes_as_one_chunk_at_the_end(
+    slow_round_trips: SlowClock,
+) -> None:
+    """The first chunk's round trip took an hour: the writer pauses as long, and the 40
+    pieces that come one a loop turn meanwhile (each its own chunk, or a few, without the
+    pause) go out as one chunk when the stream ends, which ends the pause."""
+    store = slow_round_trips
+    async with engine_of(store, AfterFirstChunk(store, "Hello", PIECES)) as engine:
+        items = await asyncio.wait_for(streamed(engine, "hi"), 30)
+        chunks = await store.chunks(task_of(items))
+    assert [text_of(c) for c in chunks] == ["Hell", TEXT[4:-1], TEXT[-1]]
+    assert [text_of(u) for u in updates(items)] == [text_of(c) for c in chunks]
+    assert [c.last_chunk for c in chunks] == [False, False, True]
+
+
+async def test_a_cancel_during_a_pause_stops_the_models_stream(slow_round_trips: SlowClock) -> None:
+    store = slow_round_trips
+    model = Endless()
+    async with engine_of(store, model) as engine:
+        items = await engine.send_streaming_message(request("hi"), ALICE)
+        seen: list[StreamItem] = []
+        async for item in items:  # (up to the first chunk: then the writer pauses)
+            if item is not None:
+                seen.append(item)
+            if any(updates(seen)):
+                break
+        canceled = await engine.cancel_task(task_of(seen), ALICE)
+        assert canceled.status.state is TaskState.CANCELED
+        await asyncio.wait_for(model.closed.wait(), 30)
+        rest = [item async for item in items if item is not None]
+    assert [text_of(u) for u in updates(seen)] == ["Thinking about i"]
+    assert not any(updates(rest))

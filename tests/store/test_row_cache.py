@@ -216,3 +216,77 @@ async def test_without_the_cache_reads_go_to_sqlite(tmp_path: Path) -> None:
         assert found is not None and found.seq == record.seq
     finally:
         await store.close()
+
+
+# --- a log's end, known from the cache ---------------------------------------------------------
+
+
+def _statements(store: SqliteStore) -> list[str]:
+    """Every statement the store's reader connection runs from now on."""
+    seen: list[str] = []
+    store._read().set_trace_callback(seen.append)
+    return seen
+
+
+async def test_reading_past_a_cached_logs_end_does_not_enter_sqlite(store: SqliteStore) -> None:
+    """A stream that has shown every event asks for what follows after each wake-up: with the
+    task's latest row cached, "nothing" is answered without a read of SQLite."""
+    record = await new_task(store, "task-1")
+    for index in range(2):
+        record = await commit(store, record, artifact(record, 2000 + index, f"v{index}"))
+    statements = _statements(store)
+    assert await store.read_events("task-1", record.seq) == []
+    assert await store.read_events("task-1", record.seq + 5) == []
+    assert statements == []
+    # Anything the log holds after the cursor is read from SQLite, as before.
+    last = await store.read_events("task-1", record.seq - 1)
+    assert [event.seq for event in last] == [record.seq]
+    assert len(statements) == 1 and "FROM events" in statements[0]
+
+
+async def test_without_a_cached_row_the_logs_end_is_read_from_sqlite(tmp_path: Path) -> None:
+    store = SqliteStore(str(tmp_path / "t.db"), row_cache_kib=0)
+    await store.open()
+    try:
+        record = await new_task(store, "task-1")
+        statements = _statements(store)
+        assert await store.read_events("task-1", record.seq) == []
+        assert len(statements) == 1 and "FROM events" in statements[0]
+    finally:
+        await store.close()
+
+
+async def test_a_follower_during_commits_never_misses_an_acknowledged_event(
+    store: SqliteStore,
+) -> None:
+    """A follower reading after its cursor while the writer thread commits: whenever an
+    append was acknowledged past the cursor, the read returns it (the cache never answers
+    "nothing more" from a row older than the log), and the events come in order, each once."""
+    record = await new_task(store, "task-1")
+    first = record.seq
+    acknowledged = record.seq
+    done = False
+
+    async def write() -> None:
+        nonlocal record, acknowledged, done
+        for index in range(150):
+            record = await commit(store, record, artifact(record, 2000 + index, f"v{index}"))
+            acknowledged = record.seq
+        done = True
+
+    async def follow() -> list[int]:
+        cursor = first
+        seen: list[int] = []
+        while not done or cursor < acknowledged:
+            floor = acknowledged
+            events = await store.read_events("task-1", cursor)
+            if floor > cursor:
+                assert events, f"acknowledged up to {floor}, nothing read after {cursor}"
+            for event in events:
+                seen.append(event.seq)
+                cursor = event.seq
+            await asyncio.sleep(0)
+        return seen
+
+    _, seen = await asyncio.gather(write(), follow())
+    assert seen == list(range(first + 1, record.seq + 1))

@@ -351,6 +351,14 @@ class SqliteStore:
         return rows[0] if rows else None  # type: ignore[no-any-return]
 
     async def read_events(self, task_id: str, after_seq: int, limit: int = 1000) -> list[Event]:
+        cache = self.row_cache
+        if cache is not None:
+            # The cached row is the task's latest commit (see _row_cache): a log that ends at
+            # or before ``after_seq`` has nothing after it. A stream that has shown every
+            # event asks this after each wake-up; it need not enter SQLite for the answer.
+            row = cache.get(task_id)
+            if row is not None and row[1] <= after_seq:
+                return []
         rows = self._rows(
             "SELECT seq, kind, at_ms, body FROM events WHERE task_id = ? AND seq > ?"
             " ORDER BY seq LIMIT ?",
