@@ -4,7 +4,7 @@
         [--pg postgresql://postgres@127.0.0.1:5432/postgres]
 
 Servers: ``accord serve --processes N`` (echo agent) for each N, on one PostgreSQL database
-(each in a schema of its own), started side by side, each sent the same SendMessage requests
+(each on a database of its own), started side by side, each sent the same SendMessage requests
 first (so every family has samples). Then, in each round, each server in turn is scraped
 ``--scrapes`` times, one scrape at a time, each on a new connection (raw HTTP/1.1, so no
 client library's cost; the connection's is in every figure, alike for every N). With N = 1
@@ -16,7 +16,7 @@ ratio of each to N = 1 in the same run, and the response size.
 from __future__ import annotations
 
 import argparse
-import asyncio
+import contextlib
 import os
 import socket
 import statistics
@@ -26,41 +26,16 @@ import time
 import uuid
 from pathlib import Path
 
-import asyncpg
 import httpx
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))  # (bench_scaleout reads tests.scaleout)
 sys.path.insert(0, str(HERE))
 
 import run as bench  # noqa: E402  (benchmarks/run.py: servers, the environment)
+from bench_scaleout import fresh_database  # noqa: E402
 
 REQUESTS = 200
-
-
-def _schema(admin: str) -> tuple[str, str]:
-    schema = f"bench_{uuid.uuid4().hex[:10]}"
-
-    async def create() -> None:
-        connection = await asyncpg.connect(admin)
-        try:
-            await connection.execute(f"CREATE SCHEMA {schema}")
-        finally:
-            await connection.close()
-
-    asyncio.run(create())
-    separator = "&" if "?" in admin else "?"
-    return schema, f"{admin}{separator}search_path={schema}"
-
-
-def _drop(admin: str, schema: str) -> None:
-    async def drop() -> None:
-        connection = await asyncpg.connect(admin)
-        try:
-            await connection.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
-        finally:
-            await connection.close()
-
-    asyncio.run(drop())
 
 
 def _send(url: str, count: int) -> None:
@@ -118,11 +93,9 @@ def main() -> None:
     args = parser.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="accord-node-scrape-"))
     servers: dict[int, bench.Server] = {}
-    schemas: list[str] = []
-    try:
+    with contextlib.ExitStack() as stack:
         for n in args.processes:
-            schema, dsn = _schema(args.pg)
-            schemas.append(schema)
+            dsn = stack.enter_context(fresh_database(args.pg))  # (a fresh database each)
             port = bench.free_port()
             argv = [sys.executable, "-m", "accord", "serve", "--host", "127.0.0.1"]
             argv += ["--port", str(port), "--store", dsn, "--agent", "echo"]
@@ -131,6 +104,7 @@ def main() -> None:
                 f"processes-{n}", argv, port, "/.well-known/agent-card.json", workdir / f"{n}.log"
             )
             server.start()
+            stack.callback(server.stop)
             servers[n] = server
             _send(f"http://127.0.0.1:{port}", REQUESTS)
         times: dict[int, list[float]] = {n: [] for n in servers}
@@ -149,11 +123,6 @@ def main() -> None:
                 f"{n:>9} {p50 * 1000:8.2f} {p99 * 1000:8.2f} "
                 f"{p50 / statistics.median(base):6.2f} {p99 / _p(base, 0.99):6.2f} {sizes[n]:>7}"
             )
-    finally:
-        for server in servers.values():
-            server.stop()
-        for schema in schemas:
-            _drop(args.pg, schema)
 
 
 if __name__ == "__main__":
