@@ -173,7 +173,7 @@ async def test_each_application_of_a_node_answers_for_both(directory: Path) -> N
     apps = [build_app(Settings(store="memory://", grpc_port=None), done) for _ in range(2)]
     for index, app in enumerate(apps, 1):
         assert app.metrics is not None
-        app.metrics.join(NodeMetrics(directory, index, 2), app.service.engine)
+        app.metrics.join(NodeMetrics(directory, index, 2))
     clients = [
         httpx.AsyncClient(
             transport=httpx.ASGITransport(app=app),

@@ -38,7 +38,7 @@ from accord.service import (
     Service,
     build_card,
 )
-from accord.store import SharedStore, TaskStore, open_store
+from accord.store import POSTGRES_SCHEMES, SharedStore, TaskStore, open_store
 from accord.surface import SurfaceApp
 from accord.telemetry import ActivityHistory, RequestMetrics, Sources
 from accord.telemetry import _tracing as tracing
@@ -102,7 +102,7 @@ def check_extras(settings: Settings, agent: Any = None) -> None:
     part whose dependencies are not installed, before anything is built."""
     if agent is None and settings.agent == "harness":
         require("harness", "the harness (--agent harness)")
-    if settings.store.startswith(("postgresql:", "postgres:")):
+    if settings.store.partition("://")[0] in POSTGRES_SCHEMES:
         require("postgres", "a PostgreSQL store")
     if settings.grpc_port is not None:
         require("grpc", "gRPC (grpc_port)")

@@ -8,12 +8,15 @@ import gc
 import logging
 import os
 import sys
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
 from accord import __version__
 from accord.cli._lazy import LazyCommand, LazyGroup
+
+if TYPE_CHECKING:
+    import socket
 
 # Imported when one of them runs, so that `accord --help` and `--version` stay instant.
 _CLIENT = "accord.cli._client_commands"
@@ -136,8 +139,13 @@ def serve(config_path: str | None, **flags: Any) -> None:
             f"({settings.host}); configure [[principals]], [jwt], api_keys or bearer_tokens",
             2,
         )
-    if worker is None and settings.processes > 1:
-        _supervise(settings, config_path, flags)
+    supervising = worker is None and settings.processes > 1
+    if supervising:
+        from accord.cli._process_policy import refusal
+
+        refused = refusal(settings.processes, settings.store, settings.grpc_port)
+        if refused is not None:
+            _fail(refused, 2)
     # The ports first: a busy one ends here, before the agent, the store or the engine start.
     try:
         if worker is not None:
@@ -156,6 +164,8 @@ def serve(config_path: str | None, **flags: Any) -> None:
         _fail(exc, 3)
     # Port 0: the card and the log give the port the system picked.
     settings = dataclasses.replace(settings, port=sockets[0].getsockname()[1])
+    if supervising:
+        _supervise(settings, sockets, config_path, flags)
     try:
         app = build_app(settings)
     except ValueError as exc:
@@ -165,7 +175,7 @@ def serve(config_path: str | None, **flags: Any) -> None:
 
         # /metrics answers for every process of the node (docs/operations.md)
         node = NodeMetrics(worker.metrics_dir, worker.index, settings.processes)
-        app.metrics.join(node, app.service.engine)
+        app.metrics.join(node)
         atexit.register(processes.tidy_when_orphaned, worker.metrics_dir, os.getppid())
     # One accord serve per SQLite file, held before the engine's recovery could fail the
     # running tasks of a server already on it.
@@ -236,32 +246,28 @@ def serve(config_path: str | None, **flags: Any) -> None:
     )
 
 
-def _supervise(settings: Any, config_path: str | None, flags: dict[str, Any]) -> NoReturn:
-    """``--processes N`` (N > 1): bind the port here, serve it from N children, exit with the
+def _supervise(
+    settings: Any, sockets: list[socket.socket], config_path: str | None, flags: dict[str, Any]
+) -> NoReturn:
+    """``--processes N`` (N > 1): serve the bound ``sockets`` from N children, exit with the
     supervisor's status (accord.cli._processes)."""
-    from accord.cli._process_policy import refusal
     from accord.cli._processes import Supervisor, child_argv
-    from accord.server import ListenError, bind, host_port
+    from accord.server import host_port
     from accord.store import redact_url
 
-    refused = refusal(settings.processes, settings.store, settings.grpc_port)
-    if refused is not None:
-        _fail(refused, 2)
     try:
-        sockets = bind(settings.host, settings.port, "HTTP")
         for sock in sockets:
             sock.listen(2048)  # connections wait here while the children start
-    except (ListenError, OSError) as exc:
+    except OSError as exc:
         _fail(exc, 3)
-    port = sockets[0].getsockname()[1]
     logging.getLogger("accord").info(
         "accord %s serving http://%s from %d processes (store %s)",
         __version__,
-        host_port(settings.host, port),
+        host_port(settings.host, settings.port),
         settings.processes,
         redact_url(settings.store),
     )
-    argv = child_argv(config_path, {**flags, "port": port})
+    argv = child_argv(config_path, {**flags, "port": settings.port})
     status = Supervisor(argv, settings.processes, sockets, settings.shutdown_grace_s).run()
     sys.exit(status)
 

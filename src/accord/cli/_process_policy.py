@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
+from accord.store import POSTGRES_SCHEMES
+
 BACKOFF_FIRST_S = 0.5
 BACKOFF_MAX_S = 10.0
 CRASH_EXITS = 5  # this many exits of one process …
@@ -21,17 +23,15 @@ CRASH_WINDOW_S = 30.0  # … within this long is a crash loop
 # A process that served this long before it ended starts its backoff over.
 STEADY_S = CRASH_WINDOW_S
 
-# The store schemes whose data every process sees (the others live in one process: memory,
-# or are held by one process: a SQLite file).
-SHARED_SCHEMES = ("postgresql", "postgres")
-
 
 def refusal(processes: int, store: str, grpc_port: int | None) -> str | None:
     """Why these settings cannot be served by ``processes`` processes (None: they can)."""
     if processes == 1:
         return None
-    scheme = store.partition("://")[0].lower()
-    if scheme not in SHARED_SCHEMES:
+    # (the only store whose data every process sees: the others live in one process, memory,
+    # or are held by one, a SQLite file)
+    scheme = store.partition("://")[0]
+    if scheme not in POSTGRES_SCHEMES:
         why = {
             "memory": "a memory store lives in one process: each would see only its own tasks",
             "sqlite": "a SQLite store is held by one process at a time",

@@ -14,7 +14,6 @@ process nothing of that runs: no socket, the same text as ever.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.gc_collector import GCCollector
@@ -76,10 +75,11 @@ class MetricsEndpoint:
             body = generate_latest(_Fixed(await self.node_metrics(self.node)))
         await respond(send, 200, body, CONTENT_TYPE, [(b"cache-control", b"no-store")])
 
-    def join(self, node: NodeMetrics, engine: Any) -> None:
+    def join(self, node: NodeMetrics) -> None:
         """Answer scrapes for the node ``node`` describes, and its siblings' questions from
-        the start of ``engine`` (an :class:`accord.engine.Engine`) to its stop."""
+        the start of this application's engine to its stop."""
         self.node = node
+        engine = self.sources.engine
 
         def own() -> bytes:
             return encode_families(families_of(self.registry.collect(), store_read=False))

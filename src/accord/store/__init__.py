@@ -56,6 +56,7 @@ from accord.store._sqlite_lock import FileInUse
 
 __all__ = [
     "DEFAULT_URL",
+    "POSTGRES_SCHEMES",
     "Claim",
     "ClaimTable",
     "DeliveryState",
@@ -93,6 +94,7 @@ __all__ = [
 ]
 
 DEFAULT_URL = "sqlite:///accord.db"
+POSTGRES_SCHEMES = ("postgresql", "postgres")  # a store URL's schemes for PostgreSQL
 
 
 # user:password@ in the authority, and password-like query options (libpq's and asyncpg's).
@@ -151,7 +153,7 @@ def open_store(url: str = DEFAULT_URL, *, exclusive: bool = True) -> TaskStore:
             row_cache_kib=int(row_cache_kib),
             exclusive=exclusive,
         )
-    if scheme in ("postgresql", "postgres"):
+    if scheme in POSTGRES_SCHEMES:
         require("postgres", "a PostgreSQL store")
         from accord.store._postgres import PostgresStore  # asyncpg loads only when used
 
