@@ -40,7 +40,7 @@ from __future__ import annotations
 import ipaddress
 import os
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 from urllib.parse import urlsplit
 
 from accord import config as check
@@ -50,8 +50,8 @@ CONNECTION = ("base_url", "api_key_env", "timeout_s", "attempts", "client")
 KNOWN = (*CONNECTION, "api", "prompt_cache_key")
 ANTHROPIC_KNOWN = (*CONNECTION, "max_tokens", "thinking")
 APIS = ("chat", "responses")
-CLIENTS = ("accord", "package")
 Client = Literal["accord", "package"]
+CLIENTS: tuple[Client, ...] = get_args(Client)
 ANTHROPIC_URL = "https://api.anthropic.com"
 MIN_THINKING = 1_024  # the Messages API's smallest thinking budget
 

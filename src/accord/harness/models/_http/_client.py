@@ -66,9 +66,9 @@ class HttpClient:
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"not an http:// or https:// URL: {base_url!r}")
         self.base_url = base_url.rstrip("/")
-        self.scheme = parts.scheme
         self.host = parts.hostname
-        self.port = parts.port or (443 if parts.scheme == "https" else 80)
+        standard_port = 443 if parts.scheme == "https" else 80
+        self.port = parts.port or standard_port
         self.origin = f"{parts.scheme}://{parts.netloc}"
         self.timeout_s = timeout_s
         self.connect_timeout_s = connect_timeout_s
@@ -76,17 +76,16 @@ class HttpClient:
         self.idle_s = idle_s
         self.limits = limits or Limits()
         self.proxy = proxy_for(
-            self.scheme, self.host, self.port, os.environ if environ is None else environ
+            parts.scheme, self.host, self.port, os.environ if environ is None else environ
         )
         self._ssl: ssl.SSLContext | None = None
         if parts.scheme == "https":
             self._ssl = ssl_context or ssl.create_default_context()
         self._prefix = parts.path.rstrip("/")
         self._query = f"?{parts.query}" if parts.query else ""  # (kept after every path)
-        default_port = self.port == (443 if parts.scheme == "https" else 80)
         host = f"[{self.host}]" if ":" in self.host else self.host
         fixed = {
-            "Host": host if default_port else f"{host}:{self.port}",
+            "Host": host if self.port == standard_port else f"{host}:{self.port}",
             "User-Agent": "accord",
             "Accept": "application/json",
             "Accept-Encoding": "identity",
@@ -94,7 +93,7 @@ class HttpClient:
             **(headers or {}),
         }
         for name, value in fixed.items():
-            if any(c in f"{name}{value}" for c in "\r\n\0") or not value.isprintable():
+            if not f"{name}{value}".isprintable():  # (CR, LF and NUL among what is not)
                 raise ValueError(f"the header {name} has a character HTTP cannot send")
         self.headers = fixed  # (sent with every request)
         try:

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit
 
+from accord.harness.models._endpoint import is_loopback
 from accord.harness.models._http._errors import HTTPError
 
 
@@ -64,9 +65,7 @@ def bypassed(host: str, port: int, environ: Mapping[str, str]) -> bool:
     """Whether ``NO_PROXY`` (or ``no_proxy``) says ``host:port`` is reached directly."""
     listed = environ.get("no_proxy") or environ.get("NO_PROXY") or ""
     host = host.lower().strip("[]")
-    if host == "localhost" or host.endswith(".localhost") or _matches(host, "127.0.0.0/8"):
-        return True
-    if _matches(host, "::1"):
+    if is_loopback(host) or host.endswith(".localhost"):
         return True
     for entry in (item.strip().lower() for item in listed.split(",")):
         if not entry:
