@@ -20,6 +20,7 @@ import json
 import logging
 import random
 import socket
+import sys
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, aclosing
 from dataclasses import dataclass
@@ -188,6 +189,36 @@ def transport_failure(error: Exception) -> Failure | None:
     if isinstance(error, RefusedAnswer):
         return Failure("model_error", f"the endpoint's answer was refused: {error}")
     return None
+
+
+def client_failure(
+    error: Exception,
+    package: str,
+    base: str,
+    status: Callable[[Any], Failure],
+    *also: type[Exception],
+) -> Failure | None:
+    """What an error of either client means, but an error status of accord's (which each
+    provider reads its own way first): accord's client's transport errors
+    (:func:`transport_failure`), else the errors of the provider's ``package`` — its timeout,
+    its unreachable endpoint, its error statuses (read by ``status``), its ``base`` error
+    class and ``also`` (refused requests). Never imports the package: none of its errors
+    can come unless it was imported. None: an error of neither."""
+    known = transport_failure(error)
+    if known is not None:
+        return known
+    module: Any = sys.modules.get(package)
+    if module is None:
+        return broken(error)
+    if isinstance(error, module.APITimeoutError):
+        return Failure("model_unavailable", "the endpoint did not answer in time", True)
+    if isinstance(error, module.APIConnectionError):
+        return Failure("model_unavailable", unreachable(error), True)
+    if isinstance(error, module.APIStatusError):
+        return status(error)
+    if isinstance(error, (getattr(module, base), *also)):
+        return Failure("model_error", str(error) or type(error).__name__)
+    return broken(error)
 
 
 def tool_call(call_id: str, name: str, arguments: str) -> ToolCall:

@@ -29,13 +29,10 @@
 from __future__ import annotations
 
 import logging
-import sys
 from collections import OrderedDict
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any, Literal
-
-import msgspec
 
 from accord.errors import AccordError
 from accord.harness._transcript import Conversation, ToolCall
@@ -43,13 +40,11 @@ from accord.harness.models._adapter import (
     Failed,
     Failure,
     Retry,
-    broken,
+    client_failure,
     read_response,
     retried,
     retry_after,
     tool_call,
-    transport_failure,
-    unreachable,
     whole,
 )
 from accord.harness.models._anthropic_stream import MessageAnswer, classify, message_events
@@ -61,7 +56,6 @@ if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
 
 log = logging.getLogger("accord.harness.model")
-_encode = msgspec.json.Encoder().encode
 # The Messages API version accord's client sends (what the anthropic package, 2.17, sends)
 API_VERSION = "2026-10-21"
 
@@ -160,7 +154,7 @@ class AnthropicModel:
             return self._answered(
                 answer,
                 read_response(
-                    lambda: client.stream("/v1/messages", _encode(body)),
+                    lambda: client.post_json("/v1/messages", body),
                     lambda received: message_events(received, answer),
                 ),
             )
@@ -255,21 +249,7 @@ def _failure(error: Exception) -> Failure | None:
         return Failure("model_unavailable", "the stream ended before the answer did", True)
     if isinstance(error, StatusError):
         return classify(error.status, error.kind, error.message, retry_after(error.headers))
-    known = transport_failure(error)
-    if known is not None:
-        return known
-    anthropic: Any = sys.modules.get("anthropic")  # (none of its errors unless it was imported)
-    if anthropic is None:
-        return broken(error)
-    if isinstance(error, anthropic.APITimeoutError):
-        return Failure("model_unavailable", "the endpoint did not answer in time", True)
-    if isinstance(error, anthropic.APIConnectionError):
-        return Failure("model_unavailable", unreachable(error), True)
-    if isinstance(error, anthropic.APIStatusError):
-        return _status_failure(error)
-    if isinstance(error, anthropic.AnthropicError):
-        return Failure("model_error", str(error) or type(error).__name__)
-    return broken(error)
+    return client_failure(error, "anthropic", "AnthropicError", _status_failure)
 
 
 def _status_failure(error: Any) -> Failure:

@@ -19,23 +19,18 @@ reason.
 from __future__ import annotations
 
 import logging
-import sys
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any, Literal
-
-import msgspec
 
 from accord.harness._transcript import Conversation
 from accord.harness.models._adapter import (
     TOO_LONG,
     Failure,
     Retry,
-    broken,
+    client_failure,
     read_response,
     retried,
     retry_after,
-    transport_failure,
-    unreachable,
     whole,
 )
 from accord.harness.models._base import ModelEvent, ModelResponse
@@ -53,7 +48,6 @@ if TYPE_CHECKING:
     from openai import AsyncOpenAI
 
 log = logging.getLogger("accord.harness.model")
-_encode = msgspec.json.Encoder().encode
 
 Api = Literal["chat", "responses"]
 
@@ -112,9 +106,7 @@ class OpenAIModel:
         body.update(self._cache_key(conversation))
         if isinstance(self.client, HttpClient):
             client = self.client
-            return read_response(
-                lambda: client.stream("/chat/completions", _encode(body)), chat_events
-            )
+            return read_response(lambda: client.post_json("/chat/completions", body), chat_events)
         create = self.client.chat.completions.with_streaming_response.create
         return read_response(
             lambda: create(model=self.name, messages=[], stream=True, extra_body=body), chat_events
@@ -137,9 +129,7 @@ class OpenAIModel:
         body.update(self._cache_key(conversation))
         if isinstance(self.client, HttpClient):
             client = self.client
-            return read_response(
-                lambda: client.stream("/responses", _encode(body)), responses_events
-            )
+            return read_response(lambda: client.post_json("/responses", body), responses_events)
         create = self.client.responses.with_streaming_response.create
         return read_response(
             lambda: create(model=self.name, input=[], stream=True, extra_body=body),
@@ -153,22 +143,13 @@ def _failure(error: Exception) -> Failure | None:
         return error.failure
     if isinstance(error, StatusError):
         return _status(error.status, error.code, error.message, error.headers)
-    known = transport_failure(error)
-    if known is not None:
-        return known
-    openai: Any = sys.modules.get("openai")  # (none of its errors unless it was imported)
-    if openai is None:
-        return broken(error)
-    if isinstance(error, openai.APITimeoutError):
-        return Failure("model_unavailable", "the endpoint did not answer in time", True)
-    if isinstance(error, openai.APIConnectionError):
-        return Failure("model_unavailable", unreachable(error), True)
-    if isinstance(error, openai.APIStatusError):
-        code = str(getattr(error, "code", None) or "")
-        return _status(error.status_code, code, error.message, error.response.headers)
-    if isinstance(error, openai.OpenAIError | ValueError):
-        return Failure("model_error", str(error) or type(error).__name__)
-    return broken(error)
+    return client_failure(error, "openai", "OpenAIError", _package_status, ValueError)
+
+
+def _package_status(error: Any) -> Failure:
+    """What an ``openai.APIStatusError`` means."""
+    code = str(getattr(error, "code", None) or "")
+    return _status(error.status_code, code, error.message, error.response.headers)
 
 
 def _status(status: int, code: str, message: str, headers: Mapping[str, str]) -> Failure:

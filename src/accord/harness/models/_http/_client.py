@@ -26,9 +26,11 @@ import os
 import ssl
 from collections import deque
 from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 from urllib.parse import urlsplit
+
+import msgspec
 
 from accord.harness.models._http._connection import Body, Connection, Response
 from accord.harness.models._http._errors import (
@@ -41,6 +43,7 @@ from accord.harness.models._http._errors import (
 from accord.harness.models._http._proxy import proxy_for
 from accord.harness.models._http._response import Limits, ResponseReader
 
+_json = msgspec.json.Encoder().encode
 INLINE_BODY = 64 * 1024  # a body up to this size goes out in one write with its head
 
 
@@ -109,6 +112,10 @@ class HttpClient:
         self._closed = False
 
     # --- a call --------------------------------------------------------------------------
+
+    def post_json(self, path: str, body: Any) -> AbstractAsyncContextManager[Response]:
+        """:meth:`stream` of ``body`` encoded as JSON (msgspec)."""
+        return self.stream(path, _json(body))
 
     @asynccontextmanager
     async def stream(self, path: str, body: bytes) -> AsyncIterator[Response]:
