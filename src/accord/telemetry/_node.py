@@ -29,7 +29,6 @@ from that scrape, and its counters seem to drop until it answers again.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -55,12 +54,12 @@ _ADDED = frozenset({"counter", "gauge", "histogram"})
 
 
 class Sample(msgspec.Struct, array_like=True, frozen=True):
-    """One sample: its name (``accord_requests_total``, ``…_bucket``), labels and value (a
-    float, or its text when it is not finite: JSON has no ``inf``)."""
+    """One sample: its name (``accord_requests_total``, ``…_bucket``), labels and value (any
+    float: MessagePack carries ``inf`` and ``nan`` as they are)."""
 
     name: str
     labels: dict[str, str]
-    value: float | str
+    value: float
 
 
 class Family(msgspec.Struct, array_like=True, frozen=True):
@@ -73,8 +72,8 @@ class Family(msgspec.Struct, array_like=True, frozen=True):
     samples: list[Sample]
 
 
-_decoder = msgspec.json.Decoder(list[Family])
-_encoder = msgspec.json.Encoder()
+_decoder = msgspec.msgpack.Decoder(list[Family])
+_encoder = msgspec.msgpack.Encoder()
 
 
 def families(metrics: Iterable[Metric], *, store_read: bool = True) -> list[Family]:
@@ -84,10 +83,7 @@ def families(metrics: Iterable[Metric], *, store_read: bool = True) -> list[Fami
     for metric in metrics:
         if not store_read and metric.name in STORE_READ:
             continue
-        samples = [
-            Sample(s.name, dict(s.labels), s.value if math.isfinite(s.value) else repr(s.value))
-            for s in metric.samples
-        ]
+        samples = [Sample(s.name, dict(s.labels), s.value) for s in metric.samples]
         out.append(Family(metric.name, metric.type, metric.documentation, metric.unit, samples))
     return out
 
@@ -100,10 +96,6 @@ def decode(data: bytes) -> list[Family]:
     """The families ``data`` encodes; raises :class:`msgspec.DecodeError` (a ValueError) when
     it is not what :func:`encode` makes."""
     return _decoder.decode(data)
-
-
-def _value(value: float | str) -> float:
-    return float(value)  # "inf", "-inf" and "nan" read back as themselves
 
 
 @dataclass
@@ -184,7 +176,7 @@ def _merge_family(into: _Merged, family: Family, process: int) -> None:
         if how == "process":
             labels = {**labels, PROCESS_LABEL: str(process)}
         key = (sample.name, tuple(sorted(labels.items())))
-        value = _value(sample.value)
+        value = sample.value
         held = samples.get(key)
         if held is None:
             samples[key] = (labels, value)
@@ -221,6 +213,6 @@ def to_metrics(found: Iterable[Family]) -> list[Metric]:
     out: list[Metric] = []
     for family in found:
         metric = Metric(family.name, family.help, family.type, family.unit)
-        metric.samples = [PromSample(s.name, s.labels, _value(s.value)) for s in family.samples]
+        metric.samples = [PromSample(s.name, s.labels, s.value) for s in family.samples]
         out.append(metric)
     return out
